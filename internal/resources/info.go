@@ -1,0 +1,61 @@
+// Package resources is the registry: it describes every resource kapi serves
+// (names, kind, scope, verbs, sub-resources) and the strategy that prepares,
+// defaults and validates its objects. It knows nothing about HTTP or storage.
+package resources
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// Info is what discovery reports about one resource, plus the few facts the
+// generic handlers need to treat it the way kube-apiserver does.
+type Info struct {
+	Group      string
+	Version    string
+	Resource   string // plural name used in URLs
+	Singular   string
+	Kind       string
+	Namespaced bool
+	ShortNames []string
+	Categories []string
+	Verbs      []string
+
+	// Subresources lists the sub-resources kube-apiserver reports for the
+	// resource. Only those with Served set are advertised and routed.
+	Subresources []SubresourceInfo
+
+	// Generation is true when kube-apiserver's strategy for the type sets
+	// metadata.generation to 1 on create and increments it whenever anything
+	// but metadata and status changes.
+	Generation bool
+}
+
+// SubresourceInfo describes one sub-resource such as status or scale.
+type SubresourceInfo struct {
+	Name string
+	// Group, Version and Kind of the object the sub-resource exchanges; empty
+	// means the parent's kind (as for status).
+	Group   string
+	Version string
+	Kind    string
+	Verbs   []string
+	Served  bool
+}
+
+// GroupVersionResource returns the resource's GVR.
+func (i *Info) GroupVersionResource() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: i.Group, Version: i.Version, Resource: i.Resource}
+}
+
+// GroupVersionKind returns the resource's GVK.
+func (i *Info) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: i.Group, Version: i.Version, Kind: i.Kind}
+}
+
+// Subresource returns the named served sub-resource, or nil.
+func (i *Info) Subresource(name string) *SubresourceInfo {
+	for k := range i.Subresources {
+		if i.Subresources[k].Name == name && i.Subresources[k].Served {
+			return &i.Subresources[k]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package pebble
+
+import (
+	"context"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/kapi-dev/kapi/internal/storage"
+)
+
+// compactBatch bounds the deletions one compaction batch holds.
+const compactBatch = 4096
+
+// Compact implements storage.Store. After Compact(rev), reads at revisions
+// below rev fail and watches must start at rev-1 or later. For each key it
+// keeps every version from rev on and the newest older version (unless that
+// is a deletion), which is what reads at rev and the events of revisions
+// from rev on need.
+func (s *Store) Compact(ctx context.Context, rev int64) error {
+	s.compactMu.Lock()
+	defer s.compactMu.Unlock()
+	if rev > s.revision.Load() {
+		return storage.ErrFutureRevision
+	}
+	if rev <= s.compacted.Load() {
+		return nil
+	}
+	// Refuse reads below rev before removing anything they could need.
+	s.compacted.Store(rev)
+	if err := s.db.Set(metaCompacted, encodeRevision(rev), pebble.Sync); err != nil {
+		return err
+	}
+	if err := s.compactVersions(ctx, rev); err != nil {
+		return err
+	}
+	return s.db.DeleteRange(logKey(0), logKey(rev), pebble.NoSync)
+}
+
+// compactVersions deletes the versions no read at or after rev can see.
+func (s *Store) compactVersions(ctx context.Context, rev int64) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixVersion}, UpperBound: []byte{prefixVersion + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	batch := s.db.NewBatch()
+	defer func() { batch.Close() }()
+
+	var lastKey []byte
+	keptOlder := false // whether lastKey's newest version below rev was seen
+	for valid := it.First(); valid; valid = it.Next() {
+		userKey, vrev, err := parseVersionKey(it.Key())
+		if err != nil {
+			return err
+		}
+		if string(userKey) != string(lastKey) {
+			lastKey = append(lastKey[:0], userKey...)
+			keptOlder = false
+		}
+		if vrev >= rev {
+			continue
+		}
+		if !keptOlder {
+			keptOlder = true
+			rec, err := decodeRecord(it.Value())
+			if err != nil {
+				return err
+			}
+			if !rec.tombstone {
+				continue
+			}
+		}
+		if err := batch.Delete(it.Key(), nil); err != nil {
+			return err
+		}
+		if batch.Count() >= compactBatch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := batch.Commit(pebble.NoSync); err != nil {
+				return err
+			}
+			batch.Close()
+			batch = s.db.NewBatch()
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return batch.Commit(pebble.NoSync)
+}

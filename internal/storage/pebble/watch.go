@@ -1,0 +1,211 @@
+package pebble
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/kapi-dev/kapi/internal/storage"
+)
+
+// liveQueue bounds how many committed groups a watcher may lag behind before
+// it is ended with ErrWatcherTooSlow; the writer never waits for a watcher.
+const liveQueue = 4096
+
+// hub hands committed events to watchers. The writer publishes under mu and
+// a new watcher registers under mu, so every event is either in the history
+// the watcher replays from disk or in its live queue, never both or neither.
+type hub struct {
+	mu       sync.Mutex
+	watchers map[*watcher]struct{}
+	closed   bool
+}
+
+func (h *hub) init() { h.watchers = map[*watcher]struct{}{} }
+
+// publish makes rev the current revision and queues events for every
+// watcher. Watchers that cannot take them are ended.
+func (h *hub) publish(current *atomic.Int64, rev int64, events []storage.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	current.Store(rev)
+	for w := range h.watchers {
+		select {
+		case w.live <- events:
+		default:
+			w.fail(storage.ErrWatcherTooSlow)
+			delete(h.watchers, w)
+		}
+	}
+}
+
+func (h *hub) remove(w *watcher) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.watchers, w)
+}
+
+func (h *hub) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for w := range h.watchers {
+		w.fail(nil)
+		delete(h.watchers, w)
+	}
+}
+
+type watcher struct {
+	prefix []byte
+	after  int64 // only events of later revisions are sent
+	out    chan storage.Event
+	live   chan []storage.Event
+	ended  chan struct{}
+
+	endOnce sync.Once
+	err     error
+}
+
+func (w *watcher) Events() <-chan storage.Event { return w.out }
+
+// Err is valid once Events is closed.
+func (w *watcher) Err() error { return w.err }
+
+// fail ends the watcher with err; the first reason wins.
+func (w *watcher) fail(err error) {
+	w.endOnce.Do(func() {
+		w.err = err
+		close(w.ended)
+	})
+}
+
+// Watch implements storage.Store.
+func (s *Store) Watch(ctx context.Context, prefix []byte, fromRev int64) (storage.Watcher, error) {
+	w := &watcher{
+		prefix: append([]byte(nil), prefix...),
+		after:  fromRev,
+		out:    make(chan storage.Event, 128),
+		live:   make(chan []storage.Event, liveQueue),
+		ended:  make(chan struct{}),
+	}
+	s.hub.mu.Lock()
+	if s.hub.closed {
+		s.hub.mu.Unlock()
+		return nil, storage.ErrClosed
+	}
+	current := s.revision.Load()
+	if fromRev+1 < s.compacted.Load() {
+		s.hub.mu.Unlock()
+		return nil, storage.ErrCompacted
+	}
+	var snap *pebble.Snapshot
+	if fromRev < current {
+		snap = s.db.NewSnapshot()
+	}
+	s.hub.watchers[w] = struct{}{}
+	s.hub.mu.Unlock()
+
+	go s.runWatcher(ctx, w, snap, fromRev, current)
+	return w, nil
+}
+
+// runWatcher replays history (fromRev, upTo] from the snapshot, then
+// forwards live events until the watch ends.
+func (s *Store) runWatcher(ctx context.Context, w *watcher, snap *pebble.Snapshot, fromRev, upTo int64) {
+	defer close(w.out)
+	defer s.hub.remove(w)
+	if snap != nil {
+		err := s.replay(ctx, w, snap, fromRev, upTo)
+		snap.Close()
+		if err != nil {
+			w.fail(err)
+			return
+		}
+	}
+	for {
+		select {
+		case events := <-w.live:
+			for _, ev := range events {
+				if !w.send(ctx, ev) {
+					return
+				}
+			}
+		case <-w.ended:
+			return
+		case <-ctx.Done():
+			w.fail(nil)
+			return
+		}
+	}
+}
+
+// send delivers ev if it concerns the watcher; false when the watch ended.
+func (w *watcher) send(ctx context.Context, ev storage.Event) bool {
+	if ev.KV.ModRevision <= w.after || !bytes.HasPrefix(ev.KV.Key, w.prefix) {
+		return true
+	}
+	select {
+	case w.out <- ev:
+		return true
+	case <-w.ended:
+		return false
+	case <-ctx.Done():
+		w.fail(nil)
+		return false
+	}
+}
+
+// replay sends the events of revisions (fromRev, upTo] read from the log.
+func (s *Store) replay(ctx context.Context, w *watcher, snap *pebble.Snapshot, fromRev, upTo int64) error {
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: logKey(fromRev + 1), UpperBound: logKey(upTo + 1)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for valid := it.First(); valid; valid = it.Next() {
+		if !bytes.HasPrefix(it.Value(), w.prefix) {
+			continue
+		}
+		rev, err := decodeRevision(it.Key()[1:])
+		if err != nil {
+			return err
+		}
+		ev, err := eventAt(snap, append([]byte(nil), it.Value()...), rev)
+		if err != nil {
+			return err
+		}
+		if !w.send(ctx, ev) {
+			return w.err
+		}
+	}
+	return it.Error()
+}
+
+// eventAt rebuilds the event that revision rev wrote to key.
+func eventAt(r pebble.Reader, key []byte, rev int64) (storage.Event, error) {
+	v, closer, err := r.Get(versionKey(key, rev))
+	if err != nil {
+		return storage.Event{}, err
+	}
+	rec, err := decodeRecord(v)
+	if err != nil {
+		closer.Close()
+		return storage.Event{}, err
+	}
+	kv := storage.KeyValue{Key: key, Value: append([]byte(nil), rec.value...), CreateRevision: rec.createRevision, ModRevision: rev}
+	closer.Close()
+	if !rec.tombstone {
+		return storage.Event{Type: storage.EventPut, KV: kv}, nil
+	}
+	prev, err := versionAt(r, key, rev-1)
+	if err != nil {
+		return storage.Event{}, err
+	}
+	if prev != nil {
+		kv.Value = prev.Value
+	}
+	return storage.Event{Type: storage.EventDelete, KV: kv}, nil
+}
