@@ -26,6 +26,13 @@ type Info struct {
 	// metadata.generation to 1 on create and increments it whenever anything
 	// but metadata and status changes.
 	Generation bool
+
+	// ReturnsDeletedObject is true when a DELETE answers with the object
+	// rather than a success Status.
+	ReturnsDeletedObject bool
+
+	// ValidateName checks metadata.name; nil means a DNS subdomain.
+	ValidateName func(name string, prefix bool) []string
 }
 
 // SubresourceInfo describes one sub-resource such as status or scale.

@@ -1,0 +1,58 @@
+// Command kapi is a Kubernetes API server in one binary.
+//
+//	kapi serve [--data-dir DIR] [--listen HOST:PORT]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/kapi-dev/kapi/internal/server"
+)
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] != "serve" {
+		fmt.Fprintln(os.Stderr, "usage: kapi serve [--data-dir DIR] [--listen HOST:PORT]")
+		os.Exit(2)
+	}
+	flags := flag.NewFlagSet("serve", flag.ExitOnError)
+	dataDir := flags.String("data-dir", "./kapi-data", "directory for storage, credentials and the admin kubeconfig")
+	listen := flags.String("listen", "127.0.0.1:6443", "address to serve HTTPS on")
+	flags.Parse(os.Args[2:])
+
+	logger := log.New(os.Stderr, "kapi: ", log.LstdFlags)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	srv, err := server.Start(ctx, server.Config{DataDir: *dataDir, Listen: *listen, Logger: logger})
+	if err != nil {
+		logger.Fatal(err)
+	}
+	logger.Printf("serving %s on %s; kubeconfig: %s", server.Version().GitVersion, srv.URL, srv.Kubeconfig)
+
+	select {
+	case <-ctx.Done():
+		logger.Print("shutting down")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			logger.Fatal(err)
+		}
+	case <-waitDone(srv):
+		if err := srv.Wait(); err != nil {
+			logger.Fatal(err)
+		}
+	}
+}
+
+func waitDone(srv *server.Server) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() { srv.Wait(); close(ch) }()
+	return ch
+}

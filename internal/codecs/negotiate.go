@@ -1,0 +1,181 @@
+package codecs
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// mediaRange is one clause of an Accept header.
+type mediaRange struct {
+	mediaType string // "type/subtype", as sent: media types are case-sensitive
+	params    map[string]string
+	q         float64
+}
+
+// parseAccept splits an Accept header into clauses ordered by preference:
+// higher q first, the header's order among equals. Unparseable clauses and
+// those with q=0 are dropped.
+func parseAccept(header string) []mediaRange {
+	var out []mediaRange
+	for _, clause := range strings.Split(header, ",") {
+		clause = strings.TrimSpace(clause)
+		if clause == "" {
+			continue
+		}
+		mt, params, err := mime.ParseMediaType(clause)
+		if err != nil {
+			continue
+		}
+		// mime lower-cases the type; Kubernetes compares media types
+		// case-sensitively, so keep the clause's own spelling.
+		raw := strings.TrimSpace(strings.SplitN(clause, ";", 2)[0])
+		if !strings.EqualFold(raw, mt) {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(v, 64); err != nil || q < 0 || q > 1 {
+				continue
+			}
+			delete(params, "q")
+		}
+		if q == 0 {
+			continue
+		}
+		out = append(out, mediaRange{mediaType: raw, params: params, q: q})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].q > out[j].q })
+	return out
+}
+
+
+// routeAccepts reports whether any Accept clause names one of the media types
+// (ignoring parameters) or */*: the check kube-apiserver's router makes
+// before a handler runs. An empty Accept accepts anything.
+func routeAccepts(clauses []mediaRange, mediaTypes []string) bool {
+	if len(clauses) == 0 {
+		return true
+	}
+	for _, c := range clauses {
+		if c.mediaType == "*/*" {
+			return true
+		}
+		for _, mt := range mediaTypes {
+			if c.mediaType == mt {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// NegotiateOutput chooses the serializer for the response to r among infos
+// (the first is the default). It fails with a 406 Status when none fits.
+func NegotiateOutput(r *http.Request, infos []runtime.SerializerInfo) (runtime.SerializerInfo, error) {
+	header := r.Header.Get("Accept")
+	clauses := parseAccept(header)
+	if strings.TrimSpace(header) == "" {
+		return infos[0], nil
+	}
+	types := mediaTypes(infos)
+	if !routeAccepts(clauses, types) {
+		return runtime.SerializerInfo{}, notAcceptableAtRoute(types)
+	}
+	for _, c := range clauses {
+		if hasConversion(c.params) {
+			continue // Tables and metadata-only views are not served yet
+		}
+		if c.mediaType == "*/*" {
+			return infos[0], nil
+		}
+		for _, info := range infos {
+			if info.MediaType == c.mediaType {
+				return info, nil
+			}
+		}
+	}
+	return runtime.SerializerInfo{}, NotAcceptable(types)
+}
+
+func hasConversion(params map[string]string) bool {
+	_, as := params["as"]
+	return as
+}
+
+func mediaTypes(infos []runtime.SerializerInfo) []string {
+	out := make([]string, len(infos))
+	for i, info := range infos {
+		out[i] = info.MediaType
+	}
+	return out
+}
+
+// NegotiateInput chooses the decoder for a request body of contentType; an
+// empty Content-Type means JSON, as in kube-apiserver.
+func NegotiateInput(contentType string, infos []runtime.SerializerInfo) (runtime.SerializerInfo, error) {
+	if strings.TrimSpace(contentType) == "" {
+		return infos[0], nil
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err == nil {
+		for _, info := range infos {
+			if info.MediaType == mt {
+				return info, nil
+			}
+		}
+	}
+	return runtime.SerializerInfo{}, UnsupportedMediaType(mediaTypes(infos))
+}
+
+// StatusError is an error that carries the Status a client should see.
+type StatusError struct{ ErrStatus metav1.Status }
+
+func (e *StatusError) Error() string          { return e.ErrStatus.Message }
+func (e *StatusError) Status() metav1.Status { return e.ErrStatus }
+
+func failure(code int32, reason metav1.StatusReason, message string) *StatusError {
+	return &StatusError{metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: reason, Message: message}}
+}
+
+// NotAcceptable is the 406 a handler answers when no Accept clause can be
+// served with its parameters.
+func NotAcceptable(types []string) error {
+	return failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		"only the following media types are accepted: "+strings.Join(types, ", "))
+}
+
+// notAcceptableAtRoute is the 406 kube-apiserver's router answers when no
+// Accept clause names a media type of the endpoint at all.
+func notAcceptableAtRoute(types []string) error {
+	return failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		fmt.Sprintf("406: Not Acceptable\n\nAvailable representations: %s", strings.Join(types, ", ")))
+}
+
+// UnsupportedMediaType is the 415 for a body the server cannot read.
+func UnsupportedMediaType(types []string) error {
+	return failure(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
+		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(types, ", "))
+}
+
+// AcceptsConversion reports whether r prefers the JSON conversion named by
+// group, version and as (such as aggregated discovery's
+// APIGroupDiscoveryList) over plain JSON: whichever its Accept header lists
+// first wins.
+func AcceptsConversion(r *http.Request, group, version, as string) bool {
+	for _, c := range parseAccept(r.Header.Get("Accept")) {
+		if c.mediaType == "*/*" || (c.mediaType == runtime.ContentTypeJSON && !hasConversion(c.params)) {
+			return false
+		}
+		if c.mediaType == runtime.ContentTypeJSON && c.params["g"] == group && c.params["v"] == version && c.params["as"] == as {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,72 @@
+// Package codecs turns objects into bytes and back for each media type kapi
+// serves, and negotiates which one a request gets. It never touches storage.
+package codecs
+
+import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+)
+
+// Scheme knows the Go type of every built-in kind kapi serves. Kinds it does
+// not know (custom resources, CRDs themselves for now) are unstructured.
+var Scheme = runtime.NewScheme()
+
+// Factory holds the serializers for every media type over Scheme.
+var Factory serializer.CodecFactory
+
+func init() {
+	for _, add := range []func(*runtime.Scheme) error{
+		corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
+		autoscalingv1.AddToScheme, autoscalingv2.AddToScheme, policyv1.AddToScheme,
+		rbacv1.AddToScheme, coordinationv1.AddToScheme, eventsv1.AddToScheme,
+		networkingv1.AddToScheme, storagev1.AddToScheme, schedulingv1.AddToScheme,
+		discoveryv1.AddToScheme, nodev1.AddToScheme, certificatesv1.AddToScheme,
+		admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme,
+	} {
+		utilruntime.Must(add(Scheme))
+	}
+	// Status, the option types and WatchEvent are understood in every version.
+	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
+	metav1.AddToGroupVersion(Scheme, metav1.SchemeGroupVersion)
+	Factory = serializer.NewCodecFactory(Scheme)
+}
+
+// UnstructuredSerializers serve objects kapi has no Go type for: JSON and
+// YAML only, as kube-apiserver serves custom resources.
+var UnstructuredSerializers = func() []runtime.SerializerInfo {
+	creater, typer := unstructuredscheme.NewUnstructuredCreator(), unstructuredscheme.NewUnstructuredObjectTyper()
+	jsonSerializer := json.NewSerializerWithOptions(json.DefaultMetaFactory, creater, typer, json.SerializerOptions{})
+	yamlSerializer := json.NewSerializerWithOptions(json.DefaultMetaFactory, creater, typer, json.SerializerOptions{Yaml: true})
+	return []runtime.SerializerInfo{
+		{MediaType: runtime.ContentTypeJSON, MediaTypeType: "application", MediaTypeSubType: "json", EncodesAsText: true,
+			Serializer: jsonSerializer, StrictSerializer: jsonSerializer,
+			StreamSerializer: &runtime.StreamSerializerInfo{EncodesAsText: true, Serializer: jsonSerializer, Framer: json.Framer}},
+		{MediaType: runtime.ContentTypeYAML, MediaTypeType: "application", MediaTypeSubType: "yaml", EncodesAsText: true,
+			Serializer: yamlSerializer, StrictSerializer: yamlSerializer},
+	}
+}()
+
+// ParameterCodec decodes query parameters into option types.
+var ParameterCodec = runtime.NewParameterCodec(Scheme)

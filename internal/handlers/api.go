@@ -1,0 +1,147 @@
+// Package handlers implements the Kubernetes API verbs once for every
+// resource: it parses options, negotiates the representation, applies the
+// resource's strategy and talks to the registry stores. Handlers never
+// switch on a kind; what differs between resources lives in resources.Info.
+package handlers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"k8s.io/apimachinery/pkg/runtime"
+	"net/http"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/request"
+	"github.com/kapi-dev/kapi/internal/resources"
+	"github.com/kapi-dev/kapi/internal/storage"
+)
+
+// API serves every resource of a registry.
+type API struct {
+	resources  *resources.Registry
+	stores     map[schema.GroupVersionResource]*registry.Store
+	namespaces *registry.Store
+	discovery  *discovery
+	openAPI    *openAPI
+}
+
+// New returns the API over the resources of reg stored in s.
+func New(reg *resources.Registry, s storage.Store, version string) *API {
+	a := &API{resources: reg, stores: map[schema.GroupVersionResource]*registry.Store{}}
+	for _, g := range reg.Groups() {
+		for _, v := range g.Versions {
+			for _, info := range v.Resources {
+				a.stores[info.GroupVersionResource()] = registry.NewStore(info, s)
+			}
+		}
+	}
+	a.namespaces = a.stores[schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}]
+	a.discovery = newDiscovery(reg, version)
+	a.openAPI = newOpenAPI(reg, version)
+	return a
+}
+
+// Store returns the store of a served resource, or nil.
+func (a *API) Store(gvr schema.GroupVersionResource) *registry.Store { return a.stores[gvr] }
+
+// ServeHTTP routes discovery and resource requests.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/openapi/v3") {
+		a.openAPI.serve(w, r)
+		return
+	}
+	req := request.Parse(r)
+	if !req.IsResourceRequest {
+		a.discovery.serve(w, r, req)
+		return
+	}
+	store := a.stores[schema.GroupVersionResource{Group: req.Group, Version: req.Version, Resource: req.Resource}]
+	if store == nil || !routable(store.Info, req) {
+		writeError(w, r, errNoRoute)
+		return
+	}
+	if !a.allowed(store.Info, req) {
+		writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), req.Verb))
+		return
+	}
+	switch req.Verb {
+	case "get":
+		a.get(w, r, req, store)
+	case "list":
+		a.list(w, r, req, store)
+	case "create":
+		a.create(w, r, req, store)
+	case "update":
+		a.update(w, r, req, store)
+	case "delete":
+		a.delete(w, r, req, store)
+	case "deletecollection":
+		a.deleteCollection(w, r, req, store)
+	default:
+		writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), req.Verb))
+	}
+}
+
+// errNoRoute is kube-apiserver's answer for a path no resource serves.
+var errNoRoute = apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
+
+// routable reports whether the path has the shape the resource is served
+// at: namespaced resources under namespaces/NS (or across all of them for
+// collections), cluster-scoped ones without, and only served sub-resources.
+func routable(info *resources.Info, req *request.Info) bool {
+	if info.Resource != "namespaces" {
+		if !info.Namespaced && req.Namespace != "" {
+			return false
+		}
+		if info.Namespaced && req.Namespace == "" && req.Name != "" {
+			return false
+		}
+	}
+	if req.Subresource != "" {
+		return len(req.Extra) == 0 && info.Subresource(req.Subresource) != nil
+	}
+	return true
+}
+
+// implementedVerbs are the verbs this server carries out; a resource
+// advertising others answers 405 for them until they exist.
+var implementedVerbs = []string{"get", "list", "create", "update", "delete", "deletecollection"}
+
+func (a *API) allowed(info *resources.Info, req *request.Info) bool {
+	if !slices.Contains(implementedVerbs, req.Verb) {
+		return false
+	}
+	if req.Subresource != "" {
+		return slices.Contains(info.Subresource(req.Subresource).Verbs, req.Verb)
+	}
+	if req.Verb == "create" && req.Name != "" {
+		return false // POST to a named object has no route
+	}
+	return slices.Contains(info.Verbs, req.Verb)
+}
+
+// CreateInternal creates obj on behalf of the server itself, through the
+// same preparation, validation and admission as a client's create.
+func (a *API) CreateInternal(ctx context.Context, obj runtime.Object) error {
+	gvks, _, err := codecs.Scheme.ObjectKinds(obj)
+	if err != nil {
+		return err
+	}
+	gvk := gvks[0]
+	for gvr, store := range a.stores {
+		if store.Info.GroupVersionKind() == gvk && gvr.Resource == store.Info.Resource {
+			m := mustAccessor(obj)
+			req := &request.Info{Namespace: m.GetNamespace(), Resource: store.Info.Resource, Verb: "create"}
+			_, err := a.createObject(ctx, req, store, obj, false)
+			return err
+		}
+	}
+	return fmt.Errorf("no resource serves %s", gvk)
+}

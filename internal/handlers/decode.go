@@ -1,0 +1,139 @@
+package handlers
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// maxBodyBytes is kube-apiserver's limit on a request body.
+const maxBodyBytes = 3 * 1024 * 1024
+
+// readBody reads the whole request body within the size limit.
+func readBody(r *http.Request) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to read request body: %v", err))
+	}
+	if len(data) > maxBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", maxBodyBytes))
+	}
+	return data, nil
+}
+
+// fieldValidation reads the fieldValidation option (Warn by default).
+func fieldValidation(r *http.Request) (string, error) {
+	v := r.URL.Query().Get("fieldValidation")
+	switch v {
+	case "":
+		return metav1.FieldValidationWarn, nil
+	case metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict:
+		return v, nil
+	}
+	return "", optionsInvalid(r, field.NotSupported(field.NewPath("fieldValidation"), v,
+		[]string{metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict}))
+}
+
+// decodeBody reads the request body into a new object of the store's kind.
+// Unknown and duplicate fields are dropped, reported as warnings or refused
+// according to fieldValidation.
+func decodeBody(w http.ResponseWriter, r *http.Request, store *registry.Store) (runtime.Object, error) {
+	validation, err := fieldValidation(r)
+	if err != nil {
+		return nil, err
+	}
+	infos := store.Serializers()
+	info, err := codecs.NegotiateInput(r.Header.Get("Content-Type"), infos)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	gvk := store.Info.GroupVersionKind()
+	decoder := info.Serializer
+	if validation != metav1.FieldValidationIgnore && info.StrictSerializer != nil {
+		decoder = info.StrictSerializer
+	}
+	obj, actual, err := decoder.Decode(data, &gvk, store.New())
+	var strictErr error
+	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
+		strictErr, err = err, nil
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+			gvk.Kind, gvk.Version, gvk.Kind, decodeErrorText(err)))
+	}
+	if actual != nil && (actual.Kind != gvk.Kind || actual.GroupVersion() != gvk.GroupVersion()) && actual.Kind != "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
+			actual.GroupVersion(), gvk.GroupVersion()))
+	}
+	if strictErr != nil {
+		if validation == metav1.FieldValidationStrict {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+				gvk.Kind, gvk.Version, gvk.Kind, strictErr))
+		}
+		for _, msg := range strictMessages(strictErr) {
+			addWarning(w, msg)
+		}
+	}
+	return obj, nil
+}
+
+func decodeErrorText(err error) string {
+	return strings.TrimPrefix(err.Error(), "couldn't get version/kind; json parse error: ")
+}
+
+func strictMessages(err error) []string {
+	strict, ok := runtime.AsStrictDecodingError(err)
+	if !ok {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, e := range strict.Errors() {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+// addWarning adds a Warning header in the form kube-apiserver uses.
+func addWarning(w http.ResponseWriter, msg string) {
+	w.Header().Add("Warning", fmt.Sprintf("299 - %q", msg))
+}
+
+// optionsInvalid is the 422 kube-apiserver answers for invalid query
+// options, naming the options kind of the verb.
+func optionsInvalid(r *http.Request, errs ...*field.Error) error {
+	kind := map[string]string{
+		http.MethodPost:   "CreateOptions",
+		http.MethodPut:    "UpdateOptions",
+		http.MethodPatch:  "PatchOptions",
+		http.MethodDelete: "DeleteOptions",
+	}[r.Method]
+	if kind == "" {
+		kind = "ListOptions"
+	}
+	return apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind(kind).GroupKind(), "", errs)
+}
+
+// dryRun reads the dryRun option: true for All, an error for anything else.
+func dryRun(r *http.Request) (bool, error) {
+	values := r.URL.Query()["dryRun"]
+	if len(values) == 0 {
+		return false, nil
+	}
+	if len(values) == 1 && values[0] == metav1.DryRunAll {
+		return true, nil
+	}
+	return false, optionsInvalid(r, field.NotSupported(field.NewPath("dryRun"), values, []string{metav1.DryRunAll}))
+}

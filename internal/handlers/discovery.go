@@ -1,0 +1,183 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/request"
+	"github.com/kapi-dev/kapi/internal/resources"
+)
+
+// aggregatedMediaType is the Content-Type of aggregated discovery documents.
+const aggregatedMediaType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+// discovery serves /api, /apis and the per-group and per-version documents
+// in the legacy form and, when asked, in the aggregated form. The documents
+// never change while the server runs, so they are encoded once.
+type discovery struct {
+	reg            *resources.Registry
+	legacyCore     []byte            // /api
+	legacyGroups   []byte            // /apis
+	group          map[string][]byte // /apis/GROUP
+	groupVersion   map[string][]byte // /api/v1, /apis/GROUP/VERSION
+	aggregatedCore []byte
+	aggregatedAPIs []byte
+}
+
+func newDiscovery(reg *resources.Registry, _ string) *discovery {
+	d := &discovery{reg: reg, group: map[string][]byte{}, groupVersion: map[string][]byte{}}
+	d.legacyCore = mustJSON(&metav1.APIVersions{
+		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+		Versions: []string{"v1"},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+			{ClientCIDR: "0.0.0.0/0", ServerAddress: ""},
+		},
+	})
+	groups := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+	core := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"}}
+	apis := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: core.TypeMeta}
+	for _, g := range reg.Groups() {
+		aggregated := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: g.Group}}
+		group := metav1.APIGroup{Name: g.Group}
+		for _, v := range g.Versions {
+			gv := metav1.GroupVersionForDiscovery{GroupVersion: groupVersion(g.Group, v.Version), Version: v.Version}
+			group.Versions = append(group.Versions, gv)
+			d.groupVersion[gv.GroupVersion] = mustJSON(resourceList(gv.GroupVersion, v.Resources))
+			aggregated.Versions = append(aggregated.Versions, aggregatedVersion(v))
+		}
+		group.PreferredVersion = group.Versions[0]
+		if g.Group == "" {
+			core.Items = append(core.Items, aggregated)
+			continue
+		}
+		groups.Groups = append(groups.Groups, group)
+		apis.Items = append(apis.Items, aggregated)
+		d.group[g.Group] = mustJSON(&metav1.APIGroup{
+			TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
+			Name:     group.Name, Versions: group.Versions, PreferredVersion: group.PreferredVersion,
+		})
+	}
+	d.legacyGroups = mustJSON(groups)
+	d.aggregatedCore = mustJSON(core)
+	d.aggregatedAPIs = mustJSON(apis)
+	return d
+}
+
+func groupVersion(group, version string) string {
+	if group == "" {
+		return version
+	}
+	return group + "/" + version
+}
+
+func resourceList(gv string, infos []*resources.Info) *metav1.APIResourceList {
+	list := &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: gv,
+		APIResources: []metav1.APIResource{},
+	}
+	for _, info := range infos {
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name: info.Resource, SingularName: info.Singular, Namespaced: info.Namespaced,
+			Kind: info.Kind, Verbs: info.Verbs, ShortNames: info.ShortNames, Categories: info.Categories,
+		})
+		for _, sub := range info.Subresources {
+			if !sub.Served {
+				continue
+			}
+			kind := sub.Kind
+			if kind == "" {
+				kind = info.Kind
+			}
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: info.Resource + "/" + sub.Name, Namespaced: info.Namespaced,
+				Group: sub.Group, Version: sub.Version, Kind: kind, Verbs: sub.Verbs,
+			})
+		}
+	}
+	return list
+}
+
+func aggregatedVersion(v resources.VersionResources) apidiscoveryv2.APIVersionDiscovery {
+	out := apidiscoveryv2.APIVersionDiscovery{Version: v.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
+	for _, info := range v.Resources {
+		scope := apidiscoveryv2.ScopeCluster
+		if info.Namespaced {
+			scope = apidiscoveryv2.ScopeNamespace
+		}
+		res := apidiscoveryv2.APIResourceDiscovery{
+			Resource:         info.Resource,
+			ResponseKind:     &metav1.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind},
+			Scope:            scope,
+			SingularResource: info.Singular,
+			Verbs:            info.Verbs,
+			ShortNames:       info.ShortNames,
+			Categories:       info.Categories,
+		}
+		for _, sub := range info.Subresources {
+			if !sub.Served {
+				continue
+			}
+			kind := metav1.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind}
+			if sub.Kind != "" {
+				kind = metav1.GroupVersionKind{Group: sub.Group, Version: sub.Version, Kind: sub.Kind}
+			}
+			res.Subresources = append(res.Subresources, apidiscoveryv2.APISubresourceDiscovery{
+				Subresource: sub.Name, ResponseKind: &kind, Verbs: sub.Verbs,
+			})
+		}
+		out.Resources = append(out.Resources, res)
+	}
+	return out
+}
+
+func mustJSON(v interface{}) []byte {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // discovery documents are plain structs
+	}
+	return append(data, '\n')
+}
+
+// serve answers a non-resource request under /api or /apis.
+func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.Info) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, r, errNoRoute)
+		return
+	}
+	aggregated := codecs.AcceptsConversion(r, "apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList")
+	var doc []byte
+	switch {
+	case req.Prefix == "api" && req.Version == "":
+		doc = d.legacyCore
+		if aggregated {
+			doc = d.aggregatedCore
+		}
+	case req.Prefix == "apis" && req.Group == "":
+		doc = d.legacyGroups
+		if aggregated {
+			doc = d.aggregatedAPIs
+		}
+	case req.Prefix == "apis" && req.Version == "":
+		doc = d.group[req.Group]
+	case req.Prefix == "api" && req.Group == "":
+		doc = d.groupVersion[req.Version]
+	default:
+		doc = d.groupVersion[groupVersion(req.Group, req.Version)]
+	}
+	if doc == nil {
+		writeError(w, r, errNoRoute)
+		return
+	}
+	contentType := "application/json"
+	if aggregated && req.Version == "" && req.Group == "" {
+		contentType = aggregatedMediaType
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Vary", "Accept")
+	w.Write(doc)
+}

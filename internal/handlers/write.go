@@ -1,0 +1,205 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/request"
+)
+
+// generateNameAttempts bounds retries when a generated name is taken.
+const generateNameAttempts = 8
+
+func (a *API) create(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, err := decodeBody(w, r, store)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	created, err := a.createObject(r.Context(), req, store, obj, dry)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeObject(w, r, http.StatusCreated, created, store.Info.GroupVersionKind(), store.Serializers())
+}
+
+// createObject prepares, validates and stores a new object, retrying with a
+// fresh name when a generated one is already taken.
+func (a *API) createObject(ctx context.Context, req *request.Info, store *registry.Store, obj runtime.Object, dry bool) (runtime.Object, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if err := matchNamespace(m, req, store); err != nil {
+		return nil, err
+	}
+	if m.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	generated := m.GetName() == "" && m.GetGenerateName() != ""
+	for attempt := 0; ; attempt++ {
+		candidate := obj.DeepCopyObject()
+		cm, _ := meta.Accessor(candidate)
+		if generated {
+			cm.SetName(generateName(cm.GetGenerateName()))
+		}
+		fillSystemFields(cm)
+		store.Info.PrepareForCreate(candidate)
+		if errs := store.Info.ValidateCreate(candidate); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(store.Info.GroupVersionKind().GroupKind(), cm.GetName(), errs)
+		}
+		if err := a.admitNamespace(ctx, store, cm); err != nil {
+			return nil, err
+		}
+		if dry {
+			return candidate, nil
+		}
+		created, err := store.Create(ctx, candidate)
+		if generated && apierrors.IsAlreadyExists(err) && attempt < generateNameAttempts {
+			continue
+		}
+		return created, err
+	}
+}
+
+// matchNamespace puts the object in the namespace of the request, refusing
+// a body that names another one.
+func matchNamespace(m metav1.Object, req *request.Info, store *registry.Store) error {
+	if !store.Info.Namespaced {
+		m.SetNamespace("")
+		return nil
+	}
+	if m.GetNamespace() == "" {
+		m.SetNamespace(req.Namespace)
+	}
+	if m.GetNamespace() != req.Namespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// fillSystemFields sets what the server owns on a new object.
+func fillSystemFields(m metav1.Object) {
+	m.SetUID(uuid.NewUUID())
+	m.SetCreationTimestamp(metav1.Now())
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetSelfLink("")
+}
+
+// generateName appends five random characters to base, trimming base so
+// that the result is at most 63 characters, as kube-apiserver does.
+func generateName(base string) string {
+	const maxBase = 63 - 5
+	if len(base) > maxBase {
+		base = base[:maxBase]
+	}
+	return base + utilrand.String(5)
+}
+
+func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, err := decodeBody(w, r, store)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		writeError(w, r, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	if m.GetName() != req.Name {
+		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf(
+			"the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.Name)))
+		return
+	}
+	if err := matchNamespace(m, req, store); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	updated, err := a.updateObject(r.Context(), req, store, obj, dry)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeObject(w, r, http.StatusOK, updated, store.Info.GroupVersionKind(), store.Serializers())
+}
+
+// updateObject stores obj over the current object. A resourceVersion in obj
+// makes the update conditional on it; without one the update applies to
+// whatever is current.
+func (a *API) updateObject(ctx context.Context, req *request.Info, store *registry.Store, obj runtime.Object, dry bool) (runtime.Object, error) {
+	info := store.Info
+	wantRV := mustAccessor(obj).GetResourceVersion()
+	prepare := func(current runtime.Object) (runtime.Object, error) {
+		cur := mustAccessor(current)
+		if wantRV != "" && wantRV != cur.GetResourceVersion() {
+			return nil, apierrors.NewConflict(store.GroupResource(), req.Name, fmt.Errorf(registry.ConflictMessage))
+		}
+		next := obj.DeepCopyObject()
+		if req.Subresource == "status" {
+			next = info.PrepareForStatusUpdate(next, current)
+		}
+		nm := mustAccessor(next)
+		keepSystemFields(nm, cur)
+		if req.Subresource == "" {
+			info.PrepareForUpdate(next, current)
+		}
+		if errs := info.ValidateUpdate(next, current); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(info.GroupVersionKind().GroupKind(), req.Name, errs)
+		}
+		return next, nil
+	}
+	if dry {
+		current, err := store.Get(ctx, req.Namespace, req.Name)
+		if err != nil {
+			return nil, err
+		}
+		return prepare(current)
+	}
+	updated, err := store.Update(ctx, req.Namespace, req.Name, prepare)
+	if err != nil {
+		return nil, err
+	}
+	return a.finishDeletion(ctx, store, updated)
+}
+
+// keepSystemFields carries over what an update may not change.
+func keepSystemFields(next, cur metav1.Object) {
+	if next.GetUID() == "" {
+		next.SetUID(cur.GetUID())
+	}
+	next.SetCreationTimestamp(cur.GetCreationTimestamp())
+	next.SetDeletionTimestamp(cur.GetDeletionTimestamp())
+	next.SetDeletionGracePeriodSeconds(cur.GetDeletionGracePeriodSeconds())
+	next.SetResourceVersion(cur.GetResourceVersion())
+	next.SetSelfLink("")
+}
+
+func mustAccessor(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		panic(fmt.Sprintf("object %T has no metadata: %v", obj, err)) // decoders only produce objects with metadata
+	}
+	return m
+}

@@ -1,0 +1,283 @@
+// Package registry stores the objects of one resource in a storage.Store:
+// it maps names to keys, encodes objects, turns storage revisions into
+// resource versions and storage errors into API errors. It knows nothing
+// about HTTP.
+package registry
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/resources"
+	"github.com/kapi-dev/kapi/internal/storage"
+)
+
+// Store reads and writes the objects of one resource.
+type Store struct {
+	Info    *resources.Info
+	storage storage.Store
+	prefix  string // every key of the resource starts with it
+	gvk     schema.GroupVersionKind
+	gr      schema.GroupResource
+	typed   bool
+	codec   runtime.Serializer
+}
+
+// NewStore returns the store for info's objects in s.
+func NewStore(info *resources.Info, s storage.Store) *Store {
+	group := info.Group
+	if group == "" {
+		group = "core"
+	}
+	st := &Store{
+		Info:    info,
+		storage: s,
+		prefix:  "/registry/" + group + "/" + info.Resource + "/",
+		gvk:     info.GroupVersionKind(),
+		gr:      schema.GroupResource{Group: info.Group, Resource: info.Resource},
+		typed:   codecs.Scheme.Recognizes(info.GroupVersionKind()),
+	}
+	st.codec = unstructured.UnstructuredJSONScheme
+	if st.typed {
+		info, _ := runtime.SerializerInfoForMediaType(codecs.Factory.SupportedMediaTypes(), runtime.ContentTypeJSON)
+		st.codec = info.Serializer
+	}
+	return st
+}
+
+// GroupResource names the resource in errors.
+func (s *Store) GroupResource() schema.GroupResource { return s.gr }
+
+// New returns an empty object of the resource's kind.
+func (s *Store) New() runtime.Object {
+	if s.typed {
+		obj, _ := codecs.Scheme.New(s.gvk)
+		return obj
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(s.gvk)
+	return u
+}
+
+func (s *Store) newList() runtime.Object {
+	listGVK := s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List")
+	if s.typed {
+		if obj, err := codecs.Scheme.New(listGVK); err == nil {
+			return obj
+		}
+	}
+	u := &unstructured.UnstructuredList{}
+	u.SetGroupVersionKind(listGVK)
+	return u
+}
+
+// key is the storage key of a name; namespace is empty for cluster-scoped
+// resources.
+func (s *Store) key(namespace, name string) []byte {
+	if s.Info.Namespaced {
+		return []byte(s.prefix + namespace + "/" + name)
+	}
+	return []byte(s.prefix + name)
+}
+
+// collectionPrefix is the prefix of every key in namespace ("" for all).
+func (s *Store) collectionPrefix(namespace string) []byte {
+	if s.Info.Namespaced && namespace != "" {
+		return []byte(s.prefix + namespace + "/")
+	}
+	return []byte(s.prefix)
+}
+
+// decode turns a stored version into an object carrying its resource version.
+func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
+	obj, _, err := s.codec.Decode(kv.Value, &s.gvk, s.New())
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("decoding stored %s %s: %w", s.gr, kv.Key, err))
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	return obj, nil
+}
+
+// encode serialises obj for storage; the resource version is not stored,
+// since the storage revision is the resource version.
+func (s *Store) encode(obj runtime.Object) ([]byte, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	rv := m.GetResourceVersion()
+	m.SetResourceVersion("")
+	defer m.SetResourceVersion(rv)
+	obj.GetObjectKind().SetGroupVersionKind(s.gvk)
+	var buf bytes.Buffer
+	if err := s.codec.Encode(obj, &buf); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Get reads one object at the current revision.
+func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
+	kv, _, err := s.storage.Get(ctx, s.key(namespace, name), 0)
+	if err != nil {
+		return nil, s.interpret(err, name)
+	}
+	return s.decode(kv)
+}
+
+// List reads every object in namespace ("" for all namespaces) at the
+// current revision, filtered by keep.
+func (s *Store) List(ctx context.Context, namespace string, keep func(runtime.Object) bool) (runtime.Object, error) {
+	res, err := s.storage.Range(ctx, storage.RangeOptions{Prefix: s.collectionPrefix(namespace)})
+	if err != nil {
+		return nil, s.interpret(err, "")
+	}
+	items := make([]runtime.Object, 0, len(res.KVs))
+	for i := range res.KVs {
+		obj, err := s.decode(&res.KVs[i])
+		if err != nil {
+			return nil, err
+		}
+		if keep == nil || keep(obj) {
+			items = append(items, obj)
+		}
+	}
+	list := s.newList()
+	if err := meta.SetList(list, items); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	lm, _ := meta.ListAccessor(list)
+	lm.SetResourceVersion(strconv.FormatInt(res.Revision, 10))
+	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List"))
+	return list, nil
+}
+
+// Create stores a new object and returns it as stored.
+func (s *Store) Create(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
+	m, _ := meta.Accessor(obj)
+	data, err := s.encode(obj)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := s.storage.Create(ctx, s.key(m.GetNamespace(), m.GetName()), data)
+	if err != nil {
+		return nil, s.interpret(err, m.GetName())
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	return obj, nil
+}
+
+// UpdateFunc computes the object to store from the current one. Returning
+// the current object unchanged (same encoding) writes nothing.
+type UpdateFunc func(current runtime.Object) (runtime.Object, error)
+
+// Update applies fn to the current object and stores the result, retrying
+// when another write lands in between. fn sees a fresh copy each time; a
+// resource-version precondition is fn's to check.
+func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFunc) (runtime.Object, error) {
+	key := s.key(namespace, name)
+	for {
+		kv, _, err := s.storage.Get(ctx, key, 0)
+		if err != nil {
+			return nil, s.interpret(err, name)
+		}
+		current, err := s.decode(kv)
+		if err != nil {
+			return nil, err
+		}
+		updated, err := fn(current)
+		if err != nil {
+			return nil, err
+		}
+		data, err := s.encode(updated)
+		if err != nil {
+			return nil, err
+		}
+		m, _ := meta.Accessor(updated)
+		if bytes.Equal(data, kv.Value) {
+			// Nothing changed: nothing is written and no event is sent.
+			m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+			return updated, nil
+		}
+		rev, err := s.storage.Update(ctx, key, data, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, s.interpret(err, name)
+		}
+		m.SetResourceVersion(strconv.FormatInt(rev, 10))
+		return updated, nil
+	}
+}
+
+// Delete removes the object if check accepts its current state, and
+// returns the deleted object.
+func (s *Store) Delete(ctx context.Context, namespace, name string, check func(current runtime.Object) error) (runtime.Object, error) {
+	key := s.key(namespace, name)
+	for {
+		kv, _, err := s.storage.Get(ctx, key, 0)
+		if err != nil {
+			return nil, s.interpret(err, name)
+		}
+		current, err := s.decode(kv)
+		if err != nil {
+			return nil, err
+		}
+		if check != nil {
+			if err := check(current); err != nil {
+				return nil, err
+			}
+		}
+		_, _, err = s.storage.Delete(ctx, key, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, s.interpret(err, name)
+		}
+		return current, nil
+	}
+}
+
+// interpret turns a storage error into the API error kube-apiserver gives.
+func (s *Store) interpret(err error, name string) error {
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return apierrors.NewNotFound(s.gr, name)
+	case errors.Is(err, storage.ErrKeyExists):
+		return apierrors.NewAlreadyExists(s.gr, name)
+	case errors.Is(err, storage.ErrConflict):
+		return apierrors.NewConflict(s.gr, name, errors.New(ConflictMessage))
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
+	}
+	return apierrors.NewInternalError(err)
+}
+
+// ConflictMessage is kube-apiserver's explanation of an optimistic
+// concurrency failure.
+const ConflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
+
+// Serializers lists the media types the resource is served in, the default
+// first. Custom resources have no protobuf.
+func (s *Store) Serializers() []runtime.SerializerInfo {
+	if s.typed {
+		return codecs.Factory.SupportedMediaTypes()
+	}
+	return codecs.UnstructuredSerializers
+}

@@ -1,0 +1,118 @@
+// Package request parses the URL and method of an API request into the
+// resource it addresses and the verb it performs, as kube-apiserver does.
+package request
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Info is what a request addresses.
+type Info struct {
+	// IsResourceRequest is false for discovery and other non-resource paths.
+	IsResourceRequest bool
+	Verb              string
+	Prefix            string // "api" or "apis"
+	Group             string
+	Version           string
+	Namespace         string
+	Resource          string
+	Name              string
+	Subresource       string
+	// Extra holds path segments past the sub-resource (proxy paths).
+	Extra []string
+}
+
+// Parse classifies r. Paths that are not /api/v1/... or /apis/GROUP/VERSION/...
+// with a resource are non-resource requests.
+func Parse(r *http.Request) *Info {
+	info := &Info{Verb: strings.ToLower(r.Method)}
+	parts := splitPath(r.URL.Path)
+	if len(parts) == 0 || (parts[0] != "api" && parts[0] != "apis") {
+		return info
+	}
+	info.Prefix = parts[0]
+	parts = parts[1:]
+	if info.Prefix == "apis" {
+		if len(parts) == 0 {
+			return info
+		}
+		info.Group, parts = parts[0], parts[1:]
+	}
+	if len(parts) == 0 {
+		return info
+	}
+	info.Version, parts = parts[0], parts[1:]
+	if len(parts) == 0 {
+		return info
+	}
+	info.IsResourceRequest = true
+
+	watchPath := false
+	if parts[0] == "watch" { // the deprecated /watch/ path prefix
+		watchPath, parts = true, parts[1:]
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" {
+		info.Namespace = parts[1]
+		// namespaces/NAME/finalize and namespaces/NAME/status are
+		// sub-resources of the namespace itself, not namespaced resources.
+		if len(parts) > 2 && parts[2] != "finalize" && parts[2] != "status" {
+			parts = parts[2:]
+		}
+	}
+	if len(parts) > 0 {
+		info.Resource = parts[0]
+	}
+	if len(parts) > 1 {
+		info.Name = parts[1]
+	}
+	if len(parts) > 2 {
+		info.Subresource = parts[2]
+	}
+	if len(parts) > 3 {
+		info.Extra = parts[3:]
+	}
+	if info.Resource == "namespaces" && len(parts) > 1 {
+		info.Namespace = info.Name // a namespace lives in itself
+	}
+	info.Verb = verbFor(r, info.Name, watchPath)
+	return info
+}
+
+func verbFor(r *http.Request, name string, watchPath bool) string {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		if watchPath || isWatch(r) {
+			return "watch"
+		}
+		if name == "" {
+			return "list"
+		}
+		return "get"
+	case http.MethodPost:
+		return "create"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		if name == "" {
+			return "deletecollection"
+		}
+		return "delete"
+	}
+	return strings.ToLower(r.Method)
+}
+
+func isWatch(r *http.Request) bool {
+	v := strings.ToLower(r.URL.Query().Get("watch"))
+	return v == "1" || v == "true"
+}
+
+func splitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}

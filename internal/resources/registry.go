@@ -1,0 +1,151 @@
+package resources
+
+import (
+	"sort"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Registry is the set of served resources, indexed for request routing and
+// ordered for discovery.
+type Registry struct {
+	byGVR  map[schema.GroupVersionResource]*Info
+	groups []GroupVersions
+}
+
+// GroupVersions is one API group with its served versions, preferred first.
+type GroupVersions struct {
+	Group    string
+	Versions []VersionResources
+}
+
+// VersionResources is one group-version's resources in discovery order.
+type VersionResources struct {
+	Version   string
+	Resources []*Info
+}
+
+// groupPriority orders groups in discovery as kube-apiserver does (higher
+// first); groups of equal priority sort by name.
+var groupPriority = map[string]int{
+	"":                             18000,
+	"apps":                         17800,
+	"events.k8s.io":                17750,
+	"autoscaling":                  17500,
+	"batch":                        17400,
+	"certificates.k8s.io":          17300,
+	"networking.k8s.io":            17200,
+	"policy":                       17100,
+	"rbac.authorization.k8s.io":    17000,
+	"storage.k8s.io":               16800,
+	"admissionregistration.k8s.io": 16700,
+	"apiextensions.k8s.io":         16700,
+	"scheduling.k8s.io":            16600,
+	"coordination.k8s.io":          16500,
+	"node.k8s.io":                  16300,
+	"discovery.k8s.io":             16200,
+	"flowcontrol.apiserver.k8s.io": 16100,
+}
+
+// versionPriority orders versions within a group; the first is preferred.
+var versionPriority = map[string]int{"v2": 30, "v1": 15}
+
+// NewBuiltin returns the registry of kapi's built-in resources.
+func NewBuiltin() *Registry {
+	infos := make([]*Info, len(builtinResources))
+	for i := range builtinResources {
+		info := builtinResources[i] // each registry owns its copies
+		applyBehaviour(&info)
+		infos[i] = &info
+	}
+	return New(infos)
+}
+
+// New indexes infos.
+func New(infos []*Info) *Registry {
+	r := &Registry{byGVR: map[schema.GroupVersionResource]*Info{}}
+	byGroup := map[string]map[string][]*Info{}
+	for _, info := range infos {
+		r.byGVR[info.GroupVersionResource()] = info
+		if byGroup[info.Group] == nil {
+			byGroup[info.Group] = map[string][]*Info{}
+		}
+		byGroup[info.Group][info.Version] = append(byGroup[info.Group][info.Version], info)
+	}
+	for group, versions := range byGroup {
+		gv := GroupVersions{Group: group}
+		for version, list := range versions {
+			sort.Slice(list, func(i, j int) bool { return list[i].Resource < list[j].Resource })
+			gv.Versions = append(gv.Versions, VersionResources{Version: version, Resources: list})
+		}
+		sort.Slice(gv.Versions, func(i, j int) bool {
+			return versionPriority[gv.Versions[i].Version] > versionPriority[gv.Versions[j].Version]
+		})
+		r.groups = append(r.groups, gv)
+	}
+	sort.Slice(r.groups, func(i, j int) bool {
+		pi, pj := groupPriority[r.groups[i].Group], groupPriority[r.groups[j].Group]
+		if pi != pj {
+			return pi > pj
+		}
+		return r.groups[i].Group < r.groups[j].Group
+	})
+	return r
+}
+
+// Lookup finds a served resource.
+func (r *Registry) Lookup(group, version, resource string) *Info {
+	return r.byGVR[schema.GroupVersionResource{Group: group, Version: version, Resource: resource}]
+}
+
+// Groups lists every group in discovery order; the core group is first.
+func (r *Registry) Groups() []GroupVersions { return r.groups }
+
+// Group finds one group.
+func (r *Registry) Group(name string) *GroupVersions {
+	for i := range r.groups {
+		if r.groups[i].Group == name {
+			return &r.groups[i]
+		}
+	}
+	return nil
+}
+
+// Resources lists one group-version's resources, or nil if it is not served.
+func (r *Registry) Resources(group, version string) []*Info {
+	if g := r.Group(group); g != nil {
+		for _, v := range g.Versions {
+			if v.Version == version {
+				return v.Resources
+			}
+		}
+	}
+	return nil
+}
+
+// returnsDeletedObject lists the resources whose DELETE answers with the
+// object, as their kube-apiserver storage is configured.
+var returnsDeletedObject = map[string]bool{
+	"pods": true, "services": true, "serviceaccounts": true, "namespaces": true,
+	"storageclasses": true, "customresourcedefinitions": true,
+}
+
+// nameValidators lists the resources whose names are not DNS subdomains.
+var nameValidators = map[string]func(string, bool) []string{
+	"namespaces":          apivalidation.NameIsDNSLabel,
+	"services":            apivalidation.NameIsDNS1035Label,
+	"roles":               path.ValidatePathSegmentName,
+	"clusterroles":        path.ValidatePathSegmentName,
+	"rolebindings":        path.ValidatePathSegmentName,
+	"clusterrolebindings": path.ValidatePathSegmentName,
+}
+
+func applyBehaviour(info *Info) {
+	info.ReturnsDeletedObject = returnsDeletedObject[info.Resource]
+	info.ValidateName = nameValidators[info.Resource]
+	if info.ValidateName == nil {
+		info.ValidateName = apivalidation.NameIsDNSSubdomain
+	}
+}

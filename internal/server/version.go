@@ -1,0 +1,42 @@
+package server
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/version"
+)
+
+// fallbackAPIVersion is used when the binary carries no module information
+// (go run of a single file); keep it equal to go.mod's k8s.io/api version.
+const fallbackAPIVersion = "v0.37.2"
+
+// Version reports the Kubernetes release kapi emulates: the one matching
+// the k8s.io/api module it was built with (v0.X.Y serves v1.X.Y).
+func Version() version.Info {
+	api := fallbackAPIVersion
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range bi.Deps {
+			if dep.Path == "k8s.io/api" {
+				api = dep.Version
+			}
+		}
+	}
+	var minor, patch string
+	parts := strings.SplitN(strings.TrimPrefix(api, "v0."), ".", 2)
+	minor = parts[0]
+	if len(parts) > 1 {
+		patch = parts[1]
+	}
+	return version.Info{
+		Major:        "1",
+		Minor:        minor,
+		GitVersion:   fmt.Sprintf("v1.%s.%s", minor, patch),
+		GitTreeState: "clean",
+		GoVersion:    runtime.Version(),
+		Compiler:     runtime.Compiler,
+		Platform:     runtime.GOOS + "/" + runtime.GOARCH,
+	}
+}
