@@ -55,7 +55,6 @@ func parseAccept(header string) []mediaRange {
 	return out
 }
 
-
 // routeAccepts reports whether any Accept clause names one of the media types
 // (ignoring parameters) or */*: the check kube-apiserver's router makes
 // before a handler runs. An empty Accept accepts anything.
@@ -137,7 +136,7 @@ func NegotiateInput(contentType string, infos []runtime.SerializerInfo) (runtime
 // StatusError is an error that carries the Status a client should see.
 type StatusError struct{ ErrStatus metav1.Status }
 
-func (e *StatusError) Error() string          { return e.ErrStatus.Message }
+func (e *StatusError) Error() string         { return e.ErrStatus.Message }
 func (e *StatusError) Status() metav1.Status { return e.ErrStatus }
 
 func failure(code int32, reason metav1.StatusReason, message string) *StatusError {
