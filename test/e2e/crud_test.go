@@ -1,0 +1,296 @@
+package e2e
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+func TestBootstrapNamespaces(t *testing.T) {
+	k := startKapi(t)
+	list, err := k.clientset().CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ns := range list.Items {
+		names = append(names, ns.Name)
+		if ns.Status.Phase != corev1.NamespaceActive {
+			t.Errorf("namespace %s phase %q, want Active", ns.Name, ns.Status.Phase)
+		}
+	}
+	sort.Strings(names)
+	if fmt.Sprint(names) != "[default kube-node-lease kube-public kube-system]" {
+		t.Fatalf("namespaces = %v", names)
+	}
+}
+
+func TestConfigMapAndSecretCRUD(t *testing.T) {
+	k := startKapi(t)
+	cs := k.clientset()
+	cms := cs.CoreV1().ConfigMaps("default")
+
+	created, err := cms.Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "settings", Labels: map[string]string{"app": "a"}},
+		Data:       map[string]string{"k": "v"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.UID == "" || created.ResourceVersion == "" || created.CreationTimestamp.IsZero() || created.Namespace != "default" {
+		t.Fatalf("create did not fill metadata: %+v", created.ObjectMeta)
+	}
+	if created.Generation != 0 {
+		t.Errorf("configmap generation = %d, want unset as in Kubernetes", created.Generation)
+	}
+	got, err := cms.Get(ctx, "settings", metav1.GetOptions{})
+	if err != nil || got.Data["k"] != "v" || got.ResourceVersion != created.ResourceVersion {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+
+	got.Data["k"] = "v2"
+	updated, err := cms.Update(ctx, got, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if updated.Data["k"] != "v2" || rv(t, updated.ResourceVersion) <= rv(t, created.ResourceVersion) {
+		t.Fatalf("update: data %v rv %s after %s", updated.Data, updated.ResourceVersion, created.ResourceVersion)
+	}
+	if updated.UID != created.UID || !updated.CreationTimestamp.Equal(&created.CreationTimestamp) {
+		t.Fatalf("update changed uid or creationTimestamp")
+	}
+
+	// An update that changes nothing writes nothing.
+	same, err := cms.Update(ctx, updated, metav1.UpdateOptions{})
+	if err != nil || same.ResourceVersion != updated.ResourceVersion {
+		t.Fatalf("no-op update: rv %s, want %s (err %v)", same.ResourceVersion, updated.ResourceVersion, err)
+	}
+
+	secrets := cs.CoreV1().Secrets("kube-system")
+	if _, err := secrets.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "token"},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{"password": []byte("s3cr3t")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sec, err := secrets.Get(ctx, "token", metav1.GetOptions{})
+	if err != nil || string(sec.Data["password"]) != "s3cr3t" {
+		t.Fatalf("secret = %+v, %v", sec, err)
+	}
+
+	all, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
+	if err != nil || len(all.Items) != 1 || all.ResourceVersion == "" {
+		t.Fatalf("list across namespaces: %d items, rv %q, %v", len(all.Items), all.ResourceVersion, err)
+	}
+	inSystem, err := cs.CoreV1().ConfigMaps("kube-system").List(ctx, metav1.ListOptions{})
+	if err != nil || len(inSystem.Items) != 0 {
+		t.Fatalf("list kube-system configmaps: %d, %v", len(inSystem.Items), err)
+	}
+	byLabel, err := cms.List(ctx, metav1.ListOptions{LabelSelector: "app in (a,b)"})
+	if err != nil || len(byLabel.Items) != 1 {
+		t.Fatalf("label selector: %d items, %v", len(byLabel.Items), err)
+	}
+
+	if err := cms.Delete(ctx, "settings", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Get(ctx, "settings", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("get after delete: %v", err)
+	}
+	// A deleted name can be used again.
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("recreate: %v", err)
+	}
+}
+
+func TestPodsServicesDeployments(t *testing.T) {
+	k := startKapi(t)
+	cs := k.clientset()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := cs.CoreV1().Pods("shop").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "web-"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pod.Name) != len("web-")+5 || pod.Name[:4] != "web-" {
+		t.Fatalf("generated name %q", pod.Name)
+	}
+	if pod.Status.Phase != corev1.PodPending {
+		t.Errorf("new pod phase %q, want Pending: status is not settable on create", pod.Status.Phase)
+	}
+
+	svc, err := cs.CoreV1().Services("shop").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Ports[0].Port = 81
+	if _, err := cs.CoreV1().Services("shop").Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	deployments := cs.AppsV1().Deployments("shop")
+	d, err := deployments.Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Generation != 1 {
+		t.Fatalf("new deployment generation %d, want 1", d.Generation)
+	}
+
+	// Changing the spec bumps generation; a PUT cannot change status.
+	d.Spec.Replicas = ptr.To[int32](3)
+	d.Status.Replicas = 99
+	d, err = deployments.Update(ctx, d, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Generation != 2 || d.Status.Replicas != 0 {
+		t.Fatalf("after spec update: generation %d status.replicas %d, want 2 and 0", d.Generation, d.Status.Replicas)
+	}
+	// Changing only labels leaves generation alone.
+	d.Labels = map[string]string{"tier": "front"}
+	d, err = deployments.Update(ctx, d, metav1.UpdateOptions{})
+	if err != nil || d.Generation != 2 {
+		t.Fatalf("after label update: generation %d, %v", d.Generation, err)
+	}
+	// The status sub-resource changes status and nothing else.
+	d.Status.Replicas = 3
+	d.Status.ObservedGeneration = 2
+	d.Spec.Replicas = ptr.To[int32](10)
+	d, err = deployments.UpdateStatus(ctx, d, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status.Replicas != 3 || *d.Spec.Replicas != 3 || d.Generation != 2 {
+		t.Fatalf("after status update: status.replicas %d spec.replicas %d generation %d", d.Status.Replicas, *d.Spec.Replicas, d.Generation)
+	}
+
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("pods in all namespaces: %d, %v", len(pods.Items), err)
+	}
+	for _, del := range []func() error{
+		func() error { return cs.CoreV1().Pods("shop").Delete(ctx, pod.Name, metav1.DeleteOptions{}) },
+		func() error { return cs.CoreV1().Services("shop").Delete(ctx, "web", metav1.DeleteOptions{}) },
+		func() error { return deployments.Delete(ctx, "web", metav1.DeleteOptions{}) },
+	} {
+		if err := del(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestStaleResourceVersionConflicts(t *testing.T) {
+	k := startKapi(t)
+	cms := k.clientset().CoreV1().ConfigMaps("default")
+	first, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"n": "1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := first.DeepCopy()
+	second.Data["n"] = "2"
+	if _, err := cms.Update(ctx, second, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first.Data["n"] = "3" // still carries the first resourceVersion
+	_, err = cms.Update(ctx, first, metav1.UpdateOptions{})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("stale update: %v, want Conflict", err)
+	}
+	want := `Operation cannot be fulfilled on configmaps "c": the object has been modified; please apply your changes to the latest version and try again`
+	if err.Error() != want {
+		t.Fatalf("conflict message %q, want %q", err.Error(), want)
+	}
+	got, _ := cms.Get(ctx, "c", metav1.GetOptions{})
+	if got.Data["n"] != "2" {
+		t.Fatalf("stale update was applied: %v", got.Data)
+	}
+}
+
+func TestFinalizersKeepObjectUntilRemoved(t *testing.T) {
+	k := startKapi(t)
+	cms := k.clientset().CoreV1().ConfigMaps("default")
+	_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"example.com/hold"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	held, err := cms.Get(ctx, "held", metav1.GetOptions{})
+	if err != nil || held.DeletionTimestamp == nil {
+		t.Fatalf("object with finalizer after delete: %v, deletionTimestamp %v", err, held.DeletionTimestamp)
+	}
+	held.Finalizers = nil
+	if _, err := cms.Update(ctx, held, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Get(ctx, "held", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after the last finalizer went: %v, want NotFound", err)
+	}
+}
+
+func TestDeleteNamespaceDeletesContent(t *testing.T) {
+	k := startKapi(t)
+	cs := k.clientset()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tmp"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("tmp").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().Namespaces().Delete(ctx, "tmp", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "tmp", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("namespace after delete: %v", err)
+	}
+	// Recreating the namespace does not bring its old content back.
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tmp"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("tmp").Get(ctx, "c", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("configmap of deleted namespace: %v", err)
+	}
+	err := cs.CoreV1().Namespaces().Delete(ctx, "default", metav1.DeleteOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("deleting default: %v, want Forbidden", err)
+	}
+}
+
+func rv(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q is not decimal: %v", s, err)
+	}
+	return n
+}

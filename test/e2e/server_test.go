@@ -1,0 +1,187 @@
+// Package e2e drives the real kapi binary with real clients: client-go and
+// the kubectl installed on the machine.
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// kapiBinary is built once by TestMain.
+var kapiBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kapi-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	kapiBinary = filepath.Join(dir, "kapi")
+	build := exec.Command("go", "build", "-o", kapiBinary, "github.com/kapi-dev/kapi/cmd/kapi")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building kapi:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// kapi is one running kapi process.
+type kapi struct {
+	t       *testing.T
+	dataDir string
+	cmd     *exec.Cmd
+	log     *syncBuffer
+	config  *rest.Config
+}
+
+// startKapi starts kapi on a free loopback port with a new data directory.
+func startKapi(t *testing.T) *kapi {
+	t.Helper()
+	k := &kapi{t: t, dataDir: t.TempDir()}
+	k.start()
+	t.Cleanup(k.stop)
+	return k
+}
+
+// start runs the binary on the data directory and waits until it is ready.
+func (k *kapi) start() {
+	t := k.t
+	t.Helper()
+	kubeconfig := filepath.Join(k.dataDir, "kubeconfig")
+	os.Remove(kubeconfig) // the new process writes it once it listens
+	k.log = &syncBuffer{}
+	k.cmd = exec.Command(kapiBinary, "serve", "--data-dir", k.dataDir, "--listen", "127.0.0.1:0")
+	k.cmd.Stdout, k.cmd.Stderr = k.log, k.log
+	if err := k.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(kubeconfig); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kapi wrote no kubeconfig within 20s; log:\n%s", k.log)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.config = cfg
+	k.waitReady(deadline)
+}
+
+func (k *kapi) waitReady(deadline time.Time) {
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for {
+		resp, err := client.Get(k.config.Host + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			k.t.Fatalf("kapi not ready: %v; log:\n%s", err, k.log)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stop ends the process gracefully.
+func (k *kapi) stop() {
+	if k.cmd == nil || k.cmd.Process == nil || k.cmd.ProcessState != nil {
+		return
+	}
+	k.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { k.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		k.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// kill9 ends the process with SIGKILL, as a crash would.
+func (k *kapi) kill9() {
+	k.cmd.Process.Kill()
+	k.cmd.Wait()
+}
+
+func (k *kapi) kubeconfig() string { return filepath.Join(k.dataDir, "kubeconfig") }
+
+func (k *kapi) clientset() *kubernetes.Clientset {
+	cs, err := kubernetes.NewForConfig(k.config)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return cs
+}
+
+// kubectl runs the installed kubectl against this server.
+func (k *kapi) kubectl(args ...string) (string, error) {
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", k.kubeconfig()}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(k.dataDir, "kubectl-cache"))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// mustKubectl runs kubectl and fails the test if it fails.
+func (k *kapi) mustKubectl(args ...string) string {
+	k.t.Helper()
+	out, err := k.kubectl(args...)
+	if err != nil {
+		k.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// rawClient is an HTTP client with the admin's credentials.
+func (k *kapi) rawClient() *http.Client {
+	rt, err := rest.TransportFor(k.config)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return &http.Client{Transport: rt}
+}
+
+var ctx = context.Background()
+
+// syncBuffer collects a process's output while tests may read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
