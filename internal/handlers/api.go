@@ -30,6 +30,7 @@ type API struct {
 	namespaces *registry.Store
 	discovery  *discovery
 	openAPI    *openAPI
+	virtual    map[string]virtualCreate // by "resource" or "resource/subresource"
 }
 
 // New returns the API over the resources of reg stored in s.
@@ -45,6 +46,7 @@ func New(reg *resources.Registry, s storage.Store, version string) *API {
 	a.namespaces = a.stores[schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}]
 	a.discovery = newDiscovery(reg, version)
 	a.openAPI = newOpenAPI(reg, version)
+	a.virtual = map[string]virtualCreate{"bindings": a.bindPod, "pods/binding": a.bindPod}
 	return a
 }
 

@@ -20,7 +20,6 @@ const aggregatedMediaType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIG
 // never change while the server runs, so they are encoded once.
 type discovery struct {
 	reg            *resources.Registry
-	legacyCore     []byte            // /api
 	legacyGroups   []byte            // /apis
 	group          map[string][]byte // /apis/GROUP
 	groupVersion   map[string][]byte // /api/v1, /apis/GROUP/VERSION
@@ -30,13 +29,6 @@ type discovery struct {
 
 func newDiscovery(reg *resources.Registry, _ string) *discovery {
 	d := &discovery{reg: reg, group: map[string][]byte{}, groupVersion: map[string][]byte{}}
-	d.legacyCore = mustJSON(&metav1.APIVersions{
-		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
-		Versions: []string{"v1"},
-		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
-			{ClientCIDR: "0.0.0.0/0", ServerAddress: ""},
-		},
-	})
 	groups := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
 	core := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"}}
 	apis := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: core.TypeMeta}
@@ -124,7 +116,10 @@ func aggregatedVersion(v resources.VersionResources) apidiscoveryv2.APIVersionDi
 			}
 			kind := metav1.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind}
 			if sub.Kind != "" {
-				kind = metav1.GroupVersionKind{Group: sub.Group, Version: sub.Version, Kind: sub.Kind}
+				kind.Kind = sub.Kind
+			}
+			if sub.Version != "" {
+				kind.Group, kind.Version = sub.Group, sub.Version
 			}
 			res.Subresources = append(res.Subresources, apidiscoveryv2.APISubresourceDiscovery{
 				Subresource: sub.Name, ResponseKind: &kind, Verbs: sub.Verbs,
@@ -153,7 +148,7 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 	var doc []byte
 	switch {
 	case req.Prefix == "api" && req.Version == "":
-		doc = d.legacyCore
+		doc = legacyCore(r)
 		if aggregated {
 			doc = d.aggregatedCore
 		}
@@ -180,4 +175,15 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Vary", "Accept")
 	w.Write(doc)
+}
+
+// legacyCore is the /api document; it names the address the client used.
+func legacyCore(r *http.Request) []byte {
+	return mustJSON(&metav1.APIVersions{
+		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+		Versions: []string{"v1"},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
+		},
+	})
 }

@@ -25,6 +25,10 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
+	if req.Subresource != "" || a.virtual[req.Resource] != nil {
+		a.createVirtual(w, r, req, dry)
+		return
+	}
 	obj, err := decodeBody(w, r, store)
 	if err != nil {
 		writeError(w, r, err)

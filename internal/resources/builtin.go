@@ -59,7 +59,7 @@ var builtinResources = []Info{
 	{Group: "", Version: "v1", Resource: "pods", Singular: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, Verbs: verbsAll, Generation: true,
 		Subresources: []SubresourceInfo{
 			{Name: "attach", Kind: "PodAttachOptions", Verbs: verbsConnect},
-			{Name: "binding", Kind: "Binding", Verbs: verbsCreate},
+			{Name: "binding", Kind: "Binding", Verbs: verbsCreate, Served: true},
 			{Name: "ephemeralcontainers", Kind: "Pod", Verbs: verbsStatus},
 			{Name: "eviction", Group: "policy", Version: "v1", Kind: "Eviction", Verbs: verbsCreate},
 			{Name: "exec", Kind: "PodExecOptions", Verbs: verbsConnect},

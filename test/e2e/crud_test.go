@@ -294,3 +294,31 @@ func rv(t *testing.T, s string) int64 {
 	}
 	return n
 }
+
+func TestBindingAssignsPodToNode(t *testing.T) {
+	k := startKapi(t)
+	pods := k.clientset().CoreV1().Pods("default")
+	if _, err := pods.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}
+	if err := pods.Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := pods.Get(ctx, "p", metav1.GetOptions{})
+	if err != nil || pod.Spec.NodeName != "node-1" {
+		t.Fatalf("bound pod nodeName %q, %v", pod.Spec.NodeName, err)
+	}
+	err = pods.Bind(ctx, binding, metav1.CreateOptions{})
+	if !apierrors.IsConflict(err) || err.Error() != `Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "node-1"` {
+		t.Fatalf("second bind: %v", err)
+	}
+	// Nothing named like the binding was stored.
+	list, err := k.clientset().CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces/default/bindings").DoRaw(ctx)
+	if err == nil {
+		t.Fatalf("bindings are not listable, got %s", list)
+	}
+}
