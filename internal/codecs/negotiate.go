@@ -31,7 +31,12 @@ func parseAccept(header string) []mediaRange {
 		}
 		mt, params, err := mime.ParseMediaType(clause)
 		if err != nil {
-			continue
+			// Like kube-apiserver, keep the media type of a clause whose
+			// parameters do not parse, and drop the parameters.
+			if mt, _, err = mime.ParseMediaType(strings.SplitN(clause, ";", 2)[0]); err != nil {
+				continue
+			}
+			params = map[string]string{}
 		}
 		// mime lower-cases the type; Kubernetes compares media types
 		// case-sensitively, so keep the clause's own spelling.

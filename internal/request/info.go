@@ -82,13 +82,15 @@ func Parse(r *http.Request) *Info {
 func verbFor(r *http.Request, name string, watchPath bool) string {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		if watchPath || isWatch(r) {
+		switch {
+		case watchPath:
+			return "watch"
+		case name != "":
+			return "get" // ?watch only turns collection reads into watches
+		case isWatch(r):
 			return "watch"
 		}
-		if name == "" {
-			return "list"
-		}
-		return "get"
+		return "list"
 	case http.MethodPost:
 		return "create"
 	case http.MethodPut:
@@ -101,12 +103,18 @@ func verbFor(r *http.Request, name string, watchPath bool) string {
 		}
 		return "delete"
 	}
-	return strings.ToLower(r.Method)
+	return ""
 }
 
+// isWatch reads the watch option as kube-apiserver's parameter conversion
+// does: present and anything but "false" or "0" is true.
 func isWatch(r *http.Request) bool {
-	v := strings.ToLower(r.URL.Query().Get("watch"))
-	return v == "1" || v == "true"
+	values, ok := r.URL.Query()["watch"]
+	if !ok || len(values) == 0 {
+		return false
+	}
+	v := strings.ToLower(values[0])
+	return v != "false" && v != "0"
 }
 
 func splitPath(p string) []string {

@@ -57,6 +57,7 @@ func NewBuiltin() *Registry {
 	infos := make([]*Info, len(builtinResources))
 	for i := range builtinResources {
 		info := builtinResources[i] // each registry owns its copies
+		info.Subresources = append([]SubresourceInfo(nil), info.Subresources...)
 		applyBehaviour(&info)
 		infos[i] = &info
 	}

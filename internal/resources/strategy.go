@@ -35,6 +35,11 @@ var createHooks = map[string]func(runtime.Object){
 	},
 }
 
+// annotationsBumpGeneration lists resources whose strategy counts an
+// annotation change as a spec change (a Deployment copies its annotations
+// to its ReplicaSets).
+var annotationsBumpGeneration = map[string]bool{"deployments": true}
+
 // keepsStatusOnCreate lists resources with a status sub-resource whose
 // create keeps the status the client sent.
 var keepsStatusOnCreate = map[string]bool{"nodes": true}
@@ -74,7 +79,9 @@ func (i *Info) PrepareForUpdate(obj, old runtime.Object) {
 	m, _ := meta.Accessor(obj)
 	oldMeta, _ := meta.Accessor(old)
 	m.SetGeneration(oldMeta.GetGeneration())
-	if i.Generation && !specEqual(obj, old) {
+	annotationsChanged := annotationsBumpGeneration[i.Resource] &&
+		!apiequality.Semantic.DeepEqual(m.GetAnnotations(), oldMeta.GetAnnotations())
+	if i.Generation && (!specEqual(obj, old) || annotationsChanged) {
 		m.SetGeneration(oldMeta.GetGeneration() + 1)
 	}
 }
