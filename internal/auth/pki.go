@@ -214,6 +214,13 @@ func writeFile(path string, data []byte, mode os.FileMode) error {
 	return os.Rename(tmp, path)
 }
 
+// ClientCAs is the pool client certificates must chain to.
+func (p *PKI) ClientCAs() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(p.CA)
+	return pool
+}
+
 // WriteKubeconfig writes a kubeconfig for the admin that talks to server
 // (an https URL).
 func (p *PKI) WriteKubeconfig(path, server string) error {
@@ -242,15 +249,13 @@ current-context: kapi
 }
 
 // TLSConfig is the server's TLS configuration: it asks for a client
-// certificate signed by the CA but lets the authentication filter decide
-// what a request without one may do.
+// certificate but does not verify it, so that a request with a missing or
+// foreign certificate gets a 401 Status from the authentication filter
+// rather than a failed handshake, as in kube-apiserver.
 func (p *PKI) TLSConfig() *tls.Config {
-	pool := x509.NewCertPool()
-	pool.AddCert(p.CA)
 	return &tls.Config{
 		Certificates: []tls.Certificate{p.Server},
-		ClientCAs:    pool,
-		ClientAuth:   tls.VerifyClientCertIfGiven,
+		ClientAuth:   tls.RequestClientCert,
 		MinVersion:   tls.VersionTLS12,
 		NextProtos:   []string{"h2", "http/1.1"},
 	}

@@ -92,7 +92,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.http = &http.Server{
-		Handler:           handlers.Recover(auth.Authenticate(s.routes(api, ver), handlers.Unauthorized), cfg.Logger.Printf),
+		Handler:           handlers.Recover(auth.Authenticate(s.routes(api, ver), pki.ClientCAs(), handlers.Unauthorized), cfg.Logger.Printf),
 		TLSConfig:         pki.TLSConfig(),
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          cfg.Logger,

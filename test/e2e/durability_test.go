@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,8 +27,16 @@ func TestKillNineKeepsAcknowledgedWrites(t *testing.T) {
 		}
 		last = cm.ResourceVersion
 	}
+	caBefore, err := os.ReadFile(filepath.Join(k.dataDir, "pki", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	k.kill9()
 	k.start()
+	caAfter, err := os.ReadFile(filepath.Join(k.dataDir, "pki", "ca.crt"))
+	if err != nil || string(caAfter) != string(caBefore) {
+		t.Fatalf("the CA was not reused across restarts (%v)", err)
+	}
 
 	cms = k.clientset().CoreV1().ConfigMaps("default")
 	list, err := cms.List(ctx, metav1.ListOptions{})
@@ -52,8 +62,7 @@ func TestKillNineKeepsAcknowledgedWrites(t *testing.T) {
 	if rv(t, cm.ResourceVersion) <= rv(t, last) {
 		t.Fatalf("resourceVersion %s after restart is not above %s", cm.ResourceVersion, last)
 	}
-	// The bootstrap namespaces are not created twice, and the credentials
-	// were reused: the old kubeconfig's client still works (checked above).
+	// The bootstrap namespaces are not created twice.
 	nss, err := k.clientset().CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil || len(nss.Items) != 4 {
 		t.Fatalf("namespaces after restart: %d, %v", len(nss.Items), err)

@@ -1,12 +1,19 @@
 package e2e
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"io"
+	"math/big"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -148,6 +155,13 @@ func TestAuthentication(t *testing.T) {
 	if status.Code != 401 || status.Reason != metav1.StatusReasonUnauthorized || status.Message != "Unauthorized" {
 		t.Fatalf("anonymous list: %+v", status)
 	}
+	foreign := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, Certificates: []tls.Certificate{selfSignedClientCert(t)},
+	}}}
+	status = doStatus(t, foreign, k.config.Host, statusCase{method: "GET", path: "/api/v1/namespaces"})
+	if status.Code != 401 {
+		t.Fatalf("client certificate from another CA: %+v", status)
+	}
 	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
 		resp, err := anonymous.Get(k.config.Host + path)
 		if err != nil {
@@ -166,4 +180,22 @@ func TestAuthentication(t *testing.T) {
 	if info.Major != "1" || !strings.HasPrefix(info.GitVersion, "v1."+info.Minor+".") {
 		t.Fatalf("version = %+v", info)
 	}
+}
+
+// selfSignedClientCert is a client certificate kapi's CA did not sign.
+func selfSignedClientCert(t *testing.T) tls.Certificate {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kapi-admin", Organization: []string{"system:masters"}},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
