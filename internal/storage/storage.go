@@ -27,6 +27,9 @@ const (
 	EventPut EventType = iota + 1
 	// EventDelete removes a key; Event.KV.Value holds the value it had.
 	EventDelete
+	// EventProgress carries no write: it tells that every event up to
+	// KV.ModRevision has been delivered. It answers RequestProgress.
+	EventProgress
 )
 
 func (t EventType) String() string {
@@ -35,6 +38,8 @@ func (t EventType) String() string {
 		return "PUT"
 	case EventDelete:
 		return "DELETE"
+	case EventProgress:
+		return "PROGRESS"
 	}
 	return "UNKNOWN"
 }
@@ -123,6 +128,11 @@ type Watcher interface {
 	// Err tells why Events was closed: nil after the context ended or the
 	// store closed, ErrCompacted, ErrWatcherTooSlow or an I/O error.
 	Err() error
+	// RequestProgress asks for an EventProgress at a revision at least as
+	// new as the store's current revision at the time of the call, sent
+	// once every event up to it has been delivered. A consumer uses it to
+	// learn that it is up to date when no write concerns its prefix.
+	RequestProgress()
 }
 
 var (

@@ -32,9 +32,10 @@ func (h *hub) publish(current *atomic.Int64, rev int64, events []storage.Event) 
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	current.Store(rev)
+	batch := liveBatch{rev: rev, events: events}
 	for w := range h.watchers {
 		select {
-		case w.live <- events:
+		case w.live <- batch:
 		default:
 			w.fail(storage.ErrWatcherTooSlow)
 			delete(h.watchers, w)
@@ -58,18 +59,33 @@ func (h *hub) closeAll() {
 	}
 }
 
+// liveBatch is one committed group as watchers receive it.
+type liveBatch struct {
+	rev    int64 // the group's last revision
+	events []storage.Event
+}
+
 type watcher struct {
-	prefix []byte
-	after  int64 // only events of later revisions are sent
-	out    chan storage.Event
-	live   chan []storage.Event
-	ended  chan struct{}
+	prefix   []byte
+	after    int64 // only events of later revisions are sent
+	out      chan storage.Event
+	live     chan liveBatch
+	ended    chan struct{}
+	progress chan struct{} // progress requests, coalesced
 
 	endOnce sync.Once
 	err     error
 }
 
 func (w *watcher) Events() <-chan storage.Event { return w.out }
+
+// RequestProgress implements storage.Watcher.
+func (w *watcher) RequestProgress() {
+	select {
+	case w.progress <- struct{}{}:
+	default: // one is pending already and will cover this one
+	}
+}
 
 // Err is valid once Events is closed.
 func (w *watcher) Err() error { return w.err }
@@ -88,8 +104,9 @@ func (s *Store) Watch(ctx context.Context, prefix []byte, fromRev int64) (storag
 		prefix: append([]byte(nil), prefix...),
 		after:  fromRev,
 		out:    make(chan storage.Event, 128),
-		live:   make(chan []storage.Event, liveQueue),
-		ended:  make(chan struct{}),
+		live:     make(chan liveBatch, liveQueue),
+		ended:    make(chan struct{}),
+		progress: make(chan struct{}, 1),
 	}
 	s.hub.mu.Lock()
 	if s.hub.closed {
@@ -125,19 +142,33 @@ func (s *Store) runWatcher(ctx context.Context, w *watcher, snap *pebble.Snapsho
 			return
 		}
 	}
+	// processed is the revision up to which every event has been sent; a
+	// pending progress request is answered once it reaches progressTarget.
+	processed := max(fromRev, upTo)
+	var progressTarget int64
+	progressPending := false
 	for {
 		select {
-		case events := <-w.live:
-			for _, ev := range events {
+		case batch := <-w.live:
+			for _, ev := range batch.events {
 				if !w.send(ctx, ev) {
 					return
 				}
 			}
+			processed = batch.rev
+		case <-w.progress:
+			progressTarget, progressPending = s.revision.Load(), true
 		case <-w.ended:
 			return
 		case <-ctx.Done():
 			w.fail(nil)
 			return
+		}
+		if progressPending && processed >= progressTarget {
+			progressPending = false
+			if !w.deliver(ctx, storage.Event{Type: storage.EventProgress, KV: storage.KeyValue{ModRevision: processed}}) {
+				return
+			}
 		}
 	}
 }
@@ -147,6 +178,11 @@ func (w *watcher) send(ctx context.Context, ev storage.Event) bool {
 	if ev.KV.ModRevision <= w.after || !bytes.HasPrefix(ev.KV.Key, w.prefix) {
 		return true
 	}
+	return w.deliver(ctx, ev)
+}
+
+// deliver hands ev to the consumer; false when the watch ended.
+func (w *watcher) deliver(ctx context.Context, ev storage.Event) bool {
 	select {
 	case w.out <- ev:
 		return true

@@ -33,6 +33,8 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Compaction", testCompaction},
 		{"InvalidKey", testInvalidKey},
+		{"WatchProgress", testWatchProgress},
+		{"WatchFutureRevision", testWatchFutureRevision},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -396,4 +398,49 @@ func testInvalidKey(t *testing.T, s storage.Store) {
 	if _, err := s.Create(ctx, nil, []byte("v")); err == nil {
 		t.Fatal("create with empty key succeeded")
 	}
+}
+
+// testWatchProgress checks that a watcher whose prefix sees no writes still
+// learns, on request, that it is up to date with the store.
+func testWatchProgress(t *testing.T, s storage.Store) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	now, _ := s.CurrentRevision(ctx)
+	w, err := s.Watch(wctx, []byte("/quiet/"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RequestProgress()
+	expectProgress(t, w, now)
+	rev := mustCreate(t, s, "/busy/1", "v")
+	w.RequestProgress()
+	expectProgress(t, w, rev)
+}
+
+func expectProgress(t *testing.T, w storage.Watcher, atLeast int64) {
+	t.Helper()
+	select {
+	case ev, ok := <-w.Events():
+		if !ok || ev.Type != storage.EventProgress || ev.KV.ModRevision < atLeast {
+			t.Fatalf("got %v (open %v), want progress at >= %d", describe(ev), ok, atLeast)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no progress event within 10s")
+	}
+}
+
+// testWatchFutureRevision checks that a watch from a revision not yet
+// written waits for it and sends only later events.
+func testWatchFutureRevision(t *testing.T, s storage.Store) {
+	now, _ := s.CurrentRevision(ctx)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.Watch(wctx, []byte("/f/"), now+2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "/f/1", "a")
+	mustCreate(t, s, "/f/2", "b")
+	r3 := mustCreate(t, s, "/f/3", "c")
+	expectEvents(t, w, []string{fmt.Sprintf("PUT /f/3=c @%d create", r3)})
 }
