@@ -24,13 +24,19 @@ func main() {
 	flags := flag.NewFlagSet("serve", flag.ExitOnError)
 	dataDir := flags.String("data-dir", "./kapi-data", "directory for storage, credentials and the admin kubeconfig")
 	listen := flags.String("listen", "127.0.0.1:6443", "address to serve HTTPS on")
+	window := flags.Duration("history-window", 5*time.Minute, "how long past resource versions stay readable and watchable")
+	minTimeout := flags.Duration("min-request-timeout", 30*time.Minute, "watches without timeoutSeconds end at a random time between this and twice this")
+	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how often watches that allow bookmarks get one")
 	flags.Parse(os.Args[2:])
 
 	logger := log.New(os.Stderr, "kapi: ", log.LstdFlags)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	srv, err := server.Start(ctx, server.Config{DataDir: *dataDir, Listen: *listen, Logger: logger})
+	srv, err := server.Start(ctx, server.Config{
+		DataDir: *dataDir, Listen: *listen, Logger: logger,
+		HistoryWindow: *window, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
+	})
 	if err != nil {
 		logger.Fatal(err)
 	}

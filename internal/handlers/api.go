@@ -8,11 +8,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"k8s.io/apimachinery/pkg/runtime"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -23,8 +25,19 @@ import (
 	"github.com/kapi-dev/kapi/internal/storage"
 )
 
+// Options tune the API.
+type Options struct {
+	// MinRequestTimeout is the least time a watch without timeoutSeconds
+	// runs; each such watch ends at a random time between it and twice it.
+	MinRequestTimeout time.Duration
+	// Cache tunes every resource's watch cache.
+	Cache cache.Options
+}
+
 // API serves every resource of a registry.
 type API struct {
+	opts       Options
+	caches     map[schema.GroupVersionResource]*cache.Cache
 	resources  *resources.Registry
 	stores     map[schema.GroupVersionResource]*registry.Store
 	namespaces *registry.Store
@@ -34,12 +47,22 @@ type API struct {
 }
 
 // New returns the API over the resources of reg stored in s.
-func New(reg *resources.Registry, s storage.Store, version string) *API {
-	a := &API{resources: reg, stores: map[schema.GroupVersionResource]*registry.Store{}}
+func New(reg *resources.Registry, s storage.Store, version string, opts Options) *API {
+	if opts.MinRequestTimeout <= 0 {
+		opts.MinRequestTimeout = 30 * time.Minute
+	}
+	a := &API{
+		opts: opts, resources: reg,
+		stores: map[schema.GroupVersionResource]*registry.Store{},
+		caches: map[schema.GroupVersionResource]*cache.Cache{},
+	}
 	for _, g := range reg.Groups() {
 		for _, v := range g.Versions {
 			for _, info := range v.Resources {
-				a.stores[info.GroupVersionResource()] = registry.NewStore(info, s)
+				store := registry.NewStore(info, s)
+				gvr := info.GroupVersionResource()
+				a.stores[gvr] = store
+				a.caches[gvr] = cache.New(s, store.CollectionPrefix(""), store.Decode, opts.Cache)
 			}
 		}
 	}
@@ -48,6 +71,23 @@ func New(reg *resources.Registry, s storage.Store, version string) *API {
 	a.openAPI = newOpenAPI(reg, version)
 	a.virtual = map[string]virtualCreate{"bindings": a.bindPod, "pods/binding": a.bindPod}
 	return a
+}
+
+// Run keeps every watch cache current until ctx ends.
+func (a *API) Run(ctx context.Context) {
+	for _, c := range a.caches {
+		go c.Run(ctx)
+	}
+}
+
+// WaitReady blocks until every watch cache has been built.
+func (a *API) WaitReady(ctx context.Context) error {
+	for _, c := range a.caches {
+		if err := c.WaitReady(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Store returns the store of a served resource, or nil.
@@ -78,6 +118,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.get(w, r, req, store)
 	case "list":
 		a.list(w, r, req, store)
+	case "watch":
+		a.watch(w, r, req, store)
 	case "create":
 		a.create(w, r, req, store)
 	case "update":
@@ -114,7 +156,7 @@ func routable(info *resources.Info, req *request.Info) bool {
 
 // implementedVerbs are the verbs this server carries out; a resource
 // advertising others answers 405 for them until they exist.
-var implementedVerbs = []string{"get", "list", "create", "update", "delete", "deletecollection"}
+var implementedVerbs = []string{"get", "list", "watch", "create", "update", "delete", "deletecollection"}
 
 func (a *API) allowed(info *resources.Info, req *request.Info) bool {
 	if !slices.Contains(implementedVerbs, req.Verb) {

@@ -6,11 +6,11 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
@@ -190,23 +190,28 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 		writeError(w, r, err)
 		return
 	}
-	keep, err := selectorFilter(r, store)
+	listOpts, err := listOptions(r, req, store)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	list, err := store.List(r.Context(), req.Namespace, keep)
+	res, err := a.caches[store.Info.GroupVersionResource()].List(r.Context(),
+		cache.ListRequest{Filter: filterFor(req, store, listOpts), Consistency: cache.Consistent})
 	if err != nil {
-		writeError(w, r, err)
+		writeError(w, r, cacheError(err))
 		return
 	}
-	items, _ := meta.ExtractList(list)
-	for _, item := range items {
+	for _, item := range res.Items {
 		m := mustAccessor(item)
 		if _, _, err := a.deleteObject(r.Context(), store, m.GetNamespace(), m.GetName(), opts, dry); err != nil && !apierrors.IsNotFound(err) {
 			writeError(w, r, err)
 			return
 		}
+	}
+	list, err := store.NewListOf(res.Items)
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
 	gvk := store.Info.GroupVersionKind()
 	gvk.Kind += "List"

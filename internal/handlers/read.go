@@ -1,21 +1,24 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 )
 
+// get reads one object: the newest state from storage when no
+// resourceVersion is given, otherwise from the watch cache (any state for
+// "0", a state not older than the version for others).
 func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
-	obj, err := store.Get(r.Context(), req.Namespace, req.Name)
+	rvParam := r.URL.Query().Get("resourceVersion")
+	obj, err := a.getAt(r, req, store, rvParam)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -23,49 +26,101 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 	writeObject(w, r, http.StatusOK, obj, store.Info.GroupVersionKind(), store.Serializers())
 }
 
+func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, rvParam string) (runtime.Object, error) {
+	if rvParam == "" {
+		return store.Get(r.Context(), req.Namespace, req.Name)
+	}
+	rev, err := parseRevision(rvParam)
+	if err != nil {
+		return nil, err
+	}
+	c := a.caches[store.Info.GroupVersionResource()]
+	if rev > 0 {
+		if err := c.WaitNotOlderThan(r.Context(), rev); err != nil {
+			return nil, cacheError(err)
+		}
+	} else if err := c.WaitReady(r.Context()); err != nil {
+		return nil, err
+	}
+	obj := c.Get(store.Key(req.Namespace, req.Name))
+	if obj == nil {
+		return nil, apierrors.NewNotFound(store.GroupResource(), req.Name)
+	}
+	return obj.DeepCopyObject(), nil
+}
+
+// list serves a page of a collection from the watch cache.
 func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
-	keep, err := selectorFilter(r, store)
+	opts, err := listOptions(r, req, store)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	list, err := store.List(r.Context(), req.Namespace, keep)
+	listReq, err := listRequest(req, store, opts)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	res, err := a.caches[store.Info.GroupVersionResource()].List(r.Context(), listReq)
+	if err != nil {
+		writeError(w, r, cacheError(err))
+		return
+	}
+	list, err := store.NewListOf(res.Items)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	lm, _ := meta.ListAccessor(list)
+	lm.SetResourceVersion(formatRevision(res.Revision))
+	lm.SetContinue(res.Continue)
+	lm.SetRemainingItemCount(res.Remaining)
 	gvk := store.Info.GroupVersionKind()
 	gvk.Kind += "List"
 	writeObject(w, r, http.StatusOK, list, gvk, store.Serializers())
 }
 
-// selectorFilter builds the filter for the labelSelector and fieldSelector
-// options. Only the metadata fields every type supports are selectable.
-func selectorFilter(r *http.Request, store *registry.Store) (func(runtime.Object) bool, error) {
-	q := r.URL.Query()
-	labelSel, err := labels.Parse(q.Get("labelSelector"))
-	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+// listRequest maps resourceVersion, resourceVersionMatch, limit and
+// continue onto the consistency a list reads at (SPEC V3).
+func listRequest(req *request.Info, store *registry.Store, opts *internalListOptions) (cache.ListRequest, error) {
+	lr := cache.ListRequest{Filter: filterFor(req, store, opts), Limit: int(opts.Limit)}
+	if opts.Limit < 0 {
+		lr.Limit = 0
 	}
-	fieldSel, err := fields.ParseSelector(q.Get("fieldSelector"))
-	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	for _, req := range fieldSel.Requirements() {
-		if req.Field != "metadata.name" && req.Field != "metadata.namespace" {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",
-				req.Field, "metadata.name", "metadata.namespace"))
-		}
-	}
-	if labelSel.Empty() && fieldSel.Empty() {
-		return nil, nil
-	}
-	return func(obj runtime.Object) bool {
-		m, err := meta.Accessor(obj)
+	if opts.Continue != "" {
+		token, err := cache.DecodeToken(opts.Continue)
 		if err != nil {
-			return false
+			return lr, apierrors.NewBadRequest("invalid continue token: " + err.Error())
 		}
-		return labelSel.Matches(labels.Set(m.GetLabels())) &&
-			fieldSel.Matches(fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()})
-	}, nil
+		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+			return lr, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+		}
+		lr.Continue = token
+		return lr, nil
+	}
+	rev, err := parseRevision(opts.ResourceVersion)
+	if err != nil {
+		return lr, err
+	}
+	lr.Revision = rev
+	switch {
+	case opts.ResourceVersion == "":
+		lr.Consistency = cache.Consistent
+	case rev == 0:
+		lr.Consistency = cache.Any
+	case opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact:
+		lr.Consistency = cache.Exact
+	case opts.ResourceVersionMatch == "" && lr.Limit > 0:
+		lr.Consistency = cache.Exact // a paged list at a version reads exactly it
+	default:
+		lr.Consistency = cache.NotOlderThan
+	}
+	return lr, nil
+}
+
+func formatRevision(rev int64) string {
+	if rev == 0 {
+		return ""
+	}
+	return fmtInt(rev)
 }

@@ -98,6 +98,19 @@ func (s *Store) collectionPrefix(namespace string) []byte {
 	return []byte(s.prefix)
 }
 
+// Decode turns a stored version into an object carrying its resource
+// version.
+func (s *Store) Decode(kv *storage.KeyValue) (runtime.Object, error) { return s.decode(kv) }
+
+// Key is the storage key of an object.
+func (s *Store) Key(namespace, name string) string { return string(s.key(namespace, name)) }
+
+// CollectionPrefix is the key prefix of every object in namespace ("" for
+// all namespaces).
+func (s *Store) CollectionPrefix(namespace string) string {
+	return string(s.collectionPrefix(namespace))
+}
+
 // decode turns a stored version into an object carrying its resource version.
 func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 	obj, _, err := s.codec.Decode(kv.Value, &s.gvk, s.New())
@@ -162,6 +175,24 @@ func (s *Store) List(ctx context.Context, namespace string, keep func(runtime.Ob
 	}
 	lm, _ := meta.ListAccessor(list)
 	lm.SetResourceVersion(strconv.FormatInt(res.Revision, 10))
+	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List"))
+	return list, nil
+}
+
+// NewListOf returns a list of the resource's kind holding items.
+func (s *Store) NewListOf(items []runtime.Object) (runtime.Object, error) {
+	list := s.newList()
+	if err := meta.SetList(list, items); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if s.typed {
+		// Items of built-in lists carry no kind, as in kube-apiserver. A
+		// typed list holds copies, so the shared items stay untouched.
+		meta.EachListItem(list, func(o runtime.Object) error {
+			o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+			return nil
+		})
+	}
 	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List"))
 	return list, nil
 }

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/handlers"
 	"github.com/kapi-dev/kapi/internal/resources"
 	"github.com/kapi-dev/kapi/internal/storage"
@@ -30,6 +31,13 @@ type Config struct {
 	DataDir string
 	Listen  string // host:port
 	Logger  *log.Logger
+	// HistoryWindow is how long past revisions stay readable and
+	// watchable (default 5 minutes).
+	HistoryWindow time.Duration
+	// MinRequestTimeout bounds long watches (default 30 minutes).
+	MinRequestTimeout time.Duration
+	// BookmarkInterval is how often watches get bookmarks (default 1 minute).
+	BookmarkInterval time.Duration
 }
 
 // Server is a running kapi.
@@ -39,6 +47,7 @@ type Server struct {
 	http     *http.Server
 	listener net.Listener
 	done     chan error
+	stop     context.CancelFunc // ends the caches and the compactor
 	// URL is the https address clients use.
 	URL string
 	// Kubeconfig is the path of the admin kubeconfig.
@@ -71,10 +80,27 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: store, done: make(chan error, 1)}
+	if cfg.HistoryWindow <= 0 {
+		cfg.HistoryWindow = 5 * time.Minute
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop}
 	ver := Version()
-	api := handlers.New(resources.NewBuiltin(), store, ver.GitVersion)
+	api := handlers.New(resources.NewBuiltin(), store, ver.GitVersion, handlers.Options{
+		MinRequestTimeout: cfg.MinRequestTimeout,
+		Cache: cache.Options{
+			Window: cfg.HistoryWindow, BookmarkInterval: cfg.BookmarkInterval, Logger: cfg.Logger,
+		},
+	})
+	api.Run(runCtx)
+	go compact(runCtx, store, cfg.HistoryWindow, cfg.Logger)
+	if err := api.WaitReady(ctx); err != nil {
+		stop()
+		store.Close()
+		return nil, err
+	}
 	if err := ensureNamespaces(ctx, api); err != nil {
+		stop()
 		store.Close()
 		return nil, err
 	}
@@ -154,6 +180,7 @@ func (s *Server) Wait() error {
 // and closes storage.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.http.Shutdown(ctx)
+	s.stop()
 	if cerr := s.store.Close(); err == nil {
 		err = cerr
 	}

@@ -101,9 +101,9 @@ func (w *watcher) fail(err error) {
 // Watch implements storage.Store.
 func (s *Store) Watch(ctx context.Context, prefix []byte, fromRev int64) (storage.Watcher, error) {
 	w := &watcher{
-		prefix: append([]byte(nil), prefix...),
-		after:  fromRev,
-		out:    make(chan storage.Event, 128),
+		prefix:   append([]byte(nil), prefix...),
+		after:    fromRev,
+		out:      make(chan storage.Event, 128),
 		live:     make(chan liveBatch, liveQueue),
 		ended:    make(chan struct{}),
 		progress: make(chan struct{}, 1),

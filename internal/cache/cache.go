@@ -1,0 +1,374 @@
+// Package cache is the watch cache: per resource, the current objects in a
+// sorted in-memory index and a window of recent events, fed by one storage
+// watch. It serves lists, watches, bookmarks and streaming lists without
+// touching storage, and answers consistent reads by waiting until it has
+// caught up with the storage revision read when the request began. It never
+// writes to storage.
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/google/btree"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kapi-dev/kapi/internal/storage"
+)
+
+// Decoder turns a stored version into an object carrying its resource
+// version (the version's mod revision).
+type Decoder func(kv *storage.KeyValue) (runtime.Object, error)
+
+// Options tune a cache.
+type Options struct {
+	// Window is how long events are kept for watches that resume.
+	Window time.Duration
+	// MaxEvents bounds the events kept, whatever their age.
+	MaxEvents int
+	// BookmarkInterval is how often watchers that asked for bookmarks get
+	// one.
+	BookmarkInterval time.Duration
+	Logger           *log.Logger
+}
+
+// entry is one object in the index. Entries are immutable: a change
+// replaces the entry, so snapshots and events can share them.
+type entry struct {
+	key string
+	obj runtime.Object
+}
+
+func lessEntry(a, b *entry) bool { return a.key < b.key }
+
+// Event is one change, shared by every watcher that receives it.
+type Event struct {
+	Type watch.EventType // Added, Modified or Deleted
+	Rev  int64
+	Key  string
+	// Obj is the new state; for a deletion, the last state with the
+	// revision of the deletion.
+	Obj runtime.Object
+	// Prev is the state before the change (nil for an addition).
+	Prev runtime.Object
+	at   time.Time
+}
+
+// Cache is the watch cache of one resource.
+type Cache struct {
+	store  storage.Store
+	prefix []byte
+	decode Decoder
+	opts   Options
+
+	mu   sync.RWMutex
+	tree *btree.BTreeG[*entry]
+	// rev is the revision the index is current at; revAdvanced is closed
+	// (and replaced) whenever it moves.
+	rev         int64
+	revAdvanced chan struct{}
+	// startRev is the revision the index was first built at; events are
+	// known only after it.
+	startRev int64
+	events   []*Event // oldest first
+	watchers map[*Watcher]struct{}
+	// snapshots keep the index as of a revision for paged lists.
+	snapshots map[int64]*snapshot
+	ready     chan struct{}
+	err       error
+
+	progress func() // asks the storage watch for a progress event
+}
+
+type snapshot struct {
+	tree    *btree.BTreeG[*entry]
+	created time.Time
+}
+
+// New returns a cache of the keys under prefix; Run fills it.
+func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cache {
+	if opts.Window <= 0 {
+		opts.Window = 5 * time.Minute
+	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = 100000
+	}
+	if opts.BookmarkInterval <= 0 {
+		opts.BookmarkInterval = time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = log.Default()
+	}
+	return &Cache{
+		store: store, prefix: []byte(prefix), decode: decode, opts: opts,
+		tree:        btree.NewG[*entry](32, lessEntry),
+		revAdvanced: make(chan struct{}),
+		watchers:    map[*Watcher]struct{}{},
+		snapshots:   map[int64]*snapshot{},
+		ready:       make(chan struct{}),
+		progress:    func() {},
+	}
+}
+
+// Run builds the index and keeps it current until ctx ends. When the
+// storage watch fails (a watcher that fell behind, say), it rebuilds the
+// index from a fresh list and ends every watch, whose clients resume or
+// relist as they would against kube-apiserver.
+func (c *Cache) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := c.sync(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		c.opts.Logger.Printf("watch cache %s: restarting after %v", c.prefix, err)
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// sync lists the prefix, then applies the storage watch from there.
+func (c *Cache) sync(ctx context.Context) error {
+	res, err := c.store.Range(ctx, storage.RangeOptions{Prefix: c.prefix})
+	if err != nil {
+		return err
+	}
+	tree := btree.NewG[*entry](32, lessEntry)
+	for i := range res.KVs {
+		obj, err := c.decode(&res.KVs[i])
+		if err != nil {
+			return err
+		}
+		tree.ReplaceOrInsert(&entry{key: string(res.KVs[i].Key), obj: obj})
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := c.store.Watch(wctx, c.prefix, res.Revision)
+	if err != nil {
+		return err
+	}
+	c.reset(tree, res.Revision, w.RequestProgress)
+
+	bookmarks := time.NewTicker(c.opts.BookmarkInterval)
+	defer bookmarks.Stop()
+	bookmarkDue := false
+	for {
+		select {
+		case ev, ok := <-w.Events():
+			if !ok {
+				if w.Err() == nil {
+					return errors.New("storage watch closed")
+				}
+				return w.Err()
+			}
+			if ev.Type == storage.EventProgress {
+				c.advance(ev.KV.ModRevision, bookmarkDue)
+				bookmarkDue = false
+				continue
+			}
+			if err := c.apply(ev); err != nil {
+				return err
+			}
+		case <-bookmarks.C:
+			// Learn the current revision first, so the bookmark carries it.
+			bookmarkDue = true
+			w.RequestProgress()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// reset installs a freshly listed index and ends every watch made on the
+// previous one.
+func (c *Cache) reset(tree *btree.BTreeG[*entry], rev int64, progress func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for w := range c.watchers {
+		w.stop(nil)
+	}
+	c.watchers = map[*Watcher]struct{}{}
+	c.tree = tree
+	c.startRev = rev
+	c.events = nil
+	c.snapshots = map[int64]*snapshot{}
+	c.progress = progress
+	c.setRev(rev)
+	select {
+	case <-c.ready:
+	default:
+		close(c.ready)
+	}
+}
+
+// setRev moves the index's revision; c.mu is held.
+func (c *Cache) setRev(rev int64) {
+	if rev <= c.rev {
+		return
+	}
+	c.rev = rev
+	close(c.revAdvanced)
+	c.revAdvanced = make(chan struct{})
+}
+
+// advance records that the index is current at rev, and sends bookmarks
+// if they are due.
+func (c *Cache) advance(rev int64, bookmark bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.setRev(rev)
+	if bookmark {
+		for w := range c.watchers {
+			if w.bookmarks {
+				w.push(Delivery{Bookmark: c.rev})
+			}
+		}
+	}
+}
+
+// apply changes the index by one storage event and fans it out.
+func (c *Cache) apply(ev storage.Event) error {
+	obj, err := c.decode(&ev.KV)
+	if err != nil {
+		return err
+	}
+	key := string(ev.KV.Key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, at: time.Now()}
+	if old, ok := c.tree.Get(&entry{key: key}); ok {
+		e.Prev = old.obj
+	}
+	switch {
+	case ev.Type == storage.EventDelete:
+		e.Type = watch.Deleted
+		c.tree.Delete(&entry{key: key})
+	case e.Prev == nil:
+		e.Type = watch.Added
+		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj})
+	default:
+		e.Type = watch.Modified
+		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj})
+	}
+	c.events = append(c.events, e)
+	c.trim(e.at)
+	c.setRev(e.Rev)
+	for w := range c.watchers {
+		w.offer(e)
+	}
+	return nil
+}
+
+// trim drops events and snapshots older than the window; c.mu is held.
+func (c *Cache) trim(now time.Time) {
+	drop := 0
+	for drop < len(c.events) && (len(c.events)-drop > c.opts.MaxEvents || now.Sub(c.events[drop].at) > c.opts.Window) {
+		drop++
+	}
+	if drop > 0 {
+		c.events = append(c.events[:0:0], c.events[drop:]...)
+	}
+	for rev, s := range c.snapshots {
+		if now.Sub(s.created) > c.opts.Window {
+			delete(c.snapshots, rev)
+		}
+	}
+}
+
+// oldestWatchable is the oldest revision a watch can resume after; c.mu is
+// held.
+func (c *Cache) oldestWatchable() int64 {
+	if len(c.events) > 0 && c.events[0].Rev-1 > c.startRev {
+		return c.events[0].Rev - 1
+	}
+	return c.startRev
+}
+
+// Revision is the revision the index is current at.
+func (c *Cache) Revision() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rev
+}
+
+// WaitReady blocks until the index has been built once.
+func (c *Cache) WaitReady(ctx context.Context) error {
+	select {
+	case <-c.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ErrTooLarge means the index did not reach a revision in time.
+type ErrTooLarge struct{ Requested, Current int64 }
+
+func (e *ErrTooLarge) Error() string {
+	return fmt.Sprintf("Too large resource version: %d, current: %d", e.Requested, e.Current)
+}
+
+// waitFor blocks until the index is current at rev or later, asking the
+// storage watch for progress so that a quiet resource catches up too.
+func (c *Cache) waitFor(ctx context.Context, rev int64, timeout time.Duration) error {
+	if err := c.WaitReady(ctx); err != nil {
+		return err
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	asked := false
+	for {
+		c.mu.RLock()
+		current, advanced, progress := c.rev, c.revAdvanced, c.progress
+		c.mu.RUnlock()
+		if current >= rev {
+			return nil
+		}
+		if !asked {
+			progress()
+			asked = true
+		}
+		select {
+		case <-advanced:
+			asked = false // a new revision: ask again if still short
+		case <-deadline.C:
+			return &ErrTooLarge{Requested: rev, Current: current}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// WaitFresh waits until the index reflects every write committed before
+// the call: what a consistent read needs.
+func (c *Cache) WaitFresh(ctx context.Context) error {
+	rev, err := c.store.CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, rev, 3*time.Second)
+}
+
+// WaitNotOlderThan waits until the index is current at rev, for up to the
+// three seconds kube-apiserver waits before answering "Too large resource
+// version".
+func (c *Cache) WaitNotOlderThan(ctx context.Context, rev int64) error {
+	return c.waitFor(ctx, rev, 3*time.Second)
+}
+
+// Get returns the object under key as the index holds it, or nil.
+func (c *Cache) Get(key string) runtime.Object {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if e, ok := c.tree.Get(&entry{key: key}); ok {
+		return e.obj
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/btree"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kapi-dev/kapi/internal/storage"
+)
+
+// maxSnapshots bounds the index snapshots kept for paged lists.
+const maxSnapshots = 64
+
+// Consistency says which state a list reads.
+type Consistency int
+
+const (
+	// Consistent reads the newest state (resourceVersion unset).
+	Consistent Consistency = iota
+	// Any reads whatever the index holds (resourceVersion "0").
+	Any
+	// NotOlderThan reads a state at least as new as Revision.
+	NotOlderThan
+	// Exact reads the state at Revision.
+	Exact
+)
+
+// ListRequest describes one page of a list.
+type ListRequest struct {
+	Filter      Filter
+	Consistency Consistency
+	Revision    int64
+	Limit       int
+	// Continue, when set, carries on a paged list; it implies Exact at
+	// the token's revision.
+	Continue *Token
+}
+
+// ListResult is one page.
+type ListResult struct {
+	Items    []runtime.Object
+	Revision int64
+	// Continue is the token of the next page, empty on the last.
+	Continue string
+	// Remaining counts the objects after this page, for unfiltered lists.
+	Remaining *int64
+}
+
+// ErrGone means the state a list asked for is no longer held.
+type ErrGone struct{ Message string }
+
+func (e *ErrGone) Error() string { return e.Message }
+
+const (
+	msgListTooOld     = "The resourceVersion for the provided list is too old."
+	msgContinueTooOld = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+)
+
+// List serves one page.
+func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) {
+	if err := c.WaitReady(ctx); err != nil {
+		return nil, err
+	}
+	start := ""
+	if req.Continue != nil {
+		req.Consistency, req.Revision = Exact, req.Continue.Revision
+		start = string(c.prefix) + req.Continue.Start
+	}
+	switch req.Consistency {
+	case Consistent:
+		if err := c.WaitFresh(ctx); err != nil {
+			return nil, err
+		}
+	case NotOlderThan:
+		if err := c.WaitNotOlderThan(ctx, req.Revision); err != nil {
+			return nil, err
+		}
+	case Exact:
+		if err := c.WaitNotOlderThan(ctx, req.Revision); err != nil {
+			return nil, err
+		}
+	}
+	tree, rev := c.stateFor(req)
+	if tree == nil {
+		return c.listFromStorage(ctx, req, start)
+	}
+	p := collect(tree, req.Filter, start, req.Limit)
+	res := &ListResult{Items: p.items, Revision: rev}
+	if p.next != "" {
+		res.Continue = encodeToken(rev, strings.TrimPrefix(p.next, string(c.prefix)))
+		c.keepSnapshot(rev, tree)
+		if req.Filter.Match == nil {
+			n := countFrom(tree, req.Filter.Prefix, p.next)
+			res.Remaining = &n
+		}
+	}
+	return res, nil
+}
+
+// stateFor picks the index state a request reads: the current one, or a
+// snapshot for an exact revision; nil when the cache does not hold it.
+func (c *Cache) stateFor(req ListRequest) (*btree.BTreeG[*entry], int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if req.Consistency == Exact && req.Revision != c.rev {
+		if s, ok := c.snapshots[req.Revision]; ok {
+			return s.tree, req.Revision
+		}
+		return nil, 0
+	}
+	return c.tree.Clone(), c.rev
+}
+
+func (c *Cache) keepSnapshot(rev int64, tree *btree.BTreeG[*entry]) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.snapshots[rev]; ok || len(c.snapshots) >= maxSnapshots {
+		return
+	}
+	c.snapshots[rev] = &snapshot{tree: tree, created: time.Now()}
+}
+
+func countFrom(tree *btree.BTreeG[*entry], prefix, from string) int64 {
+	var n int64
+	tree.AscendGreaterOrEqual(&entry{key: from}, func(e *entry) bool {
+		if !strings.HasPrefix(e.key, prefix) {
+			return false
+		}
+		n++
+		return true
+	})
+	return n
+}
+
+// listFromStorage reads an exact revision the cache no longer holds from
+// storage, which keeps history until compaction.
+func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start string) (*ListResult, error) {
+	prefix := []byte(req.Filter.Prefix)
+	from := []byte(start)
+	if bytes.Compare(from, prefix) < 0 {
+		from = prefix
+	}
+	res := &ListResult{Revision: req.Revision}
+	for {
+		batch := req.Limit
+		r, err := c.store.Range(ctx, storage.RangeOptions{Prefix: prefix, Start: from, Limit: batch, Revision: req.Revision})
+		if errors.Is(err, storage.ErrCompacted) {
+			if req.Continue != nil {
+				return nil, &ErrGone{Message: msgContinueTooOld}
+			}
+			return nil, &ErrGone{Message: msgListTooOld}
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i := range r.KVs {
+			if req.Limit > 0 && len(res.Items) == req.Limit {
+				res.Continue = encodeToken(req.Revision, strings.TrimPrefix(string(r.KVs[i].Key), string(c.prefix)))
+				return res, nil
+			}
+			obj, err := c.decode(&r.KVs[i])
+			if err != nil {
+				return nil, err
+			}
+			if req.Filter.matches(obj) {
+				res.Items = append(res.Items, obj)
+			}
+		}
+		if !r.More {
+			return res, nil
+		}
+		last := r.KVs[len(r.KVs)-1].Key
+		from = append(append([]byte(nil), last...), 0)
+	}
+}
+
+// Token is a decoded continue token: where the next page starts, and the
+// revision every page of the list is read at.
+type Token struct {
+	Revision int64
+	Start    string // key relative to the resource's prefix
+}
+
+type tokenJSON struct {
+	APIVersion string `json:"v"`
+	Revision   int64  `json:"rv"`
+	Start      string `json:"start"`
+}
+
+func encodeToken(rev int64, start string) string {
+	data, _ := json.Marshal(tokenJSON{APIVersion: "meta.k8s.io/v1", Revision: rev, Start: start})
+	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+// DecodeToken parses and checks a continue token from a client.
+func DecodeToken(s string) (*Token, error) {
+	data, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("continue key is not valid: %v", err)
+	}
+	var t tokenJSON
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("continue key is not valid: %v", err)
+	}
+	switch {
+	case t.APIVersion != "meta.k8s.io/v1":
+		return nil, fmt.Errorf("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+	case t.Revision <= 0:
+		return nil, fmt.Errorf("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+	case t.Start == "" || strings.ContainsRune(t.Start, 0) || strings.Contains(t.Start, ".."):
+		return nil, fmt.Errorf("continue key is not valid: encoded start key is invalid")
+	}
+	return &Token{Revision: t.Revision, Start: t.Start}, nil
+}
+
+// withRevision copies obj with its resourceVersion set to rev.
+func withRevision(obj runtime.Object, rev int64) runtime.Object {
+	out := obj.DeepCopyObject()
+	if m, err := meta.Accessor(out); err == nil {
+		m.SetResourceVersion(fmt.Sprint(rev))
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/google/btree"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// watcherBuffer bounds how many live events a watcher may lag behind
+// before it is ended; its client resumes from the last revision it saw.
+const watcherBuffer = 512
+
+// ErrTooSlow ends a watcher that could not keep up.
+var ErrTooSlow = errors.New("watcher could not keep up")
+
+// ErrExpired means a watch asked to resume from before the window.
+type ErrExpired struct{ Requested, Oldest int64 }
+
+func (e *ErrExpired) Error() string {
+	return fmt.Sprintf("too old resource version: %d (%d)", e.Requested, e.Oldest)
+}
+
+// Filter selects what a list or watch sees.
+type Filter struct {
+	// Prefix restricts keys (a namespace's keys, say).
+	Prefix string
+	// Match tests an object; nil matches everything.
+	Match func(runtime.Object) bool
+}
+
+func (f Filter) matches(obj runtime.Object) bool { return f.Match == nil || f.Match(obj) }
+
+// Delivery is one event as one watcher sees it.
+type Delivery struct {
+	Event *Event
+	// Type is the event's type for this watcher: with a filter, an object
+	// that starts matching is Added and one that stops is Deleted.
+	Type watch.EventType
+	// Bookmark, when non-zero, makes this a bookmark at that revision.
+	Bookmark int64
+}
+
+// Object is what the delivery sends: for an object that stopped matching,
+// its previous state at the event's revision.
+func (d Delivery) Object() runtime.Object {
+	if d.Type == watch.Deleted && d.Event.Type == watch.Modified {
+		return withRevision(d.Event.Prev, d.Event.Rev)
+	}
+	return d.Event.Obj
+}
+
+// Watcher receives the events of one watch.
+type Watcher struct {
+	cache     *Cache
+	filter    Filter
+	after     int64 // events at or before this revision are not sent
+	bookmarks bool
+	ch        chan Delivery
+	done      chan struct{}
+	once      sync.Once
+	err       error
+}
+
+// Deliveries streams the watch's live events in revision order.
+func (w *Watcher) Deliveries() <-chan Delivery { return w.ch }
+
+// Done is closed when the watch ends from the cache's side.
+func (w *Watcher) Done() <-chan struct{} { return w.done }
+
+// Err tells why Done was closed (nil when the cache was rebuilt).
+func (w *Watcher) Err() error { return w.err }
+
+// Stop ends the watch and releases it.
+func (w *Watcher) Stop() {
+	w.cache.mu.Lock()
+	delete(w.cache.watchers, w)
+	w.cache.mu.Unlock()
+	w.stop(nil)
+}
+
+func (w *Watcher) stop(err error) {
+	w.once.Do(func() {
+		w.err = err
+		close(w.done)
+	})
+}
+
+// classify says how the watcher sees e, and whether it sees it at all.
+func (w *Watcher) classify(e *Event) (watch.EventType, bool) {
+	if e.Rev <= w.after || !strings.HasPrefix(e.Key, w.filter.Prefix) {
+		return "", false
+	}
+	if w.filter.Match == nil {
+		return e.Type, true
+	}
+	switch e.Type {
+	case watch.Added, watch.Deleted:
+		return e.Type, w.filter.Match(e.Obj)
+	}
+	now, before := w.filter.Match(e.Obj), w.filter.Match(e.Prev)
+	switch {
+	case now && before:
+		return watch.Modified, true
+	case now:
+		return watch.Added, true
+	case before:
+		return watch.Deleted, true
+	}
+	return "", false
+}
+
+// offer queues e if it concerns the watcher; c.mu is held.
+func (w *Watcher) offer(e *Event) {
+	if typ, ok := w.classify(e); ok {
+		w.push(Delivery{Event: e, Type: typ})
+	}
+}
+
+// push queues d without blocking; a watcher with a full queue is ended.
+func (w *Watcher) push(d Delivery) {
+	select {
+	case w.ch <- d:
+	default:
+		delete(w.cache.watchers, w)
+		w.stop(ErrTooSlow)
+	}
+}
+
+// WatchFrom starts a watch of every change after rev. The changes already
+// in the window come back as the backlog, to send before Deliveries.
+func (c *Cache) WatchFrom(ctx context.Context, rev int64, filter Filter, bookmarks bool) (*Watcher, []Delivery, error) {
+	if err := c.WaitReady(ctx); err != nil {
+		return nil, nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if oldest := c.oldestWatchable(); rev < oldest {
+		return nil, nil, &ErrExpired{Requested: rev, Oldest: oldest}
+	}
+	w := c.newWatcher(filter, rev, bookmarks)
+	var backlog []Delivery
+	for _, e := range c.events {
+		if typ, ok := w.classify(e); ok {
+			backlog = append(backlog, Delivery{Event: e, Type: typ})
+		}
+	}
+	w.after = max(rev, c.rev)
+	c.watchers[w] = struct{}{}
+	return w, backlog, nil
+}
+
+// WatchWithState starts a watch at the index's current revision and
+// returns the objects that match at that revision, in key order, for the
+// synthetic ADDED events that start it.
+func (c *Cache) WatchWithState(ctx context.Context, filter Filter, bookmarks bool) (*Watcher, []runtime.Object, int64, error) {
+	if err := c.WaitReady(ctx); err != nil {
+		return nil, nil, 0, err
+	}
+	c.mu.Lock()
+	tree, rev := c.tree.Clone(), c.rev
+	w := c.newWatcher(filter, rev, bookmarks)
+	c.watchers[w] = struct{}{}
+	c.mu.Unlock()
+	return w, collect(tree, filter, "", 0).items, rev, nil
+}
+
+func (c *Cache) newWatcher(filter Filter, after int64, bookmarks bool) *Watcher {
+	return &Watcher{
+		cache: c, filter: filter, after: after, bookmarks: bookmarks,
+		ch: make(chan Delivery, watcherBuffer), done: make(chan struct{}),
+	}
+}
+
+// page is a run of matching objects from an index.
+type page struct {
+	items []runtime.Object
+	// next is the key to continue from, empty when the range is done.
+	next string
+	// remaining counts the keys after the page, when asked.
+	remaining int64
+}
+
+// collect gathers up to limit (0: all) matching objects with keys under
+// filter.Prefix, starting at start.
+func collect(tree *btree.BTreeG[*entry], filter Filter, start string, limit int) page {
+	var p page
+	from := &entry{key: filter.Prefix}
+	if start > filter.Prefix {
+		from.key = start
+	}
+	tree.AscendGreaterOrEqual(from, func(e *entry) bool {
+		if !strings.HasPrefix(e.key, filter.Prefix) {
+			return false
+		}
+		if !filter.matches(e.obj) {
+			return true
+		}
+		if limit > 0 && len(p.items) == limit {
+			p.next = e.key
+			return false
+		}
+		p.items = append(p.items, e.obj)
+		return true
+	})
+	return p
+}

@@ -1,0 +1,109 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/request"
+)
+
+// listOptions reads and validates the options of a list or watch the way
+// kube-apiserver does: 400 for what does not parse, 422 for combinations
+// that are not allowed, 400 for field selectors the resource lacks.
+func listOptions(r *http.Request, req *request.Info, store *registry.Store) (*metainternalversion.ListOptions, error) {
+	opts := &metainternalversion.ListOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if req.Verb == "watch" {
+		opts.Watch = true
+	}
+	metainternalversion.SetListOptionsDefaults(opts, true)
+	if errs := validation.ValidateListOptions(opts, true); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	if opts.FieldSelector != nil && !opts.FieldSelector.Empty() {
+		converted, err := store.Info.ConvertFieldSelector(opts.FieldSelector)
+		if err != nil {
+			return nil, err
+		}
+		opts.FieldSelector = converted
+	}
+	return opts, nil
+}
+
+// parseRevision reads a resourceVersion option; "" and "0" are 0.
+func parseRevision(rv string) (int64, error) {
+	if rv == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil || n < 0 {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
+	}
+	return n, nil
+}
+
+// filterFor builds the cache filter of a request: its namespace and its
+// label and field selectors.
+func filterFor(req *request.Info, store *registry.Store, opts *metainternalversion.ListOptions) cache.Filter {
+	filter := cache.Filter{Prefix: store.CollectionPrefix(req.Namespace)}
+	labelSel, fieldSel := opts.LabelSelector, opts.FieldSelector
+	if labelSel == nil {
+		labelSel = labels.Everything()
+	}
+	if fieldSel == nil {
+		fieldSel = fields.Everything()
+	}
+	if labelSel.Empty() && fieldSel.Empty() {
+		return filter
+	}
+	info := store.Info
+	filter.Match = func(obj runtime.Object) bool {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return false
+		}
+		if !labelSel.Matches(labels.Set(m.GetLabels())) {
+			return false
+		}
+		return fieldSel.Empty() || fieldSel.Matches(info.SelectableFields(obj))
+	}
+	return filter
+}
+
+// cacheError turns a cache error into the Status kube-apiserver answers.
+func cacheError(err error) error {
+	switch e := err.(type) {
+	case *cache.ErrTooLarge:
+		status := apierrors.NewTimeoutError(e.Error(), 1)
+		status.ErrStatus.Details.Causes = []metav1.StatusCause{{
+			Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version",
+		}}
+		return status
+	case *cache.ErrGone:
+		return apierrors.NewResourceExpired(e.Message)
+	case *cache.ErrExpired:
+		return apierrors.NewResourceExpired(e.Error())
+	}
+	return err
+}
+
+// internalListOptions is the parsed form of list and watch options.
+type internalListOptions = metainternalversion.ListOptions
+
+func fmtInt(n int64) string { return strconv.FormatInt(n, 10) }

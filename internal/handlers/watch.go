@@ -1,0 +1,189 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/request"
+)
+
+// watchStream writes watch events to one client, flushing each.
+type watchStream struct {
+	w       http.ResponseWriter
+	flusher http.Flusher
+	encoder runtime.Encoder
+	buf     bytes.Buffer
+}
+
+// send writes one event as {"type":...,"object":...} on a line.
+func (s *watchStream) send(typ watch.EventType, obj runtime.Object) error {
+	s.buf.Reset()
+	fmt.Fprintf(&s.buf, `{"type":%q,"object":`, typ)
+	if err := s.encoder.Encode(obj, &s.buf); err != nil {
+		return err
+	}
+	if b := s.buf.Bytes(); b[len(b)-1] == '\n' {
+		s.buf.Truncate(s.buf.Len() - 1)
+	}
+	s.buf.WriteString("}\n")
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return err
+	}
+	s.flusher.Flush()
+	return nil
+}
+
+// watch streams changes to a collection (SPEC W1-W7).
+func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
+	opts, err := listOptions(r, req, store)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rev, err := parseRevision(opts.ResourceVersion)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	info, err := codecs.NegotiateOutput(r, store.Serializers())
+	if err != nil || info.StreamSerializer == nil || info.MediaType != "application/json" {
+		writeError(w, r, codecs.NotAcceptable([]string{"application/json", "application/json;stream=watch"}))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), a.watchTimeout(opts.TimeoutSeconds))
+	defer cancel()
+
+	c := a.caches[store.Info.GroupVersionResource()]
+	filter := filterFor(req, store, opts)
+	initialEvents := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+
+	// Wait for the state the watch starts from before answering, so that
+	// "Too large resource version" can still be a plain error response.
+	switch {
+	case initialEvents && opts.ResourceVersion == "", !initialEvents && opts.ResourceVersion == "":
+		err = c.WaitFresh(ctx)
+	case initialEvents && rev > 0:
+		err = c.WaitNotOlderThan(ctx, rev)
+	}
+	if err != nil {
+		writeError(w, r, cacheError(err))
+		return
+	}
+
+	var watcher *cache.Watcher
+	var initial []runtime.Object
+	var backlog []cache.Delivery
+	var startRev int64
+	switch {
+	case initialEvents:
+		watcher, initial, startRev, err = c.WatchWithState(ctx, filter, opts.AllowWatchBookmarks)
+	case opts.ResourceVersion == "":
+		watcher, backlog, err = c.WatchFrom(ctx, c.Revision(), filter, opts.AllowWatchBookmarks)
+	default:
+		watcher, backlog, err = c.WatchFrom(ctx, rev, filter, opts.AllowWatchBookmarks)
+	}
+
+	w.Header().Set("Content-Type", info.MediaType)
+	w.Header().Set("Transfer-Encoding", "chunked")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	stream := &watchStream{w: w, flusher: flusher, encoder: info.StreamSerializer.Serializer}
+	if flusher == nil {
+		return
+	}
+	flusher.Flush()
+	if err != nil {
+		// Like kube-apiserver, a watch that cannot start from the asked
+		// version answers 200 with one ERROR event.
+		status := apiStatus(cacheError(err))
+		status.SetGroupVersionKind(statusGVK)
+		stream.send(watch.Error, status)
+		return
+	}
+	defer watcher.Stop()
+
+	for _, obj := range initial {
+		if stream.send(watch.Added, obj) != nil {
+			return
+		}
+	}
+	if initialEvents && opts.AllowWatchBookmarks {
+		if stream.send(watch.Bookmark, a.initialEventsEnd(store, startRev)) != nil {
+			return
+		}
+	}
+	for _, d := range backlog {
+		if stream.send(d.Type, d.Object()) != nil {
+			return
+		}
+	}
+	for {
+		select {
+		case d := <-watcher.Deliveries():
+			var err error
+			if d.Bookmark > 0 {
+				err = stream.send(watch.Bookmark, bookmark(store, d.Bookmark))
+			} else {
+				err = stream.send(d.Type, d.Object())
+			}
+			if err != nil {
+				return
+			}
+		case <-watcher.Done():
+			// Too slow, or the cache was rebuilt: the client resumes from
+			// the last version it saw, or relists.
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// watchTimeout is the client's timeoutSeconds, or else a random time
+// between the minimum request timeout and twice it, as kube-apiserver
+// spreads the ends of long watches.
+func (a *API) watchTimeout(timeoutSeconds *int64) time.Duration {
+	if timeoutSeconds != nil && *timeoutSeconds > 0 {
+		return time.Duration(*timeoutSeconds) * time.Second
+	}
+	min := a.opts.MinRequestTimeout
+	return min + time.Duration(rand.Int64N(int64(min)+1))
+}
+
+// bookmark is an object of the watched kind holding only a resource
+// version.
+func bookmark(store *registry.Store, rev int64) runtime.Object {
+	obj := store.New()
+	m, _ := meta.Accessor(obj)
+	m.SetResourceVersion(fmtInt(rev))
+	obj.GetObjectKind().SetGroupVersionKind(store.Info.GroupVersionKind())
+	return obj
+}
+
+// initialEventsEnd is the bookmark that ends a streaming list's initial
+// events.
+func (a *API) initialEventsEnd(store *registry.Store, rev int64) runtime.Object {
+	obj := bookmark(store, rev)
+	m, _ := meta.Accessor(obj)
+	empty, _ := store.NewListOf(nil)
+	var blueprint bytes.Buffer
+	store.Serializers()[0].Serializer.Encode(empty, &blueprint)
+	m.SetAnnotations(map[string]string{
+		metav1.InitialEventsAnnotationKey:             "true",
+		"kubernetes.io/initial-events-list-blueprint": base64.StdEncoding.EncodeToString(bytes.TrimSpace(blueprint.Bytes())),
+	})
+	return obj
+}
