@@ -49,12 +49,14 @@ type kapi struct {
 	cmd     *exec.Cmd
 	log     *syncBuffer
 	config  *rest.Config
+	args    []string // extra flags for serve, kept across restarts
 }
 
-// startKapi starts kapi on a free loopback port with a new data directory.
-func startKapi(t *testing.T) *kapi {
+// startKapi starts kapi on a free loopback port with a new data directory,
+// passing extraArgs (e.g. "--bookmark-interval", "1s") to serve.
+func startKapi(t *testing.T, extraArgs ...string) *kapi {
 	t.Helper()
-	k := &kapi{t: t, dataDir: t.TempDir()}
+	k := &kapi{t: t, dataDir: t.TempDir(), args: extraArgs}
 	k.start()
 	t.Cleanup(k.stop)
 	return k
@@ -67,7 +69,8 @@ func (k *kapi) start() {
 	kubeconfig := filepath.Join(k.dataDir, "kubeconfig")
 	os.Remove(kubeconfig) // the new process writes it once it listens
 	k.log = &syncBuffer{}
-	k.cmd = exec.Command(kapiBinary, "serve", "--data-dir", k.dataDir, "--listen", "127.0.0.1:0")
+	args := append([]string{"serve", "--data-dir", k.dataDir, "--listen", "127.0.0.1:0"}, k.args...)
+	k.cmd = exec.Command(kapiBinary, args...)
 	k.cmd.Stdout, k.cmd.Stderr = k.log, k.log
 	if err := k.cmd.Start(); err != nil {
 		t.Fatal(err)

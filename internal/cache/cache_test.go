@@ -1,0 +1,276 @@
+package cache
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kapi-dev/kapi/internal/storage"
+	"github.com/kapi-dev/kapi/internal/storage/pebble"
+)
+
+const prefix = "/registry/core/configmaps/"
+
+func decodeConfigMap(kv *storage.KeyValue) (runtime.Object, error) {
+	cm := &corev1.ConfigMap{}
+	if err := json.Unmarshal(kv.Value, cm); err != nil {
+		return nil, err
+	}
+	cm.ResourceVersion = strconv.FormatInt(kv.ModRevision, 10)
+	return cm, nil
+}
+
+func configMapValue(name string, labels map[string]string, data string) []byte {
+	b, _ := json.Marshal(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: labels},
+		Data:       map[string]string{"d": data},
+	})
+	return b
+}
+
+// newCache starts a cache over a fresh store.
+func newCache(t *testing.T, opts Options) (*Cache, storage.Store) {
+	t.Helper()
+	s, err := pebble.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); s.Close() })
+	c := New(s, prefix, decodeConfigMap, opts)
+	go c.Run(ctx)
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c, s
+}
+
+// openCache is newCache for benchmarks, with default options.
+func openCache(dir string) (storage.Store, *Cache, context.CancelFunc) {
+	s, err := pebble.Open(dir)
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := New(s, prefix, decodeConfigMap, Options{})
+	go c.Run(ctx)
+	c.WaitReady(ctx)
+	return s, c, cancel
+}
+
+func nextDelivery(t *testing.T, w *Watcher) Delivery {
+	t.Helper()
+	select {
+	case d := <-w.Deliveries():
+		return d
+	case <-w.Done():
+		t.Fatalf("watch ended: %v", w.Err())
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+	}
+	return Delivery{}
+}
+
+// TestEveryWriteReachesEveryWatcherOnce is DESIGN invariant 1: with many
+// concurrent writers, each watcher sees exactly the storage history after
+// its start, in revision order, whichever way it started.
+func TestEveryWriteReachesEveryWatcherOnce(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	const writers, writes, watchers = 6, 40, 8
+
+	type started struct {
+		w     *Watcher
+		after int64
+		seen  []int64
+	}
+	var ws []*started
+	startWatcher := func() {
+		rev := c.Revision()
+		w, backlog, err := c.WatchFrom(ctx, rev, Filter{Prefix: prefix}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := &started{w: w, after: rev}
+		for _, d := range backlog {
+			st.seen = append(st.seen, d.Event.Rev)
+		}
+		ws = append(ws, st)
+	}
+	startWatcher()
+
+	var wg sync.WaitGroup
+	for i := 0; i < writers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for j := 0; j < writes; j++ {
+				key := []byte(fmt.Sprintf("%sns/cm-%d-%d", prefix, i, j%5))
+				if j < 5 {
+					s.Create(ctx, key, configMapValue("x", nil, "v"))
+					continue
+				}
+				kv, _, err := s.Get(ctx, key, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if j%7 == 0 {
+					s.Delete(ctx, key, kv.ModRevision)
+					s.Create(ctx, key, configMapValue("x", nil, "again"))
+				} else {
+					s.Update(ctx, key, configMapValue("x", nil, fmt.Sprint(j)), kv.ModRevision)
+				}
+			}
+		}(i)
+	}
+	for len(ws) < watchers {
+		startWatcher() // watchers join while writes are under way
+		time.Sleep(time.Millisecond)
+	}
+	wg.Wait()
+	end, _ := s.CurrentRevision(ctx)
+	if err := c.WaitNotOlderThan(ctx, end); err != nil {
+		t.Fatal(err)
+	}
+
+	history, err := s.Watch(ctx, []byte(prefix), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []int64
+	for len(all) == 0 || all[len(all)-1] < end {
+		ev := <-history.Events()
+		all = append(all, ev.KV.ModRevision)
+	}
+	for i, st := range ws {
+		for st.after < end && (len(st.seen) == 0 || st.seen[len(st.seen)-1] < end) {
+			st.seen = append(st.seen, nextDelivery(t, st.w).Event.Rev)
+		}
+		var want []int64
+		for _, r := range all {
+			if r > st.after {
+				want = append(want, r)
+			}
+		}
+		if fmt.Sprint(st.seen) != fmt.Sprint(want) {
+			t.Fatalf("watcher %d from %d saw %v\nwant %v", i, st.after, st.seen, want)
+		}
+	}
+}
+
+func TestFilteredWatchTransitions(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	match := func(o runtime.Object) bool { return o.(*corev1.ConfigMap).Labels["tier"] == "web" }
+	w, _, err := c.WatchFrom(ctx, c.Revision(), Filter{Prefix: prefix, Match: match}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := []byte(prefix + "ns/a")
+	r1, _ := s.Create(ctx, key, configMapValue("a", nil, "1"))
+	r2, _ := s.Update(ctx, key, configMapValue("a", map[string]string{"tier": "web"}, "1"), r1)
+	r3, _ := s.Update(ctx, key, configMapValue("a", map[string]string{"tier": "web"}, "2"), r2)
+	r4, _ := s.Update(ctx, key, configMapValue("a", map[string]string{"tier": "db"}, "2"), r3)
+	for _, want := range []struct {
+		typ watch.EventType
+		rev int64
+	}{{watch.Added, r2}, {watch.Modified, r3}, {watch.Deleted, r4}} {
+		d := nextDelivery(t, w)
+		obj := d.Object().(*corev1.ConfigMap)
+		if d.Type != want.typ || obj.ResourceVersion != fmt.Sprint(want.rev) {
+			t.Fatalf("got %s at %s, want %s at %d", d.Type, obj.ResourceVersion, want.typ, want.rev)
+		}
+		if want.typ == watch.Deleted && obj.Labels["tier"] != "web" {
+			t.Fatalf("a DELETED for an object leaving the selection carries its previous state, got labels %v", obj.Labels)
+		}
+	}
+}
+
+func TestWatchFromBeforeWindowExpires(t *testing.T) {
+	c, s := newCache(t, Options{MaxEvents: 3})
+	ctx := context.Background()
+	first, _ := s.Create(ctx, []byte(prefix+"ns/0"), configMapValue("0", nil, ""))
+	for i := 1; i < 6; i++ {
+		s.Create(ctx, []byte(fmt.Sprintf("%sns/%d", prefix, i)), configMapValue("x", nil, ""))
+	}
+	end, _ := s.CurrentRevision(ctx)
+	c.WaitNotOlderThan(ctx, end)
+	_, _, err := c.WatchFrom(ctx, first, Filter{Prefix: prefix}, false)
+	if _, ok := err.(*ErrExpired); !ok {
+		t.Fatalf("watch from %d with only 3 events kept: %v, want ErrExpired", first, err)
+	}
+	if _, _, err := c.WatchFrom(ctx, end-3, Filter{Prefix: prefix}, false); err != nil {
+		t.Fatalf("watch from inside the window: %v", err)
+	}
+}
+
+func TestPagedListReadsOneSnapshot(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	for i := 0; i < 7; i++ {
+		s.Create(ctx, []byte(fmt.Sprintf("%sns/%d", prefix, i)), configMapValue(fmt.Sprint(i), nil, ""))
+	}
+	first, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Items) != 3 || first.Continue == "" || first.Remaining == nil || *first.Remaining != 4 {
+		t.Fatalf("first page: %d items, continue %q, remaining %v", len(first.Items), first.Continue, first.Remaining)
+	}
+	kv, _, _ := s.Get(ctx, []byte(prefix+"ns/5"), 0)
+	s.Delete(ctx, []byte(prefix+"ns/5"), kv.ModRevision)
+	s.Create(ctx, []byte(prefix+"ns/4a"), configMapValue("new", nil, ""))
+
+	var names []string
+	token := first.Continue
+	for token != "" {
+		tok, err := DecodeToken(token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 3, Continue: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Revision != first.Revision {
+			t.Fatalf("page at %d, first page at %d", page.Revision, first.Revision)
+		}
+		for _, o := range page.Items {
+			names = append(names, o.(*corev1.ConfigMap).Name)
+		}
+		token = page.Continue
+	}
+	if fmt.Sprint(names) != "[3 4 5 6]" {
+		t.Fatalf("later pages = %v, want the snapshot's [3 4 5 6]", names)
+	}
+}
+
+func TestWaitForFutureRevisionTimesOut(t *testing.T) {
+	c, _ := newCache(t, Options{})
+	err := c.waitFor(context.Background(), c.Revision()+100, 50*time.Millisecond)
+	if _, ok := err.(*ErrTooLarge); !ok {
+		t.Fatalf("got %v, want ErrTooLarge", err)
+	}
+}
+
+func TestConsistentReadOfQuietResource(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	// Writes elsewhere move the store's revision past the cache's.
+	for i := 0; i < 3; i++ {
+		s.Create(ctx, []byte(fmt.Sprintf("/registry/core/secrets/ns/%d", i)), []byte("{}"))
+	}
+	if err := c.WaitFresh(ctx); err != nil {
+		t.Fatalf("a cache with no writes of its own must still become fresh: %v", err)
+	}
+}
