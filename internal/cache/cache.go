@@ -75,7 +75,10 @@ type Cache struct {
 	// startRev is the revision the index was first built at; events are
 	// known only after it.
 	startRev int64
-	events   []*Event // oldest first
+	// lastChange is the revision of the newest event applied (or startRev):
+	// the index is the exact state at every revision from it to rev.
+	lastChange int64
+	events     []*Event // oldest first
 	watchers map[*Watcher]struct{}
 	// snapshots keep the index as of a revision for paged lists.
 	snapshots map[int64]*snapshot
@@ -197,6 +200,7 @@ func (c *Cache) reset(tree *btree.BTreeG[*entry], rev int64, progress func()) {
 	c.watchers = map[*Watcher]struct{}{}
 	c.tree = tree
 	c.startRev = rev
+	c.lastChange = rev
 	c.events = nil
 	c.snapshots = map[int64]*snapshot{}
 	c.progress = progress
@@ -258,6 +262,7 @@ func (c *Cache) apply(ev storage.Event) error {
 		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj})
 	}
 	c.events = append(c.events, e)
+	c.lastChange = e.Rev
 	c.trim(e.at)
 	c.setRev(e.Rev)
 	for w := range c.watchers {

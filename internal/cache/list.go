@@ -111,13 +111,17 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 func (c *Cache) stateFor(req ListRequest) (*btree.BTreeG[*entry], int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if req.Consistency == Exact && req.Revision != c.rev {
-		if s, ok := c.snapshots[req.Revision]; ok {
-			return s.tree, req.Revision
-		}
-		return nil, 0
+	if req.Consistency != Exact {
+		return c.tree.Clone(), c.rev
 	}
-	return c.tree.Clone(), c.rev
+	if s, ok := c.snapshots[req.Revision]; ok {
+		return s.tree, req.Revision
+	}
+	if c.lastChange <= req.Revision && req.Revision <= c.rev {
+		// Nothing changed since: the current index is the state at it.
+		return c.tree.Clone(), req.Revision
+	}
+	return nil, 0
 }
 
 func (c *Cache) keepSnapshot(rev int64, tree *btree.BTreeG[*entry]) {
