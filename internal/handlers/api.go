@@ -124,6 +124,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.create(w, r, req, store)
 	case "update":
 		a.update(w, r, req, store)
+	case "patch":
+		a.patch(w, r, req, store)
 	case "delete":
 		a.delete(w, r, req, store)
 	case "deletecollection":
@@ -156,7 +158,7 @@ func routable(info *resources.Info, req *request.Info) bool {
 
 // implementedVerbs are the verbs this server carries out; a resource
 // advertising others answers 405 for them until they exist.
-var implementedVerbs = []string{"get", "list", "watch", "create", "update", "delete", "deletecollection"}
+var implementedVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 
 func (a *API) allowed(info *resources.Info, req *request.Info) bool {
 	if !slices.Contains(implementedVerbs, req.Verb) {

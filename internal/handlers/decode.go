@@ -60,6 +60,12 @@ func decodeBody(w http.ResponseWriter, r *http.Request, store *registry.Store) (
 	if err != nil {
 		return nil, err
 	}
+	return decodeObject(w, data, info, validation, store)
+}
+
+// decodeObject decodes data into a new object of the store's kind, handling
+// unknown and duplicate fields according to validation.
+func decodeObject(w http.ResponseWriter, data []byte, info runtime.SerializerInfo, validation string, store *registry.Store) (runtime.Object, error) {
 	gvk := store.Info.GroupVersionKind()
 	decoder := info.Serializer
 	if validation != metav1.FieldValidationIgnore && info.StrictSerializer != nil {

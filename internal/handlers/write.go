@@ -153,19 +153,30 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 // makes the update conditional on it; without one the update applies to
 // whatever is current.
 func (a *API) updateObject(ctx context.Context, req *request.Info, store *registry.Store, obj runtime.Object, dry bool) (runtime.Object, error) {
+	return a.updateWith(ctx, req, store, dry, func(runtime.Object) (runtime.Object, error) {
+		return obj.DeepCopyObject(), nil
+	})
+}
+
+// updateWith stores what desired makes of the current object, through the
+// update strategy: the resourceVersion it carries must be current (or
+// empty), status and system fields follow the sub-resource's rules, and the
+// result is validated. desired runs again if another write intervenes.
+func (a *API) updateWith(ctx context.Context, req *request.Info, store *registry.Store, dry bool, desired registry.UpdateFunc) (runtime.Object, error) {
 	info := store.Info
-	wantRV := mustAccessor(obj).GetResourceVersion()
 	prepare := func(current runtime.Object) (runtime.Object, error) {
+		next, err := desired(current)
+		if err != nil {
+			return nil, err
+		}
 		cur := mustAccessor(current)
-		if wantRV != "" && wantRV != cur.GetResourceVersion() {
+		if rv := mustAccessor(next).GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
 			return nil, apierrors.NewConflict(store.GroupResource(), req.Name, fmt.Errorf(registry.ConflictMessage))
 		}
-		next := obj.DeepCopyObject()
 		if req.Subresource == "status" {
 			next = info.PrepareForStatusUpdate(next, current)
 		}
-		nm := mustAccessor(next)
-		keepSystemFields(nm, cur)
+		keepSystemFields(mustAccessor(next), cur)
 		if req.Subresource == "" {
 			info.PrepareForUpdate(next, current)
 		}

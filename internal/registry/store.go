@@ -55,6 +55,9 @@ func NewStore(info *resources.Info, s storage.Store) *Store {
 	return st
 }
 
+// Typed reports whether the resource has a Go type (built-in kinds).
+func (s *Store) Typed() bool { return s.typed }
+
 // GroupResource names the resource in errors.
 func (s *Store) GroupResource() schema.GroupResource { return s.gr }
 

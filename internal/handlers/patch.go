@@ -1,0 +1,168 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/request"
+)
+
+// maxJSONPatchOperations bounds a JSON patch, as in kube-apiserver.
+const maxJSONPatchOperations = 10000
+
+// patchTypes lists the patch types a resource accepts: strategic merge
+// needs a Go type with patch strategies, so custom resources lack it.
+func patchTypes(store *registry.Store) []string {
+	if store.Typed() {
+		return []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
+	}
+	return []string{string(types.JSONPatchType), string(types.MergePatchType)}
+}
+
+// patch applies a JSON, merge or strategic merge patch to the current
+// object and stores the result through the update strategy (SPEC U2).
+func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	validation, err := fieldValidation(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	patchType, err := negotiatePatchType(r, store)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	apply, err := patcher(patchType, body, store)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	jsonInfo := store.Serializers()[0]
+	updated, err := a.updateWith(r.Context(), req, store, dry, func(current runtime.Object) (runtime.Object, error) {
+		var original bytes.Buffer
+		if err := jsonInfo.Serializer.Encode(current, &original); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		patched, err := apply(original.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		obj, err := decodeObject(w, patched, jsonInfo, validation, store)
+		if err != nil {
+			return nil, err
+		}
+		m := mustAccessor(obj)
+		if m.GetName() != req.Name {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf(
+				"the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.Name))
+		}
+		return obj, matchNamespace(m, req, store)
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeObject(w, r, http.StatusOK, updated, store.Info.GroupVersionKind(), store.Serializers())
+}
+
+func negotiatePatchType(r *http.Request, store *registry.Store) (types.PatchType, error) {
+	supported := patchTypes(store)
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err == nil {
+		for _, t := range supported {
+			if mt == t {
+				return types.PatchType(t), nil
+			}
+		}
+	}
+	return "", unsupportedPatch(supported)
+}
+
+func unsupportedPatch(supported []string) error {
+	return codecs.UnsupportedMediaType(supported)
+}
+
+// patcher checks the patch body and returns the function that applies it
+// to an object's JSON.
+func patcher(patchType types.PatchType, body []byte, store *registry.Store) (func([]byte) ([]byte, error), error) {
+	if !json.Valid(body) {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: invalid JSON: %q", truncate(body)))
+	}
+	switch patchType {
+	case types.JSONPatchType:
+		ops, err := jsonpatch.DecodePatch(body)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if len(ops) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(ops)))
+		}
+		return func(original []byte) ([]byte, error) {
+			patched, err := ops.Apply(original)
+			if err != nil {
+				return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+			}
+			return patched, nil
+		}, nil
+	case types.MergePatchType:
+		return func(original []byte) ([]byte, error) {
+			patched, err := jsonpatch.MergePatch(original, body)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(err.Error())
+			}
+			return patched, nil
+		}, nil
+	default: // strategic merge
+		schemaObj := store.New()
+		return func(original []byte) ([]byte, error) {
+			patched, err := strategicpatch.StrategicMergePatch(original, body, schemaObj)
+			if err != nil {
+				return nil, strategicMergeError(err)
+			}
+			return patched, nil
+		}, nil
+	}
+}
+
+// strategicMergeError maps strategic merge errors as kube-apiserver does.
+func strategicMergeError(err error) error {
+	switch err {
+	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
+		mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
+		return apierrors.NewBadRequest(err.Error())
+	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
+		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	}
+	return apierrors.NewBadRequest(err.Error())
+}
+
+func truncate(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "..."
+	}
+	return string(b)
+}
