@@ -79,7 +79,7 @@ type Cache struct {
 	// the index is the exact state at every revision from it to rev.
 	lastChange int64
 	events     []*Event // oldest first
-	watchers map[*Watcher]struct{}
+	watchers   map[*Watcher]struct{}
 	// snapshots keep the index as of a revision for paged lists.
 	snapshots map[int64]*snapshot
 	ready     chan struct{}
