@@ -113,6 +113,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), req.Verb))
 		return
 	}
+	if req.Subresource == "scale" {
+		a.scale(w, r, req, store)
+		return
+	}
 	switch req.Verb {
 	case "get":
 		a.get(w, r, req, store)

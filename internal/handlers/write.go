@@ -177,7 +177,7 @@ func (a *API) updateWith(ctx context.Context, req *request.Info, store *registry
 			next = info.PrepareForStatusUpdate(next, current)
 		}
 		keepSystemFields(mustAccessor(next), cur)
-		if req.Subresource == "" {
+		if req.Subresource != "status" {
 			info.PrepareForUpdate(next, current)
 		}
 		if errs := info.ValidateUpdate(next, current); len(errs) > 0 {

@@ -58,6 +58,13 @@ func NewStore(info *resources.Info, s storage.Store) *Store {
 // Typed reports whether the resource has a Go type (built-in kinds).
 func (s *Store) Typed() bool { return s.typed }
 
+// NewStoreOfKind returns a store that only describes a built-in kind, for
+// decoding and patching objects that are not stored themselves (such as
+// Scale); it has no storage.
+func NewStoreOfKind(gvk schema.GroupVersionKind) *Store {
+	return NewStore(&resources.Info{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}, nil)
+}
+
 // GroupResource names the resource in errors.
 func (s *Store) GroupResource() schema.GroupResource { return s.gr }
 

@@ -30,7 +30,7 @@ func statusSubresource() SubresourceInfo {
 
 // scaleSubresource returns the autoscaling/v1 Scale sub-resource.
 func scaleSubresource() SubresourceInfo {
-	return SubresourceInfo{Name: "scale", Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: verbsStatus}
+	return SubresourceInfo{Name: "scale", Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: verbsStatus, Served: true}
 }
 
 // builtinResources lists the resources of the GA built-in group-versions, with the names, scope, verbs and sub-resources kube-apiserver reports in discovery.

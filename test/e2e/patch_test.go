@@ -153,3 +153,43 @@ func containerList(p *corev1.Pod) string {
 	}
 	return strings.Join(out, " ")
 }
+
+func TestScaleSubresource(t *testing.T) {
+	k := startKapi(t)
+	k.mustKubectl("create", "deployment", "web", "--image=nginx", "--replicas=2")
+	if out := k.mustKubectl("scale", "deployment", "web", "--replicas=5"); !strings.Contains(out, "scaled") {
+		t.Fatalf("kubectl scale: %s", out)
+	}
+	deployments := k.clientset().AppsV1().Deployments("default")
+	s, err := deployments.GetScale(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Spec.Replicas != 5 || s.Status.Selector != "app=web" {
+		t.Fatalf("scale = %+v", s)
+	}
+	s.Spec.Replicas = 7
+	if _, err := deployments.UpdateScale(ctx, "web", s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := deployments.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil || *d.Spec.Replicas != 7 || d.Generation != 3 {
+		t.Fatalf("deployment after scale updates: replicas %d generation %d, %v", *d.Spec.Replicas, d.Generation, err)
+	}
+	// The Scale's resourceVersion is a precondition on the deployment.
+	s.Spec.Replicas = 1
+	if _, err := deployments.UpdateScale(ctx, "web", s, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
+		t.Fatalf("stale scale update: %v", err)
+	}
+	s.ResourceVersion = ""
+	s.Spec.Replicas = -1
+	if _, err := deployments.UpdateScale(ctx, "web", s, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Fatalf("negative replicas: %v", err)
+	}
+	if _, err := deployments.Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":3}}`), metav1.PatchOptions{}, "scale"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := deployments.Get(ctx, "web", metav1.GetOptions{}); *d.Spec.Replicas != 3 {
+		t.Fatalf("after scale patch: %d replicas", *d.Spec.Replicas)
+	}
+}

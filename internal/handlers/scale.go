@@ -1,0 +1,203 @@
+package handlers
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/request"
+)
+
+var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+
+// scale serves the scale sub-resource: a workload's replicas as an
+// autoscaling/v1 Scale, read from and written to its spec.replicas.
+func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
+	infos := codecs.Factory.SupportedMediaTypes()
+	var obj runtime.Object
+	var err error
+	switch req.Verb {
+	case "get":
+		obj, err = store.Get(r.Context(), req.Namespace, req.Name)
+	case "update", "patch":
+		obj, err = a.writeScale(w, r, req, store)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s, err := scaleOf(obj)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeObject(w, r, http.StatusOK, s, scaleGVK, infos)
+}
+
+// writeScale applies a Scale (PUT) or a patch of one (PATCH) to the
+// workload's replicas.
+func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) (runtime.Object, error) {
+	dry, err := dryRun(r)
+	if err != nil {
+		return nil, err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	desiredScale, err := scaleRequest(r, req, body)
+	if err != nil {
+		return nil, err
+	}
+	return a.updateWith(r.Context(), req, store, dry, func(current runtime.Object) (runtime.Object, error) {
+		currentScale, err := scaleOf(current)
+		if err != nil {
+			return nil, err
+		}
+		wanted, err := desiredScale(currentScale)
+		if err != nil {
+			return nil, err
+		}
+		if wanted.Spec.Replicas < 0 {
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: "autoscaling", Kind: "Scale"}, req.Name, field.ErrorList{
+				field.Invalid(field.NewPath("spec", "replicas"), wanted.Spec.Replicas, "must be greater than or equal to 0"),
+			})
+		}
+		next, err := withReplicas(current, store, wanted.Spec.Replicas)
+		if err != nil {
+			return nil, err
+		}
+		// A resourceVersion in the Scale is a precondition on the workload.
+		mustAccessor(next).SetResourceVersion(wanted.ResourceVersion)
+		if wanted.ResourceVersion == "" {
+			mustAccessor(next).SetResourceVersion(currentScale.ResourceVersion)
+		}
+		return next, nil
+	})
+}
+
+// scaleRequest reads the body of a scale write into a function from the
+// current Scale to the wanted one.
+func scaleRequest(r *http.Request, req *request.Info, body []byte) (func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error), error) {
+	infos := codecs.Factory.SupportedMediaTypes()
+	decode := func(data []byte, info runtime.SerializerInfo) (*autoscalingv1.Scale, error) {
+		s := &autoscalingv1.Scale{}
+		if _, _, err := info.Serializer.Decode(data, &scaleGVK, s); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", decodeErrorText(err)))
+		}
+		if s.Name != req.Name {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, req.Name))
+		}
+		return s, nil
+	}
+	if req.Verb == "update" {
+		info, err := codecs.NegotiateInput(r.Header.Get("Content-Type"), infos)
+		if err != nil {
+			return nil, err
+		}
+		s, err := decode(body, info)
+		if err != nil {
+			return nil, err
+		}
+		return func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return s, nil }, nil
+	}
+	patchType, err := negotiatePatchType(r, scaleStore)
+	if err != nil {
+		return nil, err
+	}
+	apply, err := patcher(patchType, body, scaleStore)
+	if err != nil {
+		return nil, err
+	}
+	return func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		var original bytes.Buffer
+		current.SetGroupVersionKind(scaleGVK)
+		if err := infos[0].Serializer.Encode(current, &original); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		patched, err := apply(original.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		return decode(patched, infos[0])
+	}, nil
+}
+
+// scaleStore lets the patch machinery treat Scale as a typed kind.
+var scaleStore = registry.NewStoreOfKind(scaleGVK)
+
+// scaleOf describes a workload's replicas as a Scale.
+func scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	m := mustAccessor(obj)
+	replicas, found, _ := unstructured.NestedInt64(u, "spec", "replicas")
+	if !found {
+		replicas = 1 // the default kube-apiserver would have set
+	}
+	statusReplicas, _, _ := unstructured.NestedInt64(u, "status", "replicas")
+	return &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
+			ResourceVersion: m.GetResourceVersion(), CreationTimestamp: m.GetCreationTimestamp(),
+		},
+		Spec:   autoscalingv1.ScaleSpec{Replicas: int32(replicas)},
+		Status: autoscalingv1.ScaleStatus{Replicas: int32(statusReplicas), Selector: selectorString(u)},
+	}, nil
+}
+
+// selectorString renders spec.selector: a LabelSelector for apps
+// workloads, a plain map for ReplicationControllers.
+func selectorString(u map[string]interface{}) string {
+	raw, found, _ := unstructured.NestedMap(u, "spec", "selector")
+	if !found {
+		return ""
+	}
+	if _, isLabelSelector := raw["matchLabels"]; isLabelSelector || raw["matchExpressions"] != nil {
+		sel := &metav1.LabelSelector{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(raw, sel) != nil {
+			return ""
+		}
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			return ""
+		}
+		return s.String()
+	}
+	set := labels.Set{}
+	for k, v := range raw {
+		if s, ok := v.(string); ok {
+			set[k] = s
+		}
+	}
+	return labels.SelectorFromSet(set).String()
+}
+
+// withReplicas returns a copy of obj with spec.replicas set.
+func withReplicas(obj runtime.Object, store *registry.Store, replicas int32) (runtime.Object, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if err := unstructured.SetNestedField(u, int64(replicas), "spec", "replicas"); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	out := store.New()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, out); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return out, nil
+}
