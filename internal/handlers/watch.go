@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kapi-dev/kapi/internal/cache"
@@ -20,30 +20,58 @@ import (
 	"github.com/kapi-dev/kapi/internal/request"
 )
 
-// watchStream writes watch events to one client, flushing each.
+// watchStream writes watch events to one client in the negotiated
+// representation: JSON documents one after another, or length-prefixed
+// protobuf frames, each holding a WatchEvent whose object is encoded on its
+// own, and flushes each.
 type watchStream struct {
-	w       http.ResponseWriter
 	flusher http.Flusher
-	encoder runtime.Encoder
+	stream  streaming.Encoder
+	object  runtime.Encoder
 	buf     bytes.Buffer
 }
 
-// send writes one event as {"type":...,"object":...} on a line.
+func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.SerializerInfo) *watchStream {
+	framer := info.StreamSerializer.Framer.NewFrameWriter(w)
+	return &watchStream{
+		flusher: flusher,
+		stream:  streaming.NewEncoder(framer, info.StreamSerializer.Serializer),
+		object:  info.Serializer,
+	}
+}
+
+// send writes one event.
 func (s *watchStream) send(typ watch.EventType, obj runtime.Object) error {
 	s.buf.Reset()
-	fmt.Fprintf(&s.buf, `{"type":%q,"object":`, typ)
-	if err := s.encoder.Encode(obj, &s.buf); err != nil {
+	if err := s.object.Encode(obj, &s.buf); err != nil {
 		return err
 	}
-	if b := s.buf.Bytes(); b[len(b)-1] == '\n' {
-		s.buf.Truncate(s.buf.Len() - 1)
-	}
-	s.buf.WriteString("}\n")
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+	event := &metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: bytes.TrimRight(s.buf.Bytes(), "\n")}}
+	if err := s.stream.Encode(event); err != nil {
 		return err
 	}
 	s.flusher.Flush()
 	return nil
+}
+
+// watchSerializers are the representations a watch can stream in.
+func watchSerializers(store *registry.Store) []runtime.SerializerInfo {
+	var out []runtime.SerializerInfo
+	for _, info := range store.Serializers() {
+		if info.StreamSerializer != nil {
+			out = append(out, info)
+		}
+	}
+	return out
+}
+
+// watchContentType is the Content-Type of a watch response: JSON is sent
+// as plain JSON, other media types say that they are a stream.
+func watchContentType(mediaType string) string {
+	if mediaType == runtime.ContentTypeJSON {
+		return mediaType
+	}
+	return mediaType + ";stream=watch"
 }
 
 // watch streams changes to a collection (SPEC W1-W7).
@@ -58,9 +86,14 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
-	info, err := codecs.NegotiateOutput(r, store.Serializers())
-	if err != nil || info.StreamSerializer == nil || info.MediaType != "application/json" {
-		writeError(w, r, codecs.NotAcceptable([]string{"application/json", "application/json;stream=watch"}))
+	streamable := watchSerializers(store)
+	info, err := codecs.NegotiateOutput(r, streamable)
+	if err != nil {
+		var types []string
+		for _, s := range streamable {
+			types = append(types, s.MediaType+";stream=watch")
+		}
+		writeError(w, r, codecs.NotAcceptable(types))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), a.watchTimeout(opts.TimeoutSeconds))
@@ -96,14 +129,14 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		watcher, backlog, err = c.WatchFrom(ctx, rev, filter, opts.AllowWatchBookmarks)
 	}
 
-	w.Header().Set("Content-Type", info.MediaType)
+	w.Header().Set("Content-Type", watchContentType(info.MediaType))
 	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	stream := &watchStream{w: w, flusher: flusher, encoder: info.StreamSerializer.Serializer}
-	if flusher == nil {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
 		return
 	}
+	stream := newWatchStream(w, flusher, info)
 	flusher.Flush()
 	if err != nil {
 		// Like kube-apiserver, a watch that cannot start from the asked
