@@ -274,3 +274,41 @@ func TestConsistentReadOfQuietResource(t *testing.T) {
 		t.Fatalf("a cache with no writes of its own must still become fresh: %v", err)
 	}
 }
+
+// TestSlowWatcherIsEnded checks that a watcher that stops reading is cut
+// off instead of buffering without bound, and that others are unaffected.
+func TestSlowWatcherIsEnded(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	slow, _, err := c.WatchFrom(ctx, c.Revision(), Filter{Prefix: prefix}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, _, _ := c.WatchFrom(ctx, c.Revision(), Filter{Prefix: prefix}, false)
+	done := make(chan int)
+	go func() {
+		n := 0
+		for range fast.Deliveries() {
+			if n++; n == watcherBuffer+10 {
+				break
+			}
+		}
+		done <- n
+	}()
+	for i := 0; i < watcherBuffer+10; i++ {
+		if _, err := s.Create(ctx, []byte(fmt.Sprintf("%sns/%04d", prefix, i)), configMapValue("x", nil, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-slow.Done():
+		if slow.Err() != ErrTooSlow {
+			t.Fatalf("slow watcher ended with %v", slow.Err())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("slow watcher was not ended")
+	}
+	if n := <-done; n != watcherBuffer+10 {
+		t.Fatalf("reading watcher got %d events", n)
+	}
+}
