@@ -82,30 +82,47 @@ func routeAccepts(clauses []mediaRange, mediaTypes []string) bool {
 
 // NegotiateOutput chooses the serializer for the response to r among infos
 // (the first is the default). It fails with a 406 Status when none fits.
+// Clauses asking for a conversion (as=...) are not served by it.
 func NegotiateOutput(r *http.Request, infos []runtime.SerializerInfo) (runtime.SerializerInfo, error) {
+	info, _, err := NegotiateOutputConversion(r, infos, nil)
+	return info, err
+}
+
+// Conversion is what an Accept clause's g, v and as parameters ask for,
+// such as a meta.k8s.io/v1 Table instead of the object itself.
+type Conversion struct {
+	Group, Version, As string
+}
+
+// NegotiateOutputConversion is NegotiateOutput for endpoints that can also
+// answer with a conversion: a clause with as=... is taken when allowed
+// accepts its conversion in that media type. The zero Conversion means the
+// object itself.
+func NegotiateOutputConversion(r *http.Request, infos []runtime.SerializerInfo, allowed func(Conversion, string) bool) (runtime.SerializerInfo, Conversion, error) {
 	header := r.Header.Get("Accept")
 	clauses := parseAccept(header)
 	if strings.TrimSpace(header) == "" {
-		return infos[0], nil
+		return infos[0], Conversion{}, nil
 	}
 	types := mediaTypes(infos)
 	if !routeAccepts(clauses, types) {
-		return runtime.SerializerInfo{}, notAcceptableAtRoute(types)
+		return runtime.SerializerInfo{}, Conversion{}, notAcceptableAtRoute(types)
 	}
 	for _, c := range clauses {
-		if hasConversion(c.params) {
-			continue // Tables and metadata-only views are not served yet
+		conv := Conversion{Group: c.params["g"], Version: c.params["v"], As: c.params["as"]}
+		if hasConversion(c.params) && (allowed == nil || !allowed(conv, c.mediaType)) {
+			continue
 		}
 		if c.mediaType == "*/*" {
-			return infos[0], nil
+			return infos[0], Conversion{}, nil
 		}
 		for _, info := range infos {
 			if info.MediaType == c.mediaType {
-				return info, nil
+				return info, conv, nil
 			}
 		}
 	}
-	return runtime.SerializerInfo{}, NotAcceptable(types)
+	return runtime.SerializerInfo{}, Conversion{}, NotAcceptable(types)
 }
 
 func hasConversion(params map[string]string) bool {

@@ -36,16 +36,17 @@ func requestAccepting(accept string) *http.Request {
 }
 
 // TestSupportedMediaTypes pins the order the 406 messages below list, which
-// is also kube-apiserver's: JSON (the default), YAML, protobuf.
+// is also kube-apiserver's with CBOR serving on: JSON (the default), YAML,
+// protobuf, CBOR.
 func TestSupportedMediaTypes(t *testing.T) {
 	got := mediaTypes(Factory.SupportedMediaTypes())
-	want := []string{jsonType, yamlType, protobufType}
+	want := []string{jsonType, yamlType, protobufType, "application/cbor"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("SupportedMediaTypes() = %v, want %v", got, want)
 	}
 	got = mediaTypes(UnstructuredSerializers)
-	if strings.Join(got, ",") != jsonType+","+yamlType {
-		t.Fatalf("UnstructuredSerializers = %v, want [%s %s]", got, jsonType, yamlType)
+	if strings.Join(got, ",") != jsonType+","+yamlType+",application/cbor" {
+		t.Fatalf("UnstructuredSerializers = %v, want JSON, YAML and CBOR", got)
 	}
 }
 
@@ -158,8 +159,8 @@ func TestNegotiateOutputUnstructured(t *testing.T) {
 		{accept: "*/*", want: jsonType},
 		{accept: "application/yaml", want: yamlType},
 		{accept: "application/vnd.kubernetes.protobuf, application/json", want: jsonType},
-		{accept: "application/vnd.kubernetes.protobuf", msg: "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml"},
-		{accept: "application/json;as=Table;g=meta.k8s.io;v=v1", msg: "only the following media types are accepted: application/json, application/yaml"},
+		{accept: "application/vnd.kubernetes.protobuf", msg: "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/cbor"},
+		{accept: "application/json;as=Table;g=meta.k8s.io;v=v1", msg: "only the following media types are accepted: application/json, application/yaml, application/cbor"},
 	} {
 		got, err := NegotiateOutput(requestAccepting(tc.accept), infos)
 		if tc.want != "" {
@@ -231,7 +232,7 @@ func TestNegotiateInputUnstructured(t *testing.T) {
 	if err == nil {
 		t.Fatal("custom resources accepted a protobuf body")
 	}
-	want := "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
+	want := "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/cbor"
 	if s := statusOf(t, err); s.Code != http.StatusUnsupportedMediaType || s.Message != want {
 		t.Errorf("got %d %q, want 415 %q", s.Code, s.Message, want)
 	}

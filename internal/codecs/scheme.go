@@ -22,9 +22,11 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
@@ -50,7 +52,10 @@ func init() {
 	// Status, the option types and WatchEvent are understood in every version.
 	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
 	metav1.AddToGroupVersion(Scheme, metav1.SchemeGroupVersion)
-	Factory = serializer.NewCodecFactory(Scheme)
+	// Table and PartialObjectMetadata, in both versions clients ask for.
+	utilruntime.Must(metav1.AddMetaToScheme(Scheme))
+	utilruntime.Must(metav1beta1.AddMetaToScheme(Scheme))
+	Factory = serializer.NewCodecFactory(Scheme, serializer.WithSerializer(cbor.NewSerializerInfo))
 }
 
 // UnstructuredSerializers serve objects kapi has no Go type for: JSON and
@@ -65,6 +70,7 @@ var UnstructuredSerializers = func() []runtime.SerializerInfo {
 			StreamSerializer: &runtime.StreamSerializerInfo{EncodesAsText: true, Serializer: jsonSerializer, Framer: json.Framer}},
 		{MediaType: runtime.ContentTypeYAML, MediaTypeType: "application", MediaTypeSubType: "yaml", EncodesAsText: true,
 			Serializer: yamlSerializer, StrictSerializer: yamlSerializer},
+		cbor.NewSerializerInfo(creater, typer),
 	}
 }()
 

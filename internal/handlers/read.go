@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -17,13 +16,22 @@ import (
 // resourceVersion is given, otherwise from the watch cache (any state for
 // "0", a state not older than the version for others).
 func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
-	rvParam := r.URL.Query().Get("resourceVersion")
-	obj, err := a.getAt(r, req, store, rvParam)
+	target, err := negotiateRead(r, store.Serializers(), req.Verb)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeObject(w, r, http.StatusOK, obj, store.Info.GroupVersionKind(), store.Serializers())
+	obj, err := a.getAt(r, req, store, r.URL.Query().Get("resourceVersion"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, gvk, err := target.transform(store, obj, nil, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 
 func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, rvParam string) (runtime.Object, error) {
@@ -56,6 +64,11 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, st
 		writeError(w, r, err)
 		return
 	}
+	target, err := negotiateRead(r, store.Serializers(), req.Verb)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	listReq, err := listRequest(req, store, opts)
 	if err != nil {
 		writeError(w, r, err)
@@ -66,18 +79,15 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, st
 		writeError(w, r, cacheError(err))
 		return
 	}
-	list, err := store.NewListOf(res.Items)
+	listMeta := &metav1.ListMeta{
+		ResourceVersion: formatRevision(res.Revision), Continue: res.Continue, RemainingItemCount: res.Remaining,
+	}
+	out, gvk, err := target.transform(store, nil, res.Items, listMeta)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	lm, _ := meta.ListAccessor(list)
-	lm.SetResourceVersion(formatRevision(res.Revision))
-	lm.SetContinue(res.Continue)
-	lm.SetRemainingItemCount(res.Remaining)
-	gvk := store.Info.GroupVersionKind()
-	gvk.Kind += "List"
-	writeObject(w, r, http.StatusOK, list, gvk, store.Serializers())
+	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 
 // listRequest maps resourceVersion, resourceVersionMatch, limit and

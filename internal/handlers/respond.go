@@ -2,11 +2,13 @@ package handlers
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,16 +28,46 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.O
 		writeError(w, r, err)
 		return
 	}
+	writeEncoded(w, r, code, obj, gvk, info)
+}
+
+// gzipThreshold is the response size from which kube-apiserver compresses
+// for clients that accept gzip.
+const gzipThreshold = 128 * 1024
+
+// writeEncoded encodes obj with info, compressing large responses for
+// clients that accept gzip (SPEC C4).
+func writeEncoded(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, gvk schema.GroupVersionKind, info runtime.SerializerInfo) {
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	var buf bytes.Buffer
 	if err := info.Serializer.Encode(obj, &buf); err != nil {
 		writeError(w, r, apierrors.NewInternalError(err))
 		return
 	}
+	body := buf.Bytes()
 	w.Header().Set("Content-Type", info.MediaType)
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	if buf.Len() >= gzipThreshold && acceptsGzip(r) {
+		var zipped bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&zipped, gzip.DefaultCompression)
+		zw.Write(body)
+		zw.Close()
+		body = zipped.Bytes()
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Add("Vary", "Accept-Encoding")
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
-	w.Write(buf.Bytes())
+	w.Write(body)
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && !strings.Contains(strings.ReplaceAll(params, " ", ""), "q=0") {
+			return true
+		}
+	}
+	return false
 }
 
 // apiStatus converts any error into the Status a client sees.

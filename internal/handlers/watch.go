@@ -25,23 +25,29 @@ import (
 // protobuf frames, each holding a WatchEvent whose object is encoded on its
 // own, and flushes each.
 type watchStream struct {
-	flusher http.Flusher
-	stream  streaming.Encoder
-	object  runtime.Encoder
-	buf     bytes.Buffer
+	flusher   http.Flusher
+	stream    streaming.Encoder
+	object    runtime.Encoder
+	transform func(watch.EventType, runtime.Object) runtime.Object
+	buf       bytes.Buffer
 }
 
-func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.SerializerInfo) *watchStream {
+func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.SerializerInfo, transform func(watch.EventType, runtime.Object) runtime.Object) *watchStream {
 	framer := info.StreamSerializer.Framer.NewFrameWriter(w)
 	return &watchStream{
-		flusher: flusher,
-		stream:  streaming.NewEncoder(framer, info.StreamSerializer.Serializer),
-		object:  info.Serializer,
+		flusher:   flusher,
+		stream:    streaming.NewEncoder(framer, info.StreamSerializer.Serializer),
+		object:    info.Serializer,
+		transform: transform,
 	}
 }
 
-// send writes one event.
+// send writes one event, its object in the representation the client
+// asked for (errors stay Status).
 func (s *watchStream) send(typ watch.EventType, obj runtime.Object) error {
+	if typ != watch.Error {
+		obj = s.transform(typ, obj)
+	}
 	s.buf.Reset()
 	if err := s.object.Encode(obj, &s.buf); err != nil {
 		return err
@@ -68,8 +74,11 @@ func watchSerializers(store *registry.Store) []runtime.SerializerInfo {
 // watchContentType is the Content-Type of a watch response: JSON is sent
 // as plain JSON, other media types say that they are a stream.
 func watchContentType(mediaType string) string {
-	if mediaType == runtime.ContentTypeJSON {
+	switch mediaType {
+	case runtime.ContentTypeJSON:
 		return mediaType
+	case runtime.ContentTypeCBOR:
+		return "application/cbor-seq"
 	}
 	return mediaType + ";stream=watch"
 }
@@ -87,7 +96,8 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return
 	}
 	streamable := watchSerializers(store)
-	info, err := codecs.NegotiateOutput(r, streamable)
+	target, err := negotiateRead(r, streamable, req.Verb)
+	info := target.info
 	if err != nil {
 		var types []string
 		for _, s := range streamable {
@@ -136,7 +146,9 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	if !ok {
 		return
 	}
-	stream := newWatchStream(w, flusher, info)
+	stream := newWatchStream(w, flusher, info, func(typ watch.EventType, obj runtime.Object) runtime.Object {
+		return target.watchObject(store, typ, obj)
+	})
 	flusher.Flush()
 	if err != nil {
 		// Like kube-apiserver, a watch that cannot start from the asked

@@ -1,0 +1,197 @@
+package handlers
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/printers"
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// readTarget is how a read is answered: a serializer and, when the client
+// asked for one, a conversion (Table, PartialObjectMetadata).
+type readTarget struct {
+	info runtime.SerializerInfo
+	conv codecs.Conversion
+	// includeObject says what a Table row carries besides its cells.
+	includeObject metav1.IncludeObjectPolicy
+}
+
+const (
+	asTable            = "Table"
+	asPartial          = "PartialObjectMetadata"
+	asPartialList      = "PartialObjectMetadataList"
+	protobufMediaType  = runtime.ContentTypeProtobuf
+	metaGroup          = metav1.GroupName
+	defaultIncludeRows = metav1.IncludeMetadata
+)
+
+// negotiateRead picks the representation of a get, list or watch.
+func negotiateRead(r *http.Request, infos []runtime.SerializerInfo, verb string) (readTarget, error) {
+	allowed := func(c codecs.Conversion, mediaType string) bool {
+		if c.Group != metaGroup || (c.Version != "v1" && c.Version != "v1beta1") {
+			return false
+		}
+		switch c.As {
+		case asTable:
+			return mediaType != protobufMediaType
+		case asPartial:
+			return verb == "get" || verb == "watch"
+		case asPartialList:
+			return verb == "list"
+		}
+		return false
+	}
+	info, conv, err := codecs.NegotiateOutputConversion(r, infos, allowed)
+	if err != nil {
+		return readTarget{}, err
+	}
+	t := readTarget{info: info, conv: conv, includeObject: defaultIncludeRows}
+	if v := r.URL.Query().Get("includeObject"); v != "" {
+		switch p := metav1.IncludeObjectPolicy(v); p {
+		case metav1.IncludeNone, metav1.IncludeMetadata, metav1.IncludeObject:
+			t.includeObject = p
+		default:
+			return readTarget{}, apierrors.NewBadRequest(fmt.Sprintf("unrecognized includeObject value: %q", v))
+		}
+	}
+	return t, nil
+}
+
+// transform converts what a read returns (an object or a list of items)
+// into the representation the client asked for, with its kind.
+func (t readTarget) transform(store *registry.Store, obj runtime.Object, items []runtime.Object, listMeta *metav1.ListMeta) (runtime.Object, schema.GroupVersionKind, error) {
+	gv := schema.GroupVersion{Group: metaGroup, Version: t.conv.Version}
+	switch t.conv.As {
+	case asTable:
+		if obj != nil {
+			items = []runtime.Object{obj}
+		}
+		table, err := t.table(store, items)
+		if err != nil {
+			return nil, schema.GroupVersionKind{}, err
+		}
+		if listMeta != nil {
+			table.ListMeta = *listMeta
+		} else if m, err := meta.Accessor(obj); err == nil {
+			table.ResourceVersion = m.GetResourceVersion()
+		}
+		return table, gv.WithKind(asTable), nil
+	case asPartial:
+		return partialMetadata(obj, gv), gv.WithKind(asPartial), nil
+	case asPartialList:
+		list := &metav1.PartialObjectMetadataList{Items: make([]metav1.PartialObjectMetadata, 0, len(items))}
+		if listMeta != nil {
+			list.ListMeta = *listMeta
+		}
+		for _, item := range items {
+			list.Items = append(list.Items, *partialMetadata(item, schema.GroupVersion{}))
+		}
+		return list, gv.WithKind(asPartialList), nil
+	}
+	if obj != nil {
+		return obj, store.Info.GroupVersionKind(), nil
+	}
+	list, err := store.NewListOf(items)
+	if err != nil {
+		return nil, schema.GroupVersionKind{}, err
+	}
+	if listMeta != nil {
+		lm, _ := meta.ListAccessor(list)
+		lm.SetResourceVersion(listMeta.ResourceVersion)
+		lm.SetContinue(listMeta.Continue)
+		lm.SetRemainingItemCount(listMeta.RemainingItemCount)
+	}
+	gvk := store.Info.GroupVersionKind()
+	gvk.Kind += "List"
+	return list, gvk, nil
+}
+
+// partialMetadata is an object's metadata alone; gv, when set, gives it
+// its kind (list items have none).
+func partialMetadata(obj runtime.Object, gv schema.GroupVersion) *metav1.PartialObjectMetadata {
+	out := &metav1.PartialObjectMetadata{}
+	if m, err := meta.Accessor(obj); err == nil {
+		out.ObjectMeta = *objectMetaOf(m)
+	}
+	if !gv.Empty() {
+		out.SetGroupVersionKind(gv.WithKind(asPartial))
+	}
+	return out
+}
+
+func objectMetaOf(m metav1.Object) *metav1.ObjectMeta {
+	if om, ok := m.(*metav1.ObjectMeta); ok {
+		return om.DeepCopy()
+	}
+	return &metav1.ObjectMeta{
+		Name: m.GetName(), GenerateName: m.GetGenerateName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
+		ResourceVersion: m.GetResourceVersion(), Generation: m.GetGeneration(),
+		CreationTimestamp: m.GetCreationTimestamp(), DeletionTimestamp: m.GetDeletionTimestamp(),
+		DeletionGracePeriodSeconds: m.GetDeletionGracePeriodSeconds(), Labels: m.GetLabels(),
+		Annotations: m.GetAnnotations(), OwnerReferences: m.GetOwnerReferences(), Finalizers: m.GetFinalizers(),
+		ManagedFields: m.GetManagedFields(),
+	}
+}
+
+// table prints items as a Table, each row carrying what includeObject
+// asks for, encoded as JSON.
+func (t readTarget) table(store *registry.Store, items []runtime.Object) (*metav1.Table, error) {
+	printer := printers.For(store.GroupResource())
+	now := time.Now()
+	table := &metav1.Table{ColumnDefinitions: printer.Columns, Rows: make([]metav1.TableRow, 0, len(items))}
+	jsonEncoder := codecs.Factory.SupportedMediaTypes()[0].Serializer
+	for _, item := range items {
+		row := metav1.TableRow{Cells: printer.Row(item, now)}
+		var embedded runtime.Object
+		switch t.includeObject {
+		case metav1.IncludeMetadata:
+			embedded = partialMetadata(item, metav1.SchemeGroupVersion)
+		case metav1.IncludeObject:
+			embedded = item
+		}
+		if embedded != nil {
+			var buf bytes.Buffer
+			if err := jsonEncoder.Encode(embedded, &buf); err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+			row.Object = runtime.RawExtension{Raw: bytes.TrimSpace(buf.Bytes())}
+		}
+		table.Rows = append(table.Rows, row)
+	}
+	return table, nil
+}
+
+// watchObject is one watch event's object in the target representation: a
+// Table of one row, or the object's metadata. Conversion failures fall back
+// to a Status the client can report.
+func (t readTarget) watchObject(store *registry.Store, typ watch.EventType, obj runtime.Object) runtime.Object {
+	if t.conv.As == "" {
+		return obj
+	}
+	if typ == watch.Bookmark && t.conv.As == asTable {
+		// A bookmark has no row: a Table carrying only the version.
+		table := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{}, Rows: []metav1.TableRow{}}
+		table.ResourceVersion = mustAccessor(obj).GetResourceVersion()
+		table.SetGroupVersionKind(schema.GroupVersion{Group: metaGroup, Version: t.conv.Version}.WithKind(asTable))
+		return table
+	}
+	out, gvk, err := t.transform(store, obj, nil, nil)
+	if err != nil {
+		status := apiStatus(err)
+		status.SetGroupVersionKind(statusGVK)
+		return status
+	}
+	out.GetObjectKind().SetGroupVersionKind(gvk)
+	return out
+}

@@ -1,0 +1,237 @@
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// rawDo sends a request with the admin's credentials and returns the
+// response with its body read.
+func rawDo(t *testing.T, k *kapi, method, path, contentType, accept string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, k.config.Host+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := k.rawClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
+}
+
+func TestYAMLRequestsAndResponses(t *testing.T) {
+	k := startKapi(t)
+	// YAML 1.1, as kube-apiserver reads it: an unquoted y would be true.
+	body := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"y\"\ndata:\n  n: \"1\"\n")
+	resp, data := rawDo(t, k, "POST", "/api/v1/namespaces/default/configmaps", "application/yaml", "application/yaml", body)
+	if resp.StatusCode != 201 || resp.Header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(data), "name: \"y\"\n") ||
+		!strings.Contains(string(data), "\"false\": \"1\"") { // the key n read as YAML 1.1
+		t.Fatalf("YAML create: %d %s\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), data)
+	}
+	resp, data = rawDo(t, k, "GET", "/api/v1/namespaces/default/configmaps", "", "application/yaml", nil)
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(data), "apiVersion: v1\nitems:\n") || !strings.Contains(string(data), "kind: ConfigMapList") {
+		t.Fatalf("YAML list: %d\n%s", resp.StatusCode, data)
+	}
+	// Watches are never YAML: 406, with the Status itself in YAML.
+	resp, data = rawDo(t, k, "GET", "/api/v1/namespaces/default/configmaps?watch=1", "", "application/yaml", nil)
+	if resp.StatusCode != 406 || !strings.Contains(string(data), "kind: Status") || !strings.Contains(string(data), "stream=watch") {
+		t.Fatalf("YAML watch: %d\n%s", resp.StatusCode, data)
+	}
+}
+
+func TestProtobufEnvelopeAndWatchFrames(t *testing.T) {
+	k := startKapi(t)
+	if _, err := k.clientset().CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	resp, data := rawDo(t, k, "GET", "/api/v1/namespaces/default/configmaps/p", "", "application/vnd.kubernetes.protobuf", nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/vnd.kubernetes.protobuf" || !bytes.HasPrefix(data, []byte("k8s\x00")) {
+		t.Fatalf("protobuf get: %d %q % x", resp.StatusCode, resp.Header.Get("Content-Type"), data[:min(len(data), 8)])
+	}
+	// The envelope's typeMeta names the kind: field 1 (typeMeta) holds
+	// apiVersion "v1" and kind "ConfigMap".
+	if !bytes.Contains(data[:40], []byte("\x0a\x02v1\x12\x09ConfigMap")) {
+		t.Fatalf("envelope typeMeta not found in % x", data[:40])
+	}
+
+	req, _ := http.NewRequest("GET", k.config.Host+"/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=2", nil)
+	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf")
+	wresp, err := k.rawClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wresp.Body.Close()
+	if ct := wresp.Header.Get("Content-Type"); ct != "application/vnd.kubernetes.protobuf;stream=watch" {
+		t.Fatalf("protobuf watch Content-Type %q", ct)
+	}
+	var size uint32
+	if err := binary.Read(wresp.Body, binary.BigEndian, &size); err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]byte, size)
+	if _, err := io.ReadFull(wresp.Body, frame); err != nil {
+		t.Fatal(err)
+	}
+	// A WatchEvent: field 1 is the type, field 2 the embedded object, itself
+	// in the protobuf envelope.
+	if !bytes.HasPrefix(frame, []byte("\x0a\x05ADDED\x12")) || !bytes.Contains(frame, []byte("k8s\x00")) {
+		t.Fatalf("first frame % x", frame[:min(len(frame), 24)])
+	}
+}
+
+func TestCBORRoundTrip(t *testing.T) {
+	k := startKapi(t)
+	// Self-described CBOR for {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}.
+	body := []byte("\xd9\xd9\xf7\xa3\x4aapiVersion\x42v1\x44kind\x49ConfigMap\x48metadata\xa1\x44name\x41c")
+	resp, data := rawDo(t, k, "POST", "/api/v1/namespaces/default/configmaps", "application/cbor", "application/cbor", body)
+	if resp.StatusCode != 201 || resp.Header.Get("Content-Type") != "application/cbor" || !bytes.HasPrefix(data, []byte("\xd9\xd9\xf7")) {
+		t.Fatalf("CBOR create: %d %q % x", resp.StatusCode, resp.Header.Get("Content-Type"), data[:min(len(data), 8)])
+	}
+	cm, err := k.clientset().CoreV1().ConfigMaps("default").Get(ctx, "c", metav1.GetOptions{})
+	if err != nil || cm.Name != "c" {
+		t.Fatalf("CBOR-created configmap: %v", err)
+	}
+}
+
+func TestTables(t *testing.T) {
+	k := startKapi(t)
+	k.mustKubectl("create", "configmap", "one", "--from-literal=a=1", "--from-literal=b=2")
+	const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+	resp, data := rawDo(t, k, "GET", "/api/v1/namespaces/default/configmaps", "", tableAccept, nil)
+	var table metav1.Table
+	if err := json.Unmarshal(data, &table); err != nil || resp.StatusCode != 200 || table.Kind != "Table" || table.APIVersion != "meta.k8s.io/v1" {
+		t.Fatalf("table list: %d %v\n%s", resp.StatusCode, err, data)
+	}
+	var names []string
+	for _, c := range table.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "Name,Data,Age" || len(table.Rows) != 1 || table.Rows[0].Cells[0] != "one" || table.Rows[0].Cells[1] != float64(2) {
+		t.Fatalf("configmap table: columns %v rows %+v", names, table.Rows)
+	}
+	if table.ResourceVersion == "" || !strings.Contains(string(table.Rows[0].Object.Raw), `"kind":"PartialObjectMetadata"`) {
+		t.Fatalf("table metadata: rv %q, row object %s", table.ResourceVersion, table.Rows[0].Object.Raw)
+	}
+	_, data = rawDo(t, k, "GET", "/api/v1/namespaces/default/configmaps/one?includeObject=None", "", tableAccept, nil)
+	table = metav1.Table{}
+	json.Unmarshal(data, &table)
+	if len(table.Rows) != 1 || (table.Rows[0].Object.Raw != nil && string(table.Rows[0].Object.Raw) != "null") {
+		t.Fatalf("includeObject=None: %s", data)
+	}
+	// Protobuf tables do not exist.
+	resp, _ = rawDo(t, k, "GET", "/api/v1/namespaces/default/configmaps", "", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", nil)
+	if resp.StatusCode != 406 {
+		t.Fatalf("protobuf table: %d", resp.StatusCode)
+	}
+	// kubectl prints the server's columns.
+	out := k.mustKubectl("get", "configmaps")
+	if !strings.HasPrefix(out, "NAME               DATA   AGE\n") && !strings.Contains(out, "DATA") {
+		t.Fatalf("kubectl get configmaps:\n%s", out)
+	}
+}
+
+func TestMetadataClientAndInformer(t *testing.T) {
+	k := startKapi(t)
+	k.mustKubectl("create", "configmap", "m", "--from-literal=a=1")
+	mc, err := metadata.NewForConfig(k.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	list, err := mc.Resource(gvr).Namespace("default").List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "m" {
+		t.Fatalf("metadata list: %v %+v", err, list)
+	}
+	one, err := mc.Resource(gvr).Namespace("default").Get(ctx, "m", metav1.GetOptions{})
+	if err != nil || one.Name != "m" || one.ResourceVersion == "" {
+		t.Fatalf("metadata get: %v %+v", err, one)
+	}
+
+	factory := metadatainformer.NewSharedInformerFactory(mc, 0)
+	informer := factory.ForResource(gvr).Informer()
+	added := make(chan string, 10)
+	informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {
+		added <- obj.(*metav1.PartialObjectMetadata).Name
+	}})
+	stop := make(chan struct{})
+	defer close(stop)
+	factory.Start(stop)
+	k.mustKubectl("create", "configmap", "later")
+	seen := map[string]bool{}
+	deadline := time.After(15 * time.Second)
+	for !seen["m"] || !seen["later"] {
+		select {
+		case name := <-added:
+			seen[name] = true
+		case <-deadline:
+			t.Fatalf("metadata informer saw only %v", seen)
+		}
+	}
+}
+
+func TestGzipLargeLists(t *testing.T) {
+	k := startKapi(t)
+	cms := k.clientset().CoreV1().ConfigMaps("default")
+	big := strings.Repeat("x", 40*1024)
+	for i := 0; i < 5; i++ {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("big-", i)}, Data: map[string]string{"v": big}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req, _ := http.NewRequest("GET", k.config.Host+"/api/v1/namespaces/default/configmaps", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := k.rawClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("large list not compressed: %v", resp.Header)
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(zr)
+	if !bytes.Contains(data, []byte(`"kind":"ConfigMapList"`)) {
+		t.Fatalf("decompressed body: %.100s", data)
+	}
+	// A small response is sent as it is.
+	req, _ = http.NewRequest("GET", k.config.Host+"/api/v1/namespaces", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err = k.rawClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "" {
+		t.Fatalf("small response compressed")
+	}
+}
