@@ -42,6 +42,7 @@ type Options struct {
 type entry struct {
 	key string
 	obj runtime.Object
+	enc *Encodings
 }
 
 func lessEntry(a, b *entry) bool { return a.key < b.key }
@@ -56,7 +57,9 @@ type Event struct {
 	Obj runtime.Object
 	// Prev is the state before the change (nil for an addition).
 	Prev runtime.Object
-	at   time.Time
+	// ObjEncodings caches Obj's encodings, shared with the index.
+	ObjEncodings *Encodings
+	at           time.Time
 }
 
 // Cache is the watch cache of one resource.
@@ -149,7 +152,7 @@ func (c *Cache) sync(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		tree.ReplaceOrInsert(&entry{key: string(res.KVs[i].Key), obj: obj})
+		tree.ReplaceOrInsert(&entry{key: string(res.KVs[i].Key), obj: obj, enc: &Encodings{}})
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -246,7 +249,7 @@ func (c *Cache) apply(ev storage.Event) error {
 	key := string(ev.KV.Key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, at: time.Now()}
+	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, ObjEncodings: &Encodings{}, at: time.Now()}
 	if old, ok := c.tree.Get(&entry{key: key}); ok {
 		e.Prev = old.obj
 	}
@@ -256,10 +259,10 @@ func (c *Cache) apply(ev storage.Event) error {
 		c.tree.Delete(&entry{key: key})
 	case e.Prev == nil:
 		e.Type = watch.Added
-		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj})
+		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings})
 	default:
 		e.Type = watch.Modified
-		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj})
+		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings})
 	}
 	c.events = append(c.events, e)
 	c.lastChange = e.Rev

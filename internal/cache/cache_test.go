@@ -186,7 +186,8 @@ func TestFilteredWatchTransitions(t *testing.T) {
 		rev int64
 	}{{watch.Added, r2}, {watch.Modified, r3}, {watch.Deleted, r4}} {
 		d := nextDelivery(t, w)
-		obj := d.Object().(*corev1.ConfigMap)
+		o, _ := d.Object()
+		obj := o.(*corev1.ConfigMap)
 		if d.Type != want.typ || obj.ResourceVersion != fmt.Sprint(want.rev) {
 			t.Fatalf("got %s at %s, want %s at %d", d.Type, obj.ResourceVersion, want.typ, want.rev)
 		}

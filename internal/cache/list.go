@@ -47,7 +47,10 @@ type ListRequest struct {
 
 // ListResult is one page.
 type ListResult struct {
-	Items    []runtime.Object
+	Items []runtime.Object
+	// Encodings cache the items' encoded bytes (parallel to Items; an
+	// entry may be nil).
+	Encodings []*Encodings
 	Revision int64
 	// Continue is the token of the next page, empty on the last.
 	Continue string
@@ -94,7 +97,7 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 		return c.listFromStorage(ctx, req, start)
 	}
 	p := collect(tree, req.Filter, start, req.Limit)
-	res := &ListResult{Items: p.items, Revision: rev}
+	res := &ListResult{Items: p.items, Encodings: p.encodings, Revision: rev}
 	if p.next != "" {
 		res.Continue = encodeToken(rev, strings.TrimPrefix(p.next, string(c.prefix)))
 		c.keepSnapshot(rev, tree)
@@ -177,6 +180,7 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 			}
 			if req.Filter.matches(obj) {
 				res.Items = append(res.Items, obj)
+				res.Encodings = append(res.Encodings, nil)
 			}
 		}
 		if !r.More {

@@ -47,12 +47,13 @@ type Delivery struct {
 }
 
 // Object is what the delivery sends: for an object that stopped matching,
-// its previous state at the event's revision.
-func (d Delivery) Object() runtime.Object {
+// its previous state at the event's revision. The Encodings, when not
+// nil, cache the object's encoded bytes.
+func (d Delivery) Object() (runtime.Object, *Encodings) {
 	if d.Type == watch.Deleted && d.Event.Type == watch.Modified {
-		return withRevision(d.Event.Prev, d.Event.Rev)
+		return withRevision(d.Event.Prev, d.Event.Rev), nil
 	}
-	return d.Event.Obj
+	return d.Event.Obj, d.Event.ObjEncodings
 }
 
 // Watcher receives the events of one watch.
@@ -158,16 +159,17 @@ func (c *Cache) WatchFrom(ctx context.Context, rev int64, filter Filter, bookmar
 // WatchWithState starts a watch at the index's current revision and
 // returns the objects that match at that revision, in key order, for the
 // synthetic ADDED events that start it.
-func (c *Cache) WatchWithState(ctx context.Context, filter Filter, bookmarks bool) (*Watcher, []runtime.Object, int64, error) {
+func (c *Cache) WatchWithState(ctx context.Context, filter Filter, bookmarks bool) (*Watcher, []runtime.Object, []*Encodings, int64, error) {
 	if err := c.WaitReady(ctx); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
 	c.mu.Lock()
 	tree, rev := c.tree.Clone(), c.rev
 	w := c.newWatcher(filter, rev, bookmarks)
 	c.watchers[w] = struct{}{}
 	c.mu.Unlock()
-	return w, collect(tree, filter, "", 0).items, rev, nil
+	p := collect(tree, filter, "", 0)
+	return w, p.items, p.encodings, rev, nil
 }
 
 func (c *Cache) newWatcher(filter Filter, after int64, bookmarks bool) *Watcher {
@@ -179,7 +181,8 @@ func (c *Cache) newWatcher(filter Filter, after int64, bookmarks bool) *Watcher 
 
 // page is a run of matching objects from an index.
 type page struct {
-	items []runtime.Object
+	items     []runtime.Object
+	encodings []*Encodings // parallel to items
 	// next is the key to continue from, empty when the range is done.
 	next string
 	// remaining counts the keys after the page, when asked.
@@ -206,6 +209,7 @@ func collect(tree *btree.BTreeG[*entry], filter Filter, start string, limit int)
 			return false
 		}
 		p.items = append(p.items, e.obj)
+		p.encodings = append(p.encodings, e.enc)
 		return true
 	})
 	return p

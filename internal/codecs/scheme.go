@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
@@ -76,3 +77,7 @@ var UnstructuredSerializers = func() []runtime.SerializerInfo {
 
 // ParameterCodec decodes query parameters into option types.
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
+
+// ProtobufRaw encodes built-in objects as bare protobuf messages, without
+// the envelope: the form of items inside a protobuf list.
+var ProtobufRaw = protobuf.NewRawSerializer(Scheme, Scheme)

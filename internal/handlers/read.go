@@ -82,6 +82,17 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, st
 	listMeta := &metav1.ListMeta{
 		ResourceVersion: formatRevision(res.Revision), Continue: res.Continue, RemainingItemCount: res.Remaining,
 	}
+	if target.conv.As == "" {
+		data, ok, err := splicedList(store, target.info, listMeta, res.Items, res.Encodings)
+		if err != nil {
+			writeError(w, r, apierrors.NewInternalError(err))
+			return
+		}
+		if ok {
+			writeBytes(w, r, http.StatusOK, data, target.info.MediaType)
+			return
+		}
+	}
 	out, gvk, err := target.transform(store, nil, res.Items, listMeta)
 	if err != nil {
 		writeError(w, r, err)

@@ -44,9 +44,14 @@ func writeEncoded(w http.ResponseWriter, r *http.Request, code int, obj runtime.
 		writeError(w, r, apierrors.NewInternalError(err))
 		return
 	}
-	body := buf.Bytes()
-	w.Header().Set("Content-Type", info.MediaType)
-	if buf.Len() >= gzipThreshold && acceptsGzip(r) {
+	writeBytes(w, r, code, buf.Bytes(), info.MediaType)
+}
+
+// writeBytes sends an encoded body, compressed when it is large and the
+// client accepts gzip.
+func writeBytes(w http.ResponseWriter, r *http.Request, code int, body []byte, mediaType string) {
+	w.Header().Set("Content-Type", mediaType)
+	if len(body) >= gzipThreshold && acceptsGzip(r) {
 		var zipped bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&zipped, gzip.DefaultCompression)
 		zw.Write(body)

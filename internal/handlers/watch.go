@@ -29,7 +29,6 @@ type watchStream struct {
 	stream    streaming.Encoder
 	object    runtime.Encoder
 	transform func(watch.EventType, runtime.Object) runtime.Object
-	buf       bytes.Buffer
 }
 
 func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.SerializerInfo, transform func(watch.EventType, runtime.Object) runtime.Object) *watchStream {
@@ -45,14 +44,22 @@ func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.Se
 // send writes one event, its object in the representation the client
 // asked for (errors stay Status).
 func (s *watchStream) send(typ watch.EventType, obj runtime.Object) error {
+	return s.sendCached(typ, obj, nil)
+}
+
+// sendCached is send for an object whose encodings are cached: each is
+// encoded once whatever the number of watchers.
+func (s *watchStream) sendCached(typ watch.EventType, obj runtime.Object, enc *cache.Encodings) error {
 	if typ != watch.Error {
-		obj = s.transform(typ, obj)
+		if converted := s.transform(typ, obj); converted != obj {
+			obj, enc = converted, nil
+		}
 	}
-	s.buf.Reset()
-	if err := s.object.Encode(obj, &s.buf); err != nil {
+	data, err := enc.Encode(s.object, obj)
+	if err != nil {
 		return err
 	}
-	event := &metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: bytes.TrimRight(s.buf.Bytes(), "\n")}}
+	event := &metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: bytes.TrimRight(data, "\n")}}
 	if err := s.stream.Encode(event); err != nil {
 		return err
 	}
@@ -128,11 +135,12 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 
 	var watcher *cache.Watcher
 	var initial []runtime.Object
+	var initialEnc []*cache.Encodings
 	var backlog []cache.Delivery
 	var startRev int64
 	switch {
 	case initialEvents:
-		watcher, initial, startRev, err = c.WatchWithState(ctx, filter, opts.AllowWatchBookmarks)
+		watcher, initial, initialEnc, startRev, err = c.WatchWithState(ctx, filter, opts.AllowWatchBookmarks)
 	case opts.ResourceVersion == "":
 		watcher, backlog, err = c.WatchFrom(ctx, c.Revision(), filter, opts.AllowWatchBookmarks)
 	default:
@@ -160,8 +168,8 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	}
 	defer watcher.Stop()
 
-	for _, obj := range initial {
-		if stream.send(watch.Added, obj) != nil {
+	for i, obj := range initial {
+		if stream.sendCached(watch.Added, obj, initialEnc[i]) != nil {
 			return
 		}
 	}
@@ -171,7 +179,8 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		}
 	}
 	for _, d := range backlog {
-		if stream.send(d.Type, d.Object()) != nil {
+		obj, enc := d.Object()
+		if stream.sendCached(d.Type, obj, enc) != nil {
 			return
 		}
 	}
@@ -182,7 +191,8 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			if d.Bookmark > 0 {
 				err = stream.send(watch.Bookmark, bookmark(store, d.Bookmark))
 			} else {
-				err = stream.send(d.Type, d.Object())
+				obj, enc := d.Object()
+				err = stream.sendCached(d.Type, obj, enc)
 			}
 			if err != nil {
 				return

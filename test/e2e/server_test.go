@@ -19,6 +19,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	// The tests run the kapi binary, which TestMain builds; importing the
+	// server makes go test's cache see changes to it.
+	_ "github.com/kapi-dev/kapi/internal/server"
 )
 
 // kapiBinary is built once by TestMain.

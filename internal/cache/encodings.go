@@ -1,0 +1,55 @@
+package cache
+
+import (
+	"bytes"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Encodings holds an immutable cached object's encoded bytes, one per
+// encoder, so that a list or a watch event going to many clients is encoded
+// once per media type (DESIGN, "codecs").
+type Encodings struct {
+	mu      sync.Mutex
+	entries []encoded
+}
+
+type encoded struct {
+	id   runtime.Identifier
+	data []byte
+}
+
+// Encode returns obj encoded by e, encoding it on first use. obj must be
+// the object the Encodings belong to; the returned bytes must not be
+// modified.
+func (c *Encodings) Encode(e runtime.Encoder, obj runtime.Object) ([]byte, error) {
+	if c == nil {
+		return encode(e, obj)
+	}
+	id := e.Identifier()
+	c.mu.Lock()
+	for _, x := range c.entries {
+		if x.id == id {
+			c.mu.Unlock()
+			return x.data, nil
+		}
+	}
+	c.mu.Unlock()
+	data, err := encode(e, obj)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.entries = append(c.entries, encoded{id: id, data: data})
+	c.mu.Unlock()
+	return data, nil
+}
+
+func encode(e runtime.Encoder, obj runtime.Object) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := e.Encode(obj, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
