@@ -51,7 +51,7 @@ type ListResult struct {
 	// Encodings cache the items' encoded bytes (parallel to Items; an
 	// entry may be nil).
 	Encodings []*Encodings
-	Revision int64
+	Revision  int64
 	// Continue is the token of the next page, empty on the last.
 	Continue string
 	// Remaining counts the objects after this page, for unfiltered lists.
