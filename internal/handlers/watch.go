@@ -25,6 +25,9 @@ import (
 // protobuf frames, each holding a WatchEvent whose object is encoded on its
 // own, and flushes each.
 type watchStream struct {
+	w         http.ResponseWriter
+	json      bool // JSON events are written directly around the cached bytes
+	line      []byte
 	flusher   http.Flusher
 	stream    streaming.Encoder
 	object    runtime.Encoder
@@ -34,6 +37,8 @@ type watchStream struct {
 func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.SerializerInfo, transform func(watch.EventType, runtime.Object) runtime.Object) *watchStream {
 	framer := info.StreamSerializer.Framer.NewFrameWriter(w)
 	return &watchStream{
+		w:         w,
+		json:      info.MediaType == runtime.ContentTypeJSON,
 		flusher:   flusher,
 		stream:    streaming.NewEncoder(framer, info.StreamSerializer.Serializer),
 		object:    info.Serializer,
@@ -59,8 +64,16 @@ func (s *watchStream) sendCached(typ watch.EventType, obj runtime.Object, enc *c
 	if err != nil {
 		return err
 	}
-	event := &metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: bytes.TrimRight(data, "\n")}}
-	if err := s.stream.Encode(event); err != nil {
+	data = bytes.TrimRight(data, "\n")
+	if s.json {
+		// What the serializer writes for a WatchEvent, without re-validating
+		// the object's JSON for every watcher.
+		s.line = append(append(append(s.line[:0], `{"type":"`...), typ...), `","object":`...)
+		s.line = append(append(s.line, data...), "}\n"...)
+		if _, err := s.w.Write(s.line); err != nil {
+			return err
+		}
+	} else if err := s.stream.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: data}}); err != nil {
 		return err
 	}
 	s.flusher.Flush()
