@@ -16,6 +16,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/printers"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/resources"
 )
 
 // readTarget is how a read is answered: a serializer and, when the client
@@ -147,7 +148,10 @@ func objectMetaOf(m metav1.Object) *metav1.ObjectMeta {
 // table prints items as a Table, each row carrying what includeObject
 // asks for, encoded as JSON.
 func (t readTarget) table(store *registry.Store, items []runtime.Object) (*metav1.Table, error) {
-	printer := printers.For(store.GroupResource())
+	printer, err := printerFor(store.Info)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
 	now := time.Now()
 	table := &metav1.Table{ColumnDefinitions: printer.Columns, Rows: make([]metav1.TableRow, 0, len(items))}
 	jsonEncoder := codecs.Factory.SupportedMediaTypes()[0].Serializer
@@ -194,4 +198,17 @@ func (t readTarget) watchObject(store *registry.Store, typ watch.EventType, obj 
 	}
 	out.GetObjectKind().SetGroupVersionKind(gvk)
 	return out
+}
+
+// printerFor is the Table printer of a resource: its printer columns when
+// it defines them, else the built-in printer (or Name and Created At).
+func printerFor(info *resources.Info) (*printers.Printer, error) {
+	if len(info.PrinterColumns) == 0 {
+		return printers.For(schema.GroupResource{Group: info.Group, Resource: info.Resource}), nil
+	}
+	columns := make([]printers.CustomColumn, len(info.PrinterColumns))
+	for i, c := range info.PrinterColumns {
+		columns[i] = printers.CustomColumn(c)
+	}
+	return printers.ForColumns(columns)
 }

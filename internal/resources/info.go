@@ -31,6 +31,11 @@ type Info struct {
 	// rather than a success Status.
 	ReturnsDeletedObject bool
 
+	// PrinterColumns, when set, are the Table columns (after Name) of a
+	// resource defined by data, such as a custom resource's
+	// additionalPrinterColumns.
+	PrinterColumns []PrinterColumn
+
 	// ValidateName checks metadata.name; nil means a DNS subdomain.
 	ValidateName func(name string, prefix bool) []string
 }
@@ -65,4 +70,11 @@ func (i *Info) Subresource(name string) *SubresourceInfo {
 		}
 	}
 	return nil
+}
+
+// PrinterColumn is one data-defined Table column.
+type PrinterColumn struct {
+	Name, Type, Format, Description string
+	Priority                        int32
+	JSONPath                        string
 }

@@ -1,0 +1,40 @@
+package printers
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestForColumns(t *testing.T) {
+	p, err := ForColumns([]CustomColumn{
+		{Name: "Replicas", Type: "integer", JSONPath: ".spec.replicas"},
+		{Name: "Ready", Type: "string", JSONPath: ".status.conditions[0].status"},
+		{Name: "Missing", Type: "string", JSONPath: ".status.nothing"},
+		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]interface{}{"name": "w", "creationTimestamp": "2026-01-02T03:04:05Z"},
+		"spec":     map[string]interface{}{"replicas": int64(3)},
+		"status":   map[string]interface{}{"conditions": []interface{}{map[string]interface{}{"status": "True"}}},
+	}}
+	got := p.Row(obj, time.Now())
+	want := []interface{}{"w", int64(3), "True", nil, "2026-01-02T03:04:05Z"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("row = %#v, want %#v", got, want)
+	}
+	if len(p.Columns) != 5 || p.Columns[0].Name != "Name" || p.Columns[1].Type != "integer" {
+		t.Fatalf("columns = %+v", p.Columns)
+	}
+	for _, bad := range []string{"spec", ".a[x]", ".a..b", ".a[1"} {
+		if _, err := ForColumns([]CustomColumn{{Name: "x", JSONPath: bad}}); err == nil {
+			t.Errorf("path %q accepted", bad)
+		}
+	}
+}
