@@ -10,6 +10,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/openapi"
 	"k8s.io/apimachinery/pkg/runtime"
 	"net/http"
 	"slices"
@@ -42,8 +43,10 @@ type API struct {
 	stores     map[schema.GroupVersionResource]*registry.Store
 	namespaces *registry.Store
 	discovery  *discovery
-	openAPI    *openAPI
+	openAPI    http.Handler
 	virtual    map[string]virtualCreate // by "resource" or "resource/subresource"
+
+	fieldManagers fieldManagers
 }
 
 // New returns the API over the resources of reg stored in s.
@@ -68,7 +71,7 @@ func New(reg *resources.Registry, s storage.Store, version string, opts Options)
 	}
 	a.namespaces = a.stores[schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}]
 	a.discovery = newDiscovery(reg, version)
-	a.openAPI = newOpenAPI(reg, version)
+	a.openAPI = openapi.NewHandler(reg, version)
 	a.virtual = map[string]virtualCreate{"bindings": a.bindPod, "pods/binding": a.bindPod}
 	return a
 }
@@ -95,8 +98,8 @@ func (a *API) Store(gvr schema.GroupVersionResource) *registry.Store { return a.
 
 // ServeHTTP routes discovery and resource requests.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/openapi/v3") {
-		a.openAPI.serve(w, r)
+	if strings.HasPrefix(r.URL.Path, "/openapi/") {
+		a.openAPI.ServeHTTP(w, r)
 		return
 	}
 	req := request.Parse(r)
@@ -189,7 +192,7 @@ func (a *API) CreateInternal(ctx context.Context, obj runtime.Object) error {
 		if store.Info.GroupVersionKind() == gvk && gvr.Resource == store.Info.Resource {
 			m := mustAccessor(obj)
 			req := &request.Info{Namespace: m.GetNamespace(), Resource: store.Info.Resource, Verb: "create"}
-			_, err := a.createObject(ctx, req, store, obj, false)
+			_, err := a.createObject(ctx, req, store, obj, writeOptions{manager: "kube-apiserver"})
 			return err
 		}
 	}

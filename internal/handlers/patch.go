@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -27,14 +28,22 @@ const maxJSONPatchOperations = 10000
 // needs a Go type with patch strategies, so custom resources lack it.
 func patchTypes(store *registry.Store) []string {
 	if store.Typed() {
-		return []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
+		return []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType), applyYAMLType, applyCBORType}
 	}
-	return []string{string(types.JSONPatchType), string(types.MergePatchType)}
+	return []string{string(types.JSONPatchType), string(types.MergePatchType), applyYAMLType, applyCBORType}
 }
 
 // patch applies a JSON, merge or strategic merge patch to the current
 // object and stores the result through the update strategy (SPEC U2).
 func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
+	if isApply(r) {
+		a.apply(w, r, req, store)
+		return
+	}
+	if r.URL.Query().Get("force") != "" {
+		writeError(w, r, optionsInvalid(r, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")))
+		return
+	}
 	dry, err := dryRun(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -61,7 +70,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return
 	}
 	jsonInfo := store.Serializers()[0]
-	updated, err := a.updateWith(r.Context(), req, store, dry, func(current runtime.Object) (runtime.Object, error) {
+	updated, err := a.updateWith(r.Context(), req, store, writeOptions{dry: dry, manager: managerName(r)}, func(current runtime.Object) (runtime.Object, error) {
 		var original bytes.Buffer
 		if err := jsonInfo.Serializer.Encode(current, &original); err != nil {
 			return nil, apierrors.NewInternalError(err)
@@ -136,6 +145,8 @@ func patcher(patchType types.PatchType, body []byte, store *registry.Store) (fun
 			}
 			return patched, nil
 		}, nil
+	case applyYAMLType, applyCBORType:
+		return nil, apierrors.NewBadRequest("server-side apply is not supported on this sub-resource")
 	default: // strategic merge
 		schemaObj := store.New()
 		return func(original []byte) ([]byte, error) {

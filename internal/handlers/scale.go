@@ -60,7 +60,7 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 	if err != nil {
 		return nil, err
 	}
-	return a.updateWith(r.Context(), req, store, dry, func(current runtime.Object) (runtime.Object, error) {
+	return a.updateWith(r.Context(), req, store, writeOptions{dry: dry, manager: managerName(r)}, func(current runtime.Object) (runtime.Object, error) {
 		currentScale, err := scaleOf(current)
 		if err != nil {
 			return nil, err

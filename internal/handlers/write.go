@@ -14,6 +14,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
+	"github.com/kapi-dev/kapi/internal/resources"
 )
 
 // generateNameAttempts bounds retries when a generated name is taken.
@@ -34,7 +35,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
-	created, err := a.createObject(r.Context(), req, store, obj, dry)
+	created, err := a.createObject(r.Context(), req, store, obj, writeOptions{dry: dry, manager: managerName(r)})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -44,7 +45,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, req *request.Info, 
 
 // createObject prepares, validates and stores a new object, retrying with a
 // fresh name when a generated one is already taken.
-func (a *API) createObject(ctx context.Context, req *request.Info, store *registry.Store, obj runtime.Object, dry bool) (runtime.Object, error) {
+func (a *API) createObject(ctx context.Context, req *request.Info, store *registry.Store, obj runtime.Object, opts writeOptions) (runtime.Object, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -63,6 +64,12 @@ func (a *API) createObject(ctx context.Context, req *request.Info, store *regist
 			cm.SetName(generateName(cm.GetGenerateName()))
 		}
 		fillSystemFields(cm)
+		if opts.manager != "" {
+			if candidate, err = a.trackUpdate(store.Info, req.Subresource, store.New(), candidate, opts.manager); err != nil {
+				return nil, err
+			}
+			cm = mustAccessor(candidate)
+		}
 		store.Info.PrepareForCreate(candidate)
 		if errs := store.Info.ValidateCreate(candidate); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(store.Info.GroupVersionKind().GroupKind(), cm.GetName(), errs)
@@ -70,7 +77,7 @@ func (a *API) createObject(ctx context.Context, req *request.Info, store *regist
 		if err := a.admitNamespace(ctx, store, cm); err != nil {
 			return nil, err
 		}
-		if dry {
+		if opts.dry {
 			return candidate, nil
 		}
 		created, err := store.Create(ctx, candidate)
@@ -141,7 +148,7 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
-	updated, err := a.updateObject(r.Context(), req, store, obj, dry)
+	updated, err := a.updateObject(r.Context(), req, store, obj, writeOptions{dry: dry, manager: managerName(r)})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -152,8 +159,8 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 // updateObject stores obj over the current object. A resourceVersion in obj
 // makes the update conditional on it; without one the update applies to
 // whatever is current.
-func (a *API) updateObject(ctx context.Context, req *request.Info, store *registry.Store, obj runtime.Object, dry bool) (runtime.Object, error) {
-	return a.updateWith(ctx, req, store, dry, func(runtime.Object) (runtime.Object, error) {
+func (a *API) updateObject(ctx context.Context, req *request.Info, store *registry.Store, obj runtime.Object, opts writeOptions) (runtime.Object, error) {
+	return a.updateWith(ctx, req, store, opts, func(runtime.Object) (runtime.Object, error) {
 		return obj.DeepCopyObject(), nil
 	})
 }
@@ -162,12 +169,17 @@ func (a *API) updateObject(ctx context.Context, req *request.Info, store *regist
 // update strategy: the resourceVersion it carries must be current (or
 // empty), status and system fields follow the sub-resource's rules, and the
 // result is validated. desired runs again if another write intervenes.
-func (a *API) updateWith(ctx context.Context, req *request.Info, store *registry.Store, dry bool, desired registry.UpdateFunc) (runtime.Object, error) {
+func (a *API) updateWith(ctx context.Context, req *request.Info, store *registry.Store, opts writeOptions, desired registry.UpdateFunc) (runtime.Object, error) {
 	info := store.Info
 	prepare := func(current runtime.Object) (runtime.Object, error) {
 		next, err := desired(current)
 		if err != nil {
 			return nil, err
+		}
+		if opts.manager != "" {
+			if next, err = a.trackUpdate(info, req.Subresource, current, next, opts.manager); err != nil {
+				return nil, err
+			}
 		}
 		cur := mustAccessor(current)
 		if rv := mustAccessor(next).GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
@@ -185,7 +197,7 @@ func (a *API) updateWith(ctx context.Context, req *request.Info, store *registry
 		}
 		return next, nil
 	}
-	if dry {
+	if opts.dry {
 		current, err := store.Get(ctx, req.Namespace, req.Name)
 		if err != nil {
 			return nil, err
@@ -217,4 +229,27 @@ func mustAccessor(obj runtime.Object) metav1.Object {
 		panic(fmt.Sprintf("object %T has no metadata: %v", obj, err)) // decoders only produce objects with metadata
 	}
 	return m
+}
+
+// writeOptions are the options every write takes.
+type writeOptions struct {
+	dry bool
+	// manager, when set, is recorded in managedFields as the manager of
+	// the fields the write changes (an Update operation).
+	manager string
+}
+
+// trackUpdate records in next's managedFields what manager changed from
+// live, as kube-apiserver does for every create, update and patch.
+func (a *API) trackUpdate(info *resources.Info, subresource string, live, next runtime.Object, manager string) (runtime.Object, error) {
+	fm, err := a.fieldManagers.get(info, subresource)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	// The field manager types objects by their kind, which decoded bodies
+	// and new objects may not carry.
+	gvk := info.GroupVersionKind()
+	live.GetObjectKind().SetGroupVersionKind(gvk)
+	next.GetObjectKind().SetGroupVersionKind(gvk)
+	return fm.UpdateNoErrors(live, next, manager), nil
 }

@@ -1,0 +1,143 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/openapi"
+	"github.com/kapi-dev/kapi/internal/resources"
+)
+
+// fieldManagers builds, once per resource and sub-resource, the field
+// manager that tracks metadata.managedFields and merges applied
+// configurations (SPEC U3), with the type schemas of the OpenAPI
+// description.
+type fieldManagers struct {
+	once      sync.Once
+	converter managedfields.TypeConverter
+	err       error
+
+	mu       sync.Mutex
+	managers map[string]*managedfields.FieldManager
+}
+
+func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedfields.FieldManager, error) {
+	f.once.Do(func() {
+		f.converter, f.err = managedfields.NewTypeConverter(openapi.Definitions(), false)
+		f.managers = map[string]*managedfields.FieldManager{}
+	})
+	if f.err != nil {
+		return nil, f.err
+	}
+	key := info.Group + "/" + info.Version + "/" + info.Resource + "/" + subresource
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m, ok := f.managers[key]; ok {
+		return m, nil
+	}
+	gvk := info.GroupVersionKind()
+	reset := resetFields(info, subresource)
+	var m *managedfields.FieldManager
+	var err error
+	if codecs.Scheme.Recognizes(gvk) {
+		m, err = managedfields.NewDefaultFieldManager(f.converter, codecs.Scheme, noDefaults{}, kindedCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
+	} else {
+		m, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), identityConvertor{}, noDefaults{}, unstructuredCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.managers[key] = m
+	return m, nil
+}
+
+// resetFields are the fields an endpoint does not own: the main resource
+// leaves status to its sub-resource, and the status sub-resource
+// everything but status.
+func resetFields(info *resources.Info, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
+	if info.Subresource("status") == nil {
+		return nil
+	}
+	version := fieldpath.APIVersion(info.GroupVersionKind().GroupVersion().String())
+	if subresource == "status" {
+		return map[fieldpath.APIVersion]fieldpath.Filter{
+			version: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))),
+		}
+	}
+	return map[fieldpath.APIVersion]fieldpath.Filter{
+		version: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
+	}
+}
+
+// managerName is the field manager of a write: the fieldManager option, or
+// else the client's user agent up to its first "/", as kube-apiserver
+// names it.
+func managerName(r *http.Request) string {
+	if m := r.URL.Query().Get("fieldManager"); m != "" {
+		return m
+	}
+	agent := strings.Split(r.UserAgent(), "/")[0]
+	if len(agent) > 128 {
+		agent = agent[:128]
+	}
+	return agent
+}
+
+// identityConvertor converts nothing: each resource is served in one
+// version, which is also its hub.
+type identityConvertor struct{}
+
+func (identityConvertor) Convert(in, out, context interface{}) error {
+	return fmt.Errorf("conversion between versions is not supported")
+}
+
+func (identityConvertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	if _, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{in.GetObjectKind().GroupVersionKind()}); ok {
+		return in, nil
+	}
+	kinds, _, err := codecs.Scheme.ObjectKinds(in)
+	if err == nil {
+		if target, ok := gv.KindForGroupVersionKinds(kinds); ok && target.GroupVersion() == kinds[0].GroupVersion() {
+			return in, nil
+		}
+	}
+	return nil, fmt.Errorf("conversion of %T to %v is not supported", in, gv)
+}
+
+func (identityConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+type noDefaults struct{}
+
+func (noDefaults) Default(runtime.Object) {}
+
+// kindedCreater makes typed objects that carry their kind, which the type
+// converter needs to find their schema.
+type kindedCreater struct{}
+
+func (kindedCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	obj, err := codecs.Scheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return obj, nil
+}
+
+type unstructuredCreater struct{}
+
+func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}

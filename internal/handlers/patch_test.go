@@ -1,0 +1,80 @@
+package handlers
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/resources"
+)
+
+// TestPatchEdgeCases applies each patch type's directives to a pod and
+// compares the parts of the result they touch.
+func TestPatchEdgeCases(t *testing.T) {
+	store := registry.NewStore(resources.NewBuiltin().Lookup("", "v1", "pods"), nil)
+	original := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"a":"1","b":"2"},"finalizers":["x","y"]},
+		"spec":{"containers":[{"name":"one","image":"i1","args":["--v"]},{"name":"two","image":"i2"}],"nodeSelector":{"disk":"ssd"}}}`
+	cases := []struct {
+		name      string
+		patchType types.PatchType
+		patch     string
+		path      []string // where to look in the result
+		want      string   // JSON of the value there; "" means an error
+		code      int32
+	}{
+		{"json add", types.JSONPatchType, `[{"op":"add","path":"/metadata/labels/c","value":"3"}]`, []string{"metadata", "labels"}, `{"a":"1","b":"2","c":"3"}`, 0},
+		{"json remove", types.JSONPatchType, `[{"op":"remove","path":"/metadata/labels/a"}]`, []string{"metadata", "labels"}, `{"b":"2"}`, 0},
+		{"json replace", types.JSONPatchType, `[{"op":"replace","path":"/spec/containers/1/image","value":"i3"}]`, []string{"spec", "containers"}, `[{"args":["--v"],"image":"i1","name":"one"},{"image":"i3","name":"two"}]`, 0},
+		{"json move", types.JSONPatchType, `[{"op":"move","from":"/metadata/labels/a","path":"/metadata/labels/z"}]`, []string{"metadata", "labels"}, `{"b":"2","z":"1"}`, 0},
+		{"json copy", types.JSONPatchType, `[{"op":"copy","from":"/metadata/labels/a","path":"/metadata/labels/z"}]`, []string{"metadata", "labels"}, `{"a":"1","b":"2","z":"1"}`, 0},
+		{"json test passes", types.JSONPatchType, `[{"op":"test","path":"/metadata/labels/a","value":"1"}]`, []string{"metadata", "labels"}, `{"a":"1","b":"2"}`, 0},
+		{"json test fails", types.JSONPatchType, `[{"op":"test","path":"/metadata/labels/a","value":"9"}]`, nil, "", 422},
+		{"json remove missing", types.JSONPatchType, `[{"op":"remove","path":"/metadata/labels/q"}]`, nil, "", 422},
+		{"json not a list", types.JSONPatchType, `{"op":"add"}`, nil, "", 400},
+		{"merge null deletes", types.MergePatchType, `{"metadata":{"labels":{"a":null}}}`, []string{"metadata", "labels"}, `{"b":"2"}`, 0},
+		{"merge replaces lists", types.MergePatchType, `{"metadata":{"finalizers":["z"]}}`, []string{"metadata", "finalizers"}, `["z"]`, 0},
+		{"smp merges by key", types.StrategicMergePatchType, `{"spec":{"containers":[{"name":"two","image":"i3"}]}}`, []string{"spec", "containers"}, `[{"args":["--v"],"image":"i1","name":"one"},{"image":"i3","name":"two"}]`, 0},
+		{"smp $patch delete", types.StrategicMergePatchType, `{"spec":{"containers":[{"name":"one","$patch":"delete"}]}}`, []string{"spec", "containers"}, `[{"image":"i2","name":"two"}]`, 0},
+		{"smp $patch replace", types.StrategicMergePatchType, `{"spec":{"nodeSelector":{"$patch":"replace","zone":"a"}}}`, []string{"spec", "nodeSelector"}, `{"zone":"a"}`, 0},
+		{"smp $setElementOrder", types.StrategicMergePatchType, `{"spec":{"$setElementOrder/containers":[{"name":"two"},{"name":"one"}]}}`, []string{"spec", "containers"}, `[{"image":"i2","name":"two"},{"args":["--v"],"image":"i1","name":"one"}]`, 0},
+		{"smp $deleteFromPrimitiveList", types.StrategicMergePatchType, `{"metadata":{"$deleteFromPrimitiveList/finalizers":["x"]}}`, []string{"metadata", "finalizers"}, `["y"]`, 0},
+		{"smp $retainKeys", types.StrategicMergePatchType, `{"spec":{"$retainKeys":["containers"],"containers":[{"name":"one","image":"i1"}]}}`, []string{"spec", "nodeSelector"}, `null`, 0},
+		{"smp unknown directive", types.StrategicMergePatchType, `{"spec":{"containers":[{"name":"one","$patch":"bogus"}]}}`, nil, "", 400},
+		{"smp list of lists", types.StrategicMergePatchType, `{"spec":{"containers":[[1]]}}`, nil, "", 400},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			apply, err := patcher(tc.patchType, []byte(tc.patch), store)
+			var patched []byte
+			if err == nil {
+				patched, err = apply([]byte(original))
+			}
+			if tc.want == "" {
+				if err == nil || apiStatus(err).Code != tc.code {
+					t.Fatalf("got %v, want a %d", err, tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("patch failed: %v", err)
+			}
+			var doc map[string]interface{}
+			if err := json.Unmarshal(patched, &doc); err != nil {
+				t.Fatal(err)
+			}
+			var got interface{} = doc
+			for _, k := range tc.path {
+				got = got.(map[string]interface{})[k]
+			}
+			var want interface{}
+			json.Unmarshal([]byte(tc.want), &want)
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.Marshal(got)
+				t.Fatalf("got %s, want %s", g, tc.want)
+			}
+		})
+	}
+}

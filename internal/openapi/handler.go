@@ -1,0 +1,259 @@
+package openapi
+
+import (
+	"bytes"
+	"crypto/sha512"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	openapi_v3 "github.com/google/gnostic-models/openapiv3"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/resources"
+)
+
+// Media types of the documents.
+const (
+	mediaJSON            = "application/json"
+	mediaV2Protobuf      = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+	mediaV2ProtobufOld   = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+	mediaV3Protobuf      = "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"
+	mediaV3ProtobufOld   = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"
+	notFoundStatusObject = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404}`
+)
+
+// document is one served document: its JSON, its protobuf form (made on
+// first use) and the hash that names this version of it.
+type document struct {
+	json     []byte
+	etag     string
+	toProto  func([]byte) ([]byte, error)
+	pbOnce   sync.Once
+	pb       []byte
+	pbErr    error
+	modified time.Time
+}
+
+func newDocument(json []byte, toProto func([]byte) ([]byte, error)) *document {
+	return &document{json: json, etag: fmt.Sprintf("%X", sha512.Sum512(json)), toProto: toProto, modified: time.Now()}
+}
+
+func (d *document) protobuf() ([]byte, error) {
+	d.pbOnce.Do(func() { d.pb, d.pbErr = d.toProto(d.json) })
+	return d.pb, d.pbErr
+}
+
+func v2Proto(json []byte) ([]byte, error) {
+	doc, err := openapi_v2.ParseDocument(json)
+	if err != nil {
+		return nil, err
+	}
+	return proto.Marshal(doc)
+}
+
+func v3Proto(json []byte) ([]byte, error) {
+	doc, err := openapi_v3.ParseDocument(json)
+	if err != nil {
+		return nil, err
+	}
+	return proto.Marshal(doc)
+}
+
+// handler serves the documents of one registry, built on first request.
+type handler struct {
+	reg     *resources.Registry
+	version string
+
+	defsOnce sync.Once
+	defs     *defSet
+
+	v2Once sync.Once
+	v2     *document
+
+	v3Once  sync.Once
+	v3Index *document
+	v3      map[string]*document // "api/v1", "apis/apps/v1", "apis/apps", "api", "apis"
+}
+
+// NewHandler serves /openapi/v2 (JSON, or protobuf when asked for) and
+// /openapi/v3 (the index of group-version documents, and each document) for
+// the resources of reg, the way kube-apiserver does, reporting version in
+// info.version.
+func NewHandler(reg *resources.Registry, version string) http.Handler {
+	return &handler{reg: reg, version: version}
+}
+
+func (h *handler) definitions() *defSet {
+	h.defsOnce.Do(func() { h.defs = builtin().forRegistry(h.reg) })
+	return h.defs
+}
+
+// groupVersionItems lists the paths of every served group-version, keyed
+// as the v3 index names them.
+func (h *handler) groupVersionItems() map[string][]*pathItem {
+	d := h.definitions()
+	defName := func(gvk schema.GroupVersionKind) string { return d.byGVK[gvk] }
+	out := map[string][]*pathItem{}
+	for _, g := range h.reg.Groups() {
+		for _, v := range g.Versions {
+			key := strings.TrimPrefix(gvPrefix(g.Group, v.Version), "/")
+			out[key] = groupVersionPaths(g.Group, v.Version, v.Resources, defName)
+		}
+	}
+	return out
+}
+
+func (h *handler) buildV2() {
+	d := h.definitions()
+	var items []*pathItem
+	for _, list := range rootPaths(h.reg) {
+		items = append(items, list...)
+	}
+	for _, list := range h.groupVersionItems() {
+		items = append(items, list...)
+	}
+	h.v2 = newDocument(mustJSON(d.v2Document(items, h.version)), v2Proto)
+}
+
+func (h *handler) buildV3() {
+	d := h.definitions()
+	h.v3 = map[string]*document{}
+	for key, items := range rootPaths(h.reg) {
+		h.v3[key] = newDocument(mustJSON(d.v3Document(items, h.version)), v3Proto)
+	}
+	for key, items := range h.groupVersionItems() {
+		h.v3[key] = newDocument(mustJSON(d.v3Document(items, h.version)), v3Proto)
+	}
+	paths := object{}
+	for key, doc := range h.v3 {
+		paths[key] = object{"serverRelativeURL": serverRelativeURL(key, doc.etag)}
+	}
+	h.v3Index = newDocument(mustJSON(object{"paths": paths}), nil)
+}
+
+func serverRelativeURL(key, etag string) string {
+	u := url.URL{Path: "/openapi/v3/" + key, RawQuery: url.Values{"hash": {etag}}.Encode()}
+	return u.String()
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch path := r.URL.Path; {
+	case path == "/openapi/v2":
+		h.v2Once.Do(h.buildV2)
+		h.serve(w, r, h.v2, mediaV2Protobuf, mediaV2ProtobufOld)
+	case path == "/openapi/v3" || path == "/openapi/v3/":
+		h.v3Once.Do(h.buildV3)
+		w.Header().Set("Etag", strconv.Quote(h.v3Index.etag))
+		w.Header().Set("Content-Type", mediaJSON)
+		http.ServeContent(w, r, "", h.v3Index.modified, bytes.NewReader(h.v3Index.json))
+	case strings.HasPrefix(path, "/openapi/v3/"):
+		h.v3Once.Do(h.buildV3)
+		key := strings.Trim(strings.TrimPrefix(path, "/openapi/v3/"), "/")
+		doc := h.v3[key]
+		if doc == nil {
+			notFound(w)
+			return
+		}
+		if hash := r.URL.Query().Get("hash"); hash != "" {
+			if hash != doc.etag {
+				// An old link: send the client to the current document.
+				w.Header().Add("Vary", "Accept")
+				http.Redirect(w, r, serverRelativeURL(key, doc.etag), http.StatusMovedPermanently)
+				return
+			}
+			// A hashed link names this exact document forever.
+			w.Header().Set("Cache-Control", "public, immutable")
+			w.Header().Set("Expires", time.Now().AddDate(1, 0, 0).Format(time.RFC1123))
+		}
+		h.serve(w, r, doc, mediaV3Protobuf, mediaV3ProtobufOld)
+	default:
+		notFound(w)
+	}
+}
+
+// serve writes doc as JSON or, when the Accept header prefers it, as
+// protobuf, with its hash as entity tag.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, doc *document, protobuf, protobufOld string) {
+	w.Header().Add("Vary", "Accept")
+	body, contentType := []byte(nil), ""
+	for _, accepted := range acceptedTypes(r.Header.Get("Accept")) {
+		switch accepted {
+		case mediaJSON, "application/*", "*/*":
+			body, contentType = doc.json, mediaJSON
+		case protobuf, protobufOld:
+			pb, err := doc.protobuf()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			body, contentType = pb, protobuf
+		default:
+			continue
+		}
+		break
+	}
+	if contentType == "" {
+		w.WriteHeader(http.StatusNotAcceptable)
+		return
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Etag", strconv.Quote(doc.etag))
+	http.ServeContent(w, r, "", doc.modified, bytes.NewReader(body))
+}
+
+// acceptedTypes lists the media types of an Accept header, most preferred
+// first; no header accepts anything.
+func acceptedTypes(header string) []string {
+	if strings.TrimSpace(header) == "" {
+		return []string{"*/*"}
+	}
+	type clause struct {
+		mediaType string
+		q         float64
+	}
+	var clauses []clause
+	for _, part := range strings.Split(header, ",") {
+		// Not mime.ParseMediaType: the protobuf types contain "@".
+		fields := strings.Split(part, ";")
+		mt := strings.ToLower(strings.TrimSpace(fields[0]))
+		if mt == "" {
+			continue
+		}
+		q := 1.0
+		for _, p := range fields[1:] {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.TrimSpace(k) == "q" {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		if q > 0 {
+			clauses = append(clauses, clause{mt, q})
+		}
+	}
+	// A stable sort keeps the header's order among equal preferences.
+	for i := 1; i < len(clauses); i++ {
+		for j := i; j > 0 && clauses[j].q > clauses[j-1].q; j-- {
+			clauses[j], clauses[j-1] = clauses[j-1], clauses[j]
+		}
+	}
+	out := make([]string, len(clauses))
+	for i, c := range clauses {
+		out[i] = c.mediaType
+	}
+	return out
+}
+
+func notFound(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", mediaJSON)
+	w.WriteHeader(http.StatusNotFound)
+	w.Write([]byte(notFoundStatusObject))
+}

@@ -1,0 +1,228 @@
+package openapi
+
+// Facts about kube's API types that their Go form does not carry at run
+// time: kube's generator reads them from comment markers (+listType,
+// +listMapKey, +mapType, +structType, +default, +union, +optional). They
+// are kept here, keyed by definition name (and ".field" for fields), and
+// checked against kube's own server-side apply schema (the one client-go's
+// apply configurations embed) by TestSemanticsMatchKube.
+
+// typeDescriptions are the descriptions of the types without a generated
+// SwaggerDoc (those outside k8s.io/api's and meta/v1's types.go files).
+var typeDescriptions = map[string]string{
+	"io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent": "Event represents a single event to a watched resource.",
+	// CustomResourceDefinition has no Go type in kapi.
+	"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition":     "CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST be in the format <.spec.name>.<.spec.group>.",
+	"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList": "CustomResourceDefinitionList is a list of CustomResourceDefinition objects.",
+	"io.k8s.apimachinery.pkg.api.resource.Quantity":                                         "Quantity is a fixed-point representation of a number. It provides convenient marshaling/unmarshaling in JSON and YAML, in addition to String() and AsInt64() accessors.\n\nThe serialization format is:\n\n``` <quantity>        ::= <signedNumber><suffix>\n\n\t(Note that <suffix> may be empty, from the \"\" case in <decimalSI>.)\n\n<digit>           ::= 0 | 1 | ... | 9 <digits>          ::= <digit> | <digit><digits> <number>          ::= <digits> | <digits>.<digits> | <digits>. | .<digits> <sign>            ::= \"+\" | \"-\" <signedNumber>    ::= <number> | <sign><number> <suffix>          ::= <binarySI> | <decimalExponent> | <decimalSI> <binarySI>        ::= Ki | Mi | Gi | Ti | Pi | Ei\n\n\t(International System of units; See: http://physics.nist.gov/cuu/Units/binary.html)\n\n<decimalSI>       ::= m | \"\" | k | M | G | T | P | E\n\n\t(Note that 1024 = 1Ki but 1000 = 1k; I didn't choose the capitalization.)\n\n<decimalExponent> ::= \"e\" <signedNumber> | \"E\" <signedNumber> ```\n\nNo matter which of the three exponent forms is used, no quantity may represent a number greater than 2^63-1 in magnitude, nor may it have more than 3 decimal places. Numbers larger or more precise will be capped or rounded up. (E.g.: 0.1m will rounded up to 1m.) This may be extended in the future if we require larger or smaller quantities.\n\nWhen a Quantity is parsed from a string, it will remember the type of suffix it had, and will use the same type again when it is serialized.\n\nBefore serializing, Quantity will be put in \"canonical form\". This means that Exponent/suffix will be adjusted up or down (with a corresponding increase or decrease in Mantissa) such that:\n\n- No precision is lost - No fractional digits will be emitted - The exponent (or suffix) is as large as possible.\n\nThe sign will be omitted unless the number is negative.\n\nExamples:\n\n- 1.5 will be serialized as \"1500m\" - 1.5Gi will be serialized as \"1536Mi\"\n\nNote that the quantity will NEVER be internally represented by a floating point number. That is the whole point of this exercise.\n\nNon-canonical values will still parse as long as they are well formed, but will be re-emitted in their canonical form. (So always use canonical form, or don't diff.)\n\nThis format is intended to make it difficult to use these numbers without writing some sort of special handling code in the hopes that that will cause implementors to also use a fixed point implementation.",
+	"io.k8s.apimachinery.pkg.runtime.RawExtension":                                          "RawExtension is used to hold extensions in external versions.\n\nTo use this, make a field which has RawExtension as its type in your external, versioned struct, and Object in your internal struct. You also need to register your various plugin types.\n\n// Internal package:\n\n\ttype MyAPIObject struct {\n\t\truntime.TypeMeta `json:\",inline\"`\n\t\tMyPlugin runtime.Object `json:\"myPlugin\"`\n\t}\n\n\ttype PluginA struct {\n\t\tAOption string `json:\"aOption\"`\n\t}\n\n// External package:\n\n\ttype MyAPIObject struct {\n\t\truntime.TypeMeta `json:\",inline\"`\n\t\tMyPlugin runtime.RawExtension `json:\"myPlugin\"`\n\t}\n\n\ttype PluginA struct {\n\t\tAOption string `json:\"aOption\"`\n\t}\n\n// On the wire, the JSON will look something like this:\n\n\t{\n\t\t\"kind\":\"MyAPIObject\",\n\t\t\"apiVersion\":\"v1\",\n\t\t\"myPlugin\": {\n\t\t\t\"kind\":\"PluginA\",\n\t\t\t\"aOption\":\"foo\",\n\t\t},\n\t}\n\nSo what happens? Decode first uses json or yaml to unmarshal the serialized data into your external MyAPIObject. That causes the raw JSON to be stored, but not unpacked. The next step is to copy (using pkg/conversion) into the internal struct. The runtime package's DefaultScheme has conversion functions installed which will unpack the JSON stored in RawExtension, turning it into the correct object type, and storing it in the Object. (TODO: In the case where the object is of an unknown type, a runtime.Unknown object will be created and stored.)",
+	"io.k8s.apimachinery.pkg.util.intstr.IntOrString":                                       "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.",
+	"io.k8s.apimachinery.pkg.apis.meta.v1.Time":                                             "Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.  Wrappers are provided for many of the factory methods that the time package offers.",
+	"io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime":                                        "MicroTime is version of Time with microsecond level precision.",
+	"io.k8s.apimachinery.pkg.apis.meta.v1.Duration":                                         "Duration is a wrapper around time.Duration which supports correct marshaling to YAML and JSON. In particular, it marshals into strings, which can be used as map keys in json.",
+}
+
+// fieldDescriptions are the descriptions of the fields of those types.
+var fieldDescriptions = map[string]string{
+	"io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent.object": "Object is:\n * If Type is Added or Modified: the new state of the object.\n * If Type is Deleted: the state of the object immediately before deletion.\n * If Type is Error: *Status is recommended; other types may make sense\n   depending on context.",
+}
+
+// markerDefaults are the +default values of fields, beyond the zero values
+// every non-omitempty scalar and every struct value gets.
+var markerDefaults = map[string]interface{}{
+	"io.k8s.api.certificates.v1.PodCertificateRequestSpec.maxExpirationSeconds": 86400,
+	"io.k8s.api.core.v1.AzureDiskVolumeSource.cachingMode":                      "ReadWrite",
+	"io.k8s.api.core.v1.AzureDiskVolumeSource.fsType":                           "ext4",
+	"io.k8s.api.core.v1.AzureDiskVolumeSource.kind":                             "Shared",
+	"io.k8s.api.core.v1.AzureDiskVolumeSource.readOnly":                         false,
+	"io.k8s.api.core.v1.ContainerPort.protocol":                                 "TCP",
+	"io.k8s.api.core.v1.FileKeySelector.optional":                               false,
+	"io.k8s.api.core.v1.GRPCAction.service":                                     "",
+	"io.k8s.api.core.v1.ISCSIPersistentVolumeSource.iscsiInterface":             "default",
+	"io.k8s.api.core.v1.ISCSIVolumeSource.iscsiInterface":                       "default",
+	"io.k8s.api.core.v1.LocalObjectReference.name":                              "",
+	"io.k8s.api.core.v1.RBDPersistentVolumeSource.keyring":                      "/etc/ceph/keyring",
+	"io.k8s.api.core.v1.RBDPersistentVolumeSource.pool":                         "rbd",
+	"io.k8s.api.core.v1.RBDPersistentVolumeSource.user":                         "admin",
+	"io.k8s.api.core.v1.RBDVolumeSource.keyring":                                "/etc/ceph/keyring",
+	"io.k8s.api.core.v1.RBDVolumeSource.pool":                                   "rbd",
+	"io.k8s.api.core.v1.RBDVolumeSource.user":                                   "admin",
+	"io.k8s.api.core.v1.ReplicationControllerSpec.minReadySeconds":              0,
+	"io.k8s.api.core.v1.ReplicationControllerSpec.replicas":                     1,
+	"io.k8s.api.core.v1.ScaleIOPersistentVolumeSource.fsType":                   "xfs",
+	"io.k8s.api.core.v1.ScaleIOPersistentVolumeSource.storageMode":              "ThinProvisioned",
+	"io.k8s.api.core.v1.ScaleIOVolumeSource.fsType":                             "xfs",
+	"io.k8s.api.core.v1.ScaleIOVolumeSource.storageMode":                        "ThinProvisioned",
+	"io.k8s.api.core.v1.ServicePort.protocol":                                   "TCP",
+}
+
+// requiredOverrides are the fields whose +optional or +required marker
+// disagrees with their json tag (required = no omitempty or omitzero).
+var requiredOverrides = map[string]bool{
+	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding.spec":                  true,
+	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec.policyName":        true,
+	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec.validationActions": true,
+	"io.k8s.api.apps.v1.ControllerRevision.revision":                                             false,
+	"io.k8s.api.apps.v1.DaemonSet.spec":                                                          true,
+	"io.k8s.api.apps.v1.DaemonSetCondition.status":                                               false,
+	"io.k8s.api.apps.v1.DaemonSetCondition.type":                                                 false,
+	"io.k8s.api.apps.v1.Deployment.spec":                                                         true,
+	"io.k8s.api.apps.v1.DeploymentCondition.status":                                              false,
+	"io.k8s.api.apps.v1.DeploymentCondition.type":                                                false,
+	"io.k8s.api.apps.v1.ReplicaSet.spec":                                                         true,
+	"io.k8s.api.apps.v1.ReplicaSetCondition.status":                                              false,
+	"io.k8s.api.apps.v1.ReplicaSetCondition.type":                                                false,
+	"io.k8s.api.apps.v1.StatefulSet.spec":                                                        true,
+	"io.k8s.api.apps.v1.StatefulSetCondition.status":                                             false,
+	"io.k8s.api.apps.v1.StatefulSetCondition.type":                                               false,
+	"io.k8s.api.apps.v1.StatefulSetOrdinals.start":                                               false,
+	"io.k8s.api.apps.v1.StatefulSetSpec.serviceName":                                             false,
+	"io.k8s.api.apps.v1.StatefulSetStatus.availableReplicas":                                     false,
+	"io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler.spec":                                     true,
+	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler.spec":                                     true,
+	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus.currentMetrics":                     false,
+	"io.k8s.api.batch.v1.CronJob.spec":                                                           true,
+	"io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern.status":                          false,
+	"io.k8s.api.core.v1.AzureFilePersistentVolumeSource.secretNamespace":                         false,
+	"io.k8s.api.core.v1.ContainerImage.names":                                                    false,
+	"io.k8s.api.core.v1.ContainerRestartRule.action":                                             true,
+	"io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes.operator":                                true,
+	"io.k8s.api.core.v1.Event.reportingComponent":                                                false,
+	"io.k8s.api.core.v1.Event.reportingInstance":                                                 false,
+	"io.k8s.api.core.v1.GRPCAction.service":                                                      false,
+	"io.k8s.api.core.v1.ImageVolumeStatus.imageRef":                                              true,
+	"io.k8s.api.core.v1.NodeRuntimeHandler.name":                                                 false,
+	"io.k8s.api.core.v1.PodCertificateProjection.keyType":                                        true,
+	"io.k8s.api.core.v1.PodCertificateProjection.signerName":                                     true,
+	"io.k8s.api.core.v1.ProjectedVolumeSource.sources":                                           false,
+	"io.k8s.api.core.v1.TypedLocalObjectReference.apiGroup":                                      false,
+	"io.k8s.api.core.v1.TypedObjectReference.apiGroup":                                           false,
+	"io.k8s.api.discovery.v1.EndpointSlice.endpoints":                                            false,
+	"io.k8s.api.discovery.v1.EndpointSlice.ports":                                                false,
+	"io.k8s.api.flowcontrol.v1.FlowSchema.spec":                                                  true,
+	"io.k8s.api.flowcontrol.v1.FlowSchemaCondition.type":                                         true,
+	"io.k8s.api.flowcontrol.v1.FlowSchemaSpec.matchingPrecedence":                                false,
+	"io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration.limitResponse":                  true,
+	"io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration.nominalConcurrencyShares":       false,
+	"io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration.spec":                                  true,
+	"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition.type":                         true,
+	"io.k8s.api.flowcontrol.v1.QueuingConfiguration.handSize":                                    false,
+	"io.k8s.api.flowcontrol.v1.QueuingConfiguration.queueLengthLimit":                            false,
+	"io.k8s.api.flowcontrol.v1.QueuingConfiguration.queues":                                      false,
+	"io.k8s.api.flowcontrol.v1.ResourcePolicyRule.namespaces":                                    false,
+	"io.k8s.api.networking.v1.IPAddress.spec":                                                    true,
+	"io.k8s.api.networking.v1.IPAddressSpec.parentRef":                                           true,
+	"io.k8s.api.networking.v1.IngressClassParametersReference.scope":                             false,
+	"io.k8s.api.networking.v1.NetworkPolicySpec.podSelector":                                     false,
+	"io.k8s.api.networking.v1.ParentReference.name":                                              true,
+	"io.k8s.api.networking.v1.ParentReference.resource":                                          true,
+	"io.k8s.api.policy.v1.PodDisruptionBudgetStatus.currentHealthy":                              false,
+	"io.k8s.api.policy.v1.PodDisruptionBudgetStatus.desiredHealthy":                              false,
+	"io.k8s.api.policy.v1.PodDisruptionBudgetStatus.disruptionsAllowed":                          false,
+	"io.k8s.api.policy.v1.PodDisruptionBudgetStatus.expectedPods":                                false,
+	"io.k8s.api.rbac.v1.ClusterRole.rules":                                                       false,
+	"io.k8s.api.rbac.v1.Role.rules":                                                              false,
+	"io.k8s.api.rbac.v1.RoleRef.apiGroup":                                                        false,
+	"io.k8s.api.scheduling.v1.PriorityClass.value":                                               false,
+	"io.k8s.api.storage.v1.CSINodeDriver.topologyKeys":                                           false,
+}
+
+// listTypes are the lists whose +listType (and +listMapKey) markers say
+// something other than their patch strategy implies.
+var listTypes = map[string]listType{
+	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec.validationActions": {Type: "set"},
+	"io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus.conditions":             {Type: "map", Keys: []string{"type"}},
+	"io.k8s.api.batch.v1.JobStatus.conditions":                                                   {Type: "atomic"},
+	"io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement.values":                          {Type: "set"},
+	"io.k8s.api.batch.v1.UncountedTerminatedPods.failed":                                         {Type: "set"},
+	"io.k8s.api.batch.v1.UncountedTerminatedPods.succeeded":                                      {Type: "set"},
+	"io.k8s.api.certificates.v1.CertificateSigningRequestStatus.conditions":                      {Type: "map", Keys: []string{"type"}},
+	"io.k8s.api.core.v1.Container.ports":                                                         {Type: "map", Keys: []string{"containerPort", "protocol"}},
+	"io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes.values":                                  {Type: "set"},
+	"io.k8s.api.core.v1.EphemeralContainerCommon.ports":                                          {Type: "map", Keys: []string{"containerPort", "protocol"}},
+	"io.k8s.api.core.v1.NodeAllocatableResourceClaimStatus.containers":                           {Type: "set"},
+	"io.k8s.api.core.v1.NodePodPreemptionPolicy.disableResizePreemption":                         {Type: "set"},
+	"io.k8s.api.core.v1.PodSpec.topologySpreadConstraints":                                       {Type: "map", Keys: []string{"topologyKey", "whenUnsatisfiable"}},
+	"io.k8s.api.core.v1.PodStatus.hostIPs":                                                       {Type: "atomic"},
+	"io.k8s.api.core.v1.PodStatus.volumeHealth":                                                  {Type: "map", Keys: []string{"name"}},
+	"io.k8s.api.core.v1.PodVolumeHealth.healthConditions":                                        {Type: "map", Keys: []string{"status", "reason"}},
+	"io.k8s.api.core.v1.ResourceRequirements.claims":                                             {Type: "map", Keys: []string{"name"}},
+	"io.k8s.api.core.v1.ResourceStatus.resources":                                                {Type: "map", Keys: []string{"resourceID"}},
+	"io.k8s.api.core.v1.ServiceSpec.ports":                                                       {Type: "map", Keys: []string{"port", "protocol"}},
+	"io.k8s.api.core.v1.VolumeHealthStatus.healthConditions":                                     {Type: "map", Keys: []string{"status", "reason"}},
+	"io.k8s.api.core.v1.VolumeMount.bindMountOptions":                                            {Type: "set"},
+	"io.k8s.api.discovery.v1.Endpoint.addresses":                                                 {Type: "set"},
+	"io.k8s.api.flowcontrol.v1.NonResourcePolicyRule.nonResourceURLs":                            {Type: "set"},
+	"io.k8s.api.flowcontrol.v1.NonResourcePolicyRule.verbs":                                      {Type: "set"},
+	"io.k8s.api.flowcontrol.v1.ResourcePolicyRule.apiGroups":                                     {Type: "set"},
+	"io.k8s.api.flowcontrol.v1.ResourcePolicyRule.namespaces":                                    {Type: "set"},
+	"io.k8s.api.flowcontrol.v1.ResourcePolicyRule.resources":                                     {Type: "set"},
+	"io.k8s.api.flowcontrol.v1.ResourcePolicyRule.verbs":                                         {Type: "set"},
+	"io.k8s.api.storage.v1.CSIDriverSpec.volumeLifecycleModes":                                   {Type: "set"},
+}
+
+// mapTypes are the fields marked +mapType (maps) or +structType (struct
+// values whose type says otherwise).
+var mapTypes = map[string]string{
+	"io.k8s.api.core.v1.PersistentVolumeSpec.claimRef":      "granular",
+	"io.k8s.api.core.v1.PodSpec.nodeSelector":               "atomic",
+	"io.k8s.api.core.v1.ReplicationControllerSpec.selector": "atomic",
+	"io.k8s.api.core.v1.ServiceSpec.selector":               "atomic",
+	"io.k8s.api.node.v1.Scheduling.nodeSelector":            "atomic",
+}
+
+// structTypes are the struct types marked +structType.
+var structTypes = map[string]string{
+	"io.k8s.api.admissionregistration.v1.MatchResources":          "atomic",
+	"io.k8s.api.admissionregistration.v1.NamedRuleWithOperations": "atomic",
+	"io.k8s.api.admissionregistration.v1.ParamKind":               "atomic",
+	"io.k8s.api.admissionregistration.v1.ParamRef":                "atomic",
+	"io.k8s.api.admissionregistration.v1.Variable":                "atomic",
+	"io.k8s.api.autoscaling.v1.CrossVersionObjectReference":       "atomic",
+	"io.k8s.api.core.v1.ConfigMapKeySelector":                     "atomic",
+	"io.k8s.api.core.v1.EndpointAddress":                          "atomic",
+	"io.k8s.api.core.v1.EndpointPort":                             "atomic",
+	"io.k8s.api.core.v1.EvictionResponder":                        "atomic",
+	"io.k8s.api.core.v1.FileKeySelector":                          "atomic",
+	"io.k8s.api.core.v1.LocalObjectReference":                     "atomic",
+	"io.k8s.api.core.v1.NodeSelector":                             "atomic",
+	"io.k8s.api.core.v1.NodeSelectorTerm":                         "atomic",
+	"io.k8s.api.core.v1.ObjectFieldSelector":                      "atomic",
+	"io.k8s.api.core.v1.ObjectReference":                          "atomic",
+	"io.k8s.api.core.v1.ResourceFieldSelector":                    "atomic",
+	"io.k8s.api.core.v1.ScopeSelector":                            "atomic",
+	"io.k8s.api.core.v1.SecretKeySelector":                        "atomic",
+	"io.k8s.api.core.v1.SecretReference":                          "atomic",
+	"io.k8s.api.core.v1.TopologySelectorTerm":                     "atomic",
+	"io.k8s.api.core.v1.TypedLocalObjectReference":                "atomic",
+	"io.k8s.api.discovery.v1.EndpointPort":                        "atomic",
+	"io.k8s.api.networking.v1.ServiceBackendPort":                 "atomic",
+	"io.k8s.api.rbac.v1.RoleRef":                                  "atomic",
+	"io.k8s.api.rbac.v1.Subject":                                  "atomic",
+	"io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector":          "atomic",
+	"io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference":         "atomic",
+}
+
+// unions are the struct types marked +union, in kube's extension form.
+var unions = map[string][]interface{}{
+	"io.k8s.api.core.v1.AppArmorProfile":                       union("type", "localhostProfile", "LocalhostProfile"),
+	"io.k8s.api.core.v1.PodSchedulingGroup":                    union("", "podGroupName", "PodGroupName"),
+	"io.k8s.api.core.v1.SeccompProfile":                        union("type", "localhostProfile", "LocalhostProfile"),
+	"io.k8s.api.flowcontrol.v1.LimitResponse":                  union("type", "queuing", "Queuing"),
+	"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec": union("type", "exempt", "Exempt", "limited", "Limited"),
+	"io.k8s.api.flowcontrol.v1.Subject":                        union("kind", "group", "Group", "serviceAccount", "ServiceAccount", "user", "User"),
+}
+
+// union is one x-kubernetes-unions entry: the discriminator field (if any)
+// and pairs of member field and the discriminator value naming it.
+func union(discriminator string, fieldValues ...string) []interface{} {
+	members := map[string]interface{}{}
+	for i := 0; i+1 < len(fieldValues); i += 2 {
+		members[fieldValues[i]] = fieldValues[i+1]
+	}
+	u := map[string]interface{}{"fields-to-discriminateBy": members}
+	if discriminator != "" {
+		u["discriminator"] = discriminator
+	}
+	return []interface{}{u}
+}

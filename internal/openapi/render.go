@@ -1,0 +1,304 @@
+package openapi
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+const (
+	v2RefPrefix = "#/definitions/"
+	v3RefPrefix = "#/components/schemas/"
+)
+
+// refName is the definition a schema refers to, or "".
+func refName(s *spec.Schema) string {
+	ref := s.Ref.String()
+	if ref == "" {
+		return ""
+	}
+	return ref[strings.LastIndex(ref, "/")+1:]
+}
+
+// convert copies a definition into the form a document writes: v2 refers
+// to #/definitions and has no defaults (kube-apiserver prunes them from
+// /openapi/v2); v3 refers to #/components/schemas and wraps references
+// that carry anything else (a description, a default) in allOf.
+func convert(s *spec.Schema, v3 bool) spec.Schema {
+	out := *s
+	if name := refName(s); name != "" {
+		if v3 {
+			out.Ref = spec.MustCreateRef(v3RefPrefix + name)
+			bare := spec.Schema{SchemaProps: spec.SchemaProps{Ref: out.Ref}}
+			if out.Description != "" || out.Default != nil || len(out.Extensions) > 0 {
+				out.Ref = spec.Ref{}
+				out.AllOf = []spec.Schema{bare}
+			}
+		} else {
+			out.Ref = spec.MustCreateRef(v2RefPrefix + name)
+		}
+	}
+	if !v3 {
+		out.Default = nil
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		items := convert(s.Items.Schema, v3)
+		out.Items = &spec.SchemaOrArray{Schema: &items}
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		value := convert(s.AdditionalProperties.Schema, v3)
+		out.AdditionalProperties = &spec.SchemaOrBool{Allows: true, Schema: &value}
+	}
+	if s.Properties != nil {
+		out.Properties = make(map[string]spec.Schema, len(s.Properties))
+		for name, p := range s.Properties {
+			out.Properties[name] = convert(&p, v3)
+		}
+	}
+	return out
+}
+
+// closure lists the definitions the named ones refer to, transitively,
+// including themselves.
+func closure(defs map[string]*spec.Schema, roots []string) []string {
+	seen := map[string]bool{}
+	var visit func(s *spec.Schema)
+	var add func(name string)
+	add = func(name string) {
+		if name == "" || seen[name] || defs[name] == nil {
+			return
+		}
+		seen[name] = true
+		visit(defs[name])
+	}
+	visit = func(s *spec.Schema) {
+		add(refName(s))
+		if s.Items != nil && s.Items.Schema != nil {
+			visit(s.Items.Schema)
+		}
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+			visit(s.AdditionalProperties.Schema)
+		}
+		for _, p := range s.Properties {
+			visit(&p)
+		}
+	}
+	for _, r := range roots {
+		add(r)
+	}
+	out := make([]string, 0, len(seen))
+	for name := range seen {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// referenced lists the definitions the operations of items name.
+func referenced(items []*pathItem) []string {
+	var out []string
+	for _, it := range items {
+		for _, o := range it.ops {
+			if o.body != "" {
+				out = append(out, o.body)
+			}
+			for _, r := range o.responses {
+				if r.schema != "" {
+					out = append(out, r.schema)
+				}
+			}
+		}
+	}
+	return out
+}
+
+type object = map[string]interface{}
+
+func gvkObject(o *operation) interface{} {
+	return object{"group": o.gvk.Group, "version": o.gvk.Version, "kind": o.gvk.Kind}
+}
+
+// v3Document renders items as an OpenAPI v3 document with the schemas
+// they refer to.
+func (d *defSet) v3Document(items []*pathItem, version string) object {
+	schemaRef := func(name string) object {
+		if name == "" {
+			return object{"type": "string"}
+		}
+		return object{"$ref": v3RefPrefix + name}
+	}
+	params := func(ps []param) []interface{} {
+		out := make([]interface{}, len(ps))
+		for i, p := range ps {
+			q := object{"name": p.name, "in": p.in, "description": p.description,
+				"schema": object{"type": p.typ, "uniqueItems": true}}
+			if p.required {
+				q["required"] = true
+			}
+			out[i] = q
+		}
+		return out
+	}
+	paths := object{}
+	for _, it := range items {
+		item := object{}
+		if len(it.params) > 0 {
+			item["parameters"] = params(it.params)
+		}
+		for _, o := range it.ops {
+			op := object{"description": o.description, "operationId": o.id, "tags": []string{o.tag}}
+			if len(o.params) > 0 {
+				op["parameters"] = params(o.params)
+			}
+			if o.body != "" {
+				content := object{}
+				for _, mt := range o.consumes {
+					content[mt] = object{"schema": schemaRef(o.body)}
+				}
+				body := object{"content": content}
+				if o.method != "delete" {
+					body["required"] = true
+				}
+				op["requestBody"] = body
+			}
+			responses := object{"401": object{"description": "Unauthorized"}}
+			for _, r := range o.responses {
+				content := object{}
+				for _, mt := range o.produces {
+					content[mt] = object{"schema": schemaRef(r.schema)}
+				}
+				responses[strconv.Itoa(r.code)] = object{"description": r.description, "content": content}
+			}
+			op["responses"] = responses
+			if o.action != "" {
+				op[extAction] = o.action
+			}
+			if o.gvk != nil {
+				op[extGVK] = gvkObject(o)
+			}
+			item[o.method] = op
+		}
+		paths[it.path] = item
+	}
+	schemas := object{}
+	for _, name := range closure(d.v2, referenced(items)) {
+		s := d.v2[name]
+		if v3, ok := d.v3[name]; ok {
+			s = v3
+		}
+		schemas[name] = convert(s, true)
+	}
+	return object{
+		"openapi": "3.0.0",
+		"info":    object{"title": "Kubernetes", "version": version},
+		"paths":   paths,
+		"components": object{
+			"schemas": schemas,
+			"securitySchemes": object{"BearerToken": object{
+				"type": "apiKey", "description": "Bearer Token authentication", "name": "authorization", "in": "header",
+			}},
+		},
+	}
+}
+
+// v2Document renders items as one swagger 2.0 document with the
+// definitions they refer to.
+func (d *defSet) v2Document(items []*pathItem, version string) object {
+	params := func(ps []param) []interface{} {
+		out := make([]interface{}, len(ps))
+		for i, p := range ps {
+			q := object{"name": p.name, "in": p.in, "description": p.description, "type": p.typ, "uniqueItems": true}
+			if p.required {
+				q["required"] = true
+			}
+			out[i] = q
+		}
+		return out
+	}
+	// Like kube-apiserver, the v2 document names each distinct parameter
+	// once, under "parameters", and operations refer to it.
+	shared := object{}
+	share := func(ps []interface{}) []interface{} {
+		out := make([]interface{}, len(ps))
+		for i, p := range ps {
+			b := mustJSON(p)
+			sum := sha256.Sum256(b)
+			key := p.(object)["name"].(string) + "-" + strings.TrimLeft(base64.URLEncoding.EncodeToString(sum[:]), "-_")[:8]
+			shared[key] = json.RawMessage(b)
+			out[i] = object{"$ref": "#/parameters/" + key}
+		}
+		return out
+	}
+	paths := object{}
+	for _, it := range items {
+		item := object{}
+		if len(it.params) > 0 {
+			item["parameters"] = share(params(it.params))
+		}
+		for _, o := range it.ops {
+			op := object{
+				"description": o.description, "operationId": o.id, "tags": []string{o.tag},
+				"produces": o.produces, "schemes": []string{"https"},
+			}
+			ps := params(o.params)
+			if o.body != "" {
+				body := object{"name": "body", "in": "body", "schema": object{"$ref": v2RefPrefix + o.body}}
+				if o.method != "delete" {
+					body["required"] = true
+				}
+				ps = append([]interface{}{body}, ps...)
+				op["consumes"] = o.consumes
+			} else {
+				op["consumes"] = []string{"*/*"}
+			}
+			if len(ps) > 0 {
+				op["parameters"] = share(ps)
+			}
+			responses := object{"401": object{"description": "Unauthorized"}}
+			for _, r := range o.responses {
+				schema := object{"type": "string"}
+				if r.schema != "" {
+					schema = object{"$ref": v2RefPrefix + r.schema}
+				}
+				responses[strconv.Itoa(r.code)] = object{"description": r.description, "schema": schema}
+			}
+			op["responses"] = responses
+			if o.action != "" {
+				op[extAction] = o.action
+			}
+			if o.gvk != nil {
+				op[extGVK] = gvkObject(o)
+			}
+			item[o.method] = op
+		}
+		paths[it.path] = item
+	}
+	definitions := object{}
+	for _, name := range closure(d.v2, referenced(items)) {
+		definitions[name] = convert(d.v2[name], false)
+	}
+	return object{
+		"swagger":     "2.0",
+		"info":        object{"title": "Kubernetes", "version": version},
+		"paths":       paths,
+		"definitions": definitions,
+		"parameters":  shared,
+		"securityDefinitions": object{"BearerToken": object{
+			"type": "apiKey", "description": "Bearer Token authentication", "name": "authorization", "in": "header",
+		}},
+		"security": []interface{}{object{"BearerToken": []string{}}},
+	}
+}
+
+func mustJSON(v interface{}) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
