@@ -156,3 +156,30 @@ func TestKubectlExplainAndValidate(t *testing.T) {
 		t.Fatalf("dry-run apply stored its annotation: %s", got)
 	}
 }
+
+func TestDryRunDeleteAndProtobufCreateWithResourceVersion(t *testing.T) {
+	k := startKapi(t)
+	cms := k.clientset().CoreV1().ConfigMaps("default") // protobuf, client-go's default
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "keep", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Get(ctx, "keep", metav1.GetOptions{}); err != nil {
+		t.Fatalf("dry-run delete removed the object: %v", err)
+	}
+	// kube-apiserver answers this protobuf create with a 500; kapi with a 400.
+	_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "rv", ResourceVersion: "5"}}, metav1.CreateOptions{})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "resourceVersion should not be set on objects to be created") {
+		t.Fatalf("protobuf create with a resourceVersion: %v", err)
+	}
+	// Dry-run create answers the object it would store and stores nothing.
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "dry-"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil || cm.Name == "" || cm.UID == "" {
+		t.Fatalf("dry-run create: %v %+v", err, cm)
+	}
+	if _, err := cms.Get(ctx, cm.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("dry-run create stored %s: %v", cm.Name, err)
+	}
+}
