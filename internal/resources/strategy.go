@@ -56,6 +56,7 @@ func hasFinalizer(list []corev1.FinalizerName, f corev1.FinalizerName) bool {
 // PrepareForCreate resets what a client may not set on create: status where
 // the resource has a status sub-resource, and generation.
 func (i *Info) PrepareForCreate(obj runtime.Object) {
+	i.Default(obj)
 	if i.Subresource("status") != nil && !keepsStatusOnCreate[i.Resource] {
 		resetStatus(obj)
 	}
@@ -73,6 +74,13 @@ func (i *Info) PrepareForCreate(obj runtime.Object) {
 // change: the stored status (where status is a sub-resource) and the
 // generation, which it bumps when anything else but metadata changed.
 func (i *Info) PrepareForUpdate(obj, old runtime.Object) {
+	i.Default(obj)
+	if defaulters[i.Resource] != nil {
+		// Objects stored before a default existed compare as if they had
+		// it, so that defaulting alone never counts as a spec change.
+		old = old.DeepCopyObject()
+		i.Default(old)
+	}
 	if i.Subresource("status") != nil {
 		copyStatus(obj, old)
 	}
