@@ -35,6 +35,12 @@ type Options struct {
 	// one.
 	BookmarkInterval time.Duration
 	Logger           *log.Logger
+	// Prepare, when set, runs on every object before it is shared with
+	// readers. Typed objects hold lazily filled caches (a Quantity's
+	// string form) that encoding or printing would otherwise write while
+	// other readers use the object; Prepare fills them, and may record the
+	// encoding it made in enc.
+	Prepare func(obj runtime.Object, enc *Encodings)
 }
 
 // entry is one object in the index. Entries are immutable: a change
@@ -152,7 +158,7 @@ func (c *Cache) sync(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		tree.ReplaceOrInsert(&entry{key: string(res.KVs[i].Key), obj: obj, enc: &Encodings{}})
+		tree.ReplaceOrInsert(&entry{key: string(res.KVs[i].Key), obj: obj, enc: c.prepare(obj)})
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -190,6 +196,15 @@ func (c *Cache) sync(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// prepare readies a decoded object for sharing and returns its encodings.
+func (c *Cache) prepare(obj runtime.Object) *Encodings {
+	enc := &Encodings{}
+	if c.opts.Prepare != nil {
+		c.opts.Prepare(obj, enc)
+	}
+	return enc
 }
 
 // reset installs a freshly listed index and ends every watch made on the
@@ -249,7 +264,7 @@ func (c *Cache) apply(ev storage.Event) error {
 	key := string(ev.KV.Key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, ObjEncodings: &Encodings{}, at: time.Now()}
+	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, ObjEncodings: c.prepare(obj), at: time.Now()}
 	if old, ok := c.tree.Get(&entry{key: key}); ok {
 		e.Prev = old.obj
 	}

@@ -65,7 +65,11 @@ func New(reg *resources.Registry, s storage.Store, version string, opts Options)
 				store := registry.NewStore(info, s)
 				gvr := info.GroupVersionResource()
 				a.stores[gvr] = store
-				a.caches[gvr] = cache.New(s, store.CollectionPrefix(""), store.Decode, opts.Cache)
+				cacheOpts := opts.Cache
+				if store.Typed() {
+					cacheOpts.Prepare = warmEncodings
+				}
+				a.caches[gvr] = cache.New(s, store.CollectionPrefix(""), store.Decode, cacheOpts)
 			}
 		}
 	}
@@ -197,4 +201,12 @@ func (a *API) CreateInternal(ctx context.Context, obj runtime.Object) error {
 		}
 	}
 	return fmt.Errorf("no resource serves %s", gvk)
+}
+
+// warmEncodings encodes a built-in object as a bare protobuf message before
+// it is shared: the encoding fills every lazily cached field (a Quantity's
+// string form), so that no later reader writes to the shared object, and it
+// is the form protobuf lists are assembled from.
+func warmEncodings(obj runtime.Object, enc *cache.Encodings) {
+	enc.Encode(codecs.ProtobufRaw, obj)
 }

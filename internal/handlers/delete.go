@@ -33,14 +33,17 @@ func (a *API) delete(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
-	a.writeDeleted(w, r, store, obj, gone)
+	a.writeDeleted(w, r, store, obj, gone, opts)
 }
 
-// writeDeleted answers a delete: 200 when the object is gone, 202 when
-// finalizers keep it; with the object or a success Status by resource.
-func (a *API) writeDeleted(w http.ResponseWriter, r *http.Request, store *registry.Store, obj runtime.Object, gone bool) {
+// writeDeleted answers a delete with the object or a success Status by
+// resource. Like kube-apiserver, it answers 202 only when the object is
+// kept and the client asked for cascading deletion with
+// orphanDependents=false; 200 otherwise.
+func (a *API) writeDeleted(w http.ResponseWriter, r *http.Request, store *registry.Store, obj runtime.Object, gone bool, opts *metav1.DeleteOptions) {
 	code := http.StatusOK
-	if !gone {
+	//nolint:staticcheck // orphanDependents is deprecated but still decides the code
+	if !gone && opts.OrphanDependents != nil && !*opts.OrphanDependents {
 		code = http.StatusAccepted
 	}
 	if store.Info.ReturnsDeletedObject || !gone {

@@ -8,7 +8,8 @@ import (
 	"github.com/kapi-dev/kapi/internal/storage"
 )
 
-// compactBatch bounds the deletions one compaction batch holds.
+// compactBatch bounds the deletions one compaction batch holds; a batch
+// only ever ends between keys.
 const compactBatch = 4096
 
 // Compact implements storage.Store. After Compact(rev), reads at revisions
@@ -16,6 +17,10 @@ const compactBatch = 4096
 // keeps every version from rev on and the newest older version (unless that
 // is a deletion), which is what reads at rev and the events of revisions
 // from rev on need.
+//
+// A compaction that is interrupted (a shutdown, a crash) leaves every key
+// either untouched or fully compacted, since each key's deletions commit
+// together; the store finishes it when it next opens.
 func (s *Store) Compact(ctx context.Context, rev int64) error {
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
@@ -30,13 +35,37 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 	if err := s.db.Set(metaCompacted, encodeRevision(rev), pebble.Sync); err != nil {
 		return err
 	}
+	return s.finishCompaction(ctx, rev)
+}
+
+// finishCompaction removes what compaction to rev makes unreadable and then
+// records that it is done; c.compactMu is held.
+func (s *Store) finishCompaction(ctx context.Context, rev int64) error {
 	if err := s.compactVersions(ctx, rev); err != nil {
 		return err
 	}
-	return s.db.DeleteRange(logKey(0), logKey(rev), pebble.NoSync)
+	if err := s.db.DeleteRange(logKey(0), logKey(rev), pebble.NoSync); err != nil {
+		return err
+	}
+	return s.db.Set(metaCompactionDone, encodeRevision(rev), pebble.Sync)
 }
 
-// compactVersions deletes the versions no read at or after rev can see.
+// resumeCompaction finishes a compaction a previous process began.
+func (s *Store) resumeCompaction() error {
+	done, err := s.readMeta(metaCompactionDone)
+	if err != nil {
+		return err
+	}
+	if rev := s.compacted.Load(); done < rev {
+		s.compactMu.Lock()
+		defer s.compactMu.Unlock()
+		return s.finishCompaction(context.Background(), rev)
+	}
+	return nil
+}
+
+// compactVersions deletes the versions no read at or after rev can see,
+// one key at a time: a key's deletions always share a batch.
 func (s *Store) compactVersions(ctx context.Context, rev int64) error {
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixVersion}, UpperBound: []byte{prefixVersion + 1}})
 	if err != nil {
@@ -54,6 +83,17 @@ func (s *Store) compactVersions(ctx context.Context, rev int64) error {
 			return err
 		}
 		if string(userKey) != string(lastKey) {
+			// A new key: the previous key's deletions are all in the batch.
+			if batch.Count() >= compactBatch {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := batch.Commit(pebble.NoSync); err != nil {
+					return err
+				}
+				batch.Close()
+				batch = s.db.NewBatch()
+			}
 			lastKey = append(lastKey[:0], userKey...)
 			keptOlder = false
 		}
@@ -72,16 +112,6 @@ func (s *Store) compactVersions(ctx context.Context, rev int64) error {
 		}
 		if err := batch.Delete(it.Key(), nil); err != nil {
 			return err
-		}
-		if batch.Count() >= compactBatch {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := batch.Commit(pebble.NoSync); err != nil {
-				return err
-			}
-			batch.Close()
-			batch = s.db.NewBatch()
 		}
 	}
 	if err := it.Error(); err != nil {

@@ -25,6 +25,8 @@ const (
 var (
 	metaRevision  = []byte{prefixMeta, 'r', 'e', 'v'}
 	metaCompacted = []byte{prefixMeta, 'c', 'm', 'p'}
+	// metaCompactionDone is the last compaction that finished removing.
+	metaCompactionDone = []byte{prefixMeta, 'c', 'd', 'n'}
 )
 
 const (

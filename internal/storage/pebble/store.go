@@ -60,6 +60,10 @@ func Open(dir string) (*Store, error) {
 		}
 		m.dst.Store(rev)
 	}
+	if err := s.resumeCompaction(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	go s.writeLoop()
 	return s, nil
 }

@@ -66,7 +66,19 @@ func (s *Store) write(ctx context.Context, op *writeOp) writeResult {
 	case <-ctx.Done():
 		return writeResult{err: ctx.Err()}
 	}
-	return <-op.done
+	select {
+	case r := <-op.done:
+		return r
+	case <-s.stopped:
+		// The writer answers every write it takes before it stops, so an
+		// unanswered one was never taken.
+		select {
+		case r := <-op.done:
+			return r
+		default:
+			return writeResult{err: storage.ErrClosed}
+		}
+	}
 }
 
 // writeLoop is the single writer: it takes every queued write, checks each

@@ -62,15 +62,14 @@ func fillDeletable(t *testing.T, s *Store, prefix string, n int) {
 	}
 }
 
-// TestCompactionInterruptedResurrectsDeletedKey: compactVersions deletes a
-// key's newest-below-rev tombstone before that key's older puts and commits
-// every compactBatch deletions, so a batch boundary can separate them. When
-// the compaction stops there (ctx cancelled at shutdown, or a crash: the
-// batches are NoSync), the old put becomes the newest version and the
-// deleted key is live again, permanently.
-func TestCompactionInterruptedResurrectsDeletedKey(t *testing.T) {
+// TestInterruptedCompactionNeverRevivesDeletedKeys stops a compaction
+// between batches (as a shutdown does) right where a deleted key's
+// tombstone and its older versions would be split, and checks that the key
+// stays deleted and that the next open finishes the compaction.
+func TestInterruptedCompactionNeverRevivesDeletedKeys(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(t.TempDir())
+	dir := t.TempDir()
+	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,16 +103,34 @@ func TestCompactionInterruptedResurrectsDeletedKey(t *testing.T) {
 	if kv, _, err := s.Get(ctx, []byte("/b"), 0); err == nil {
 		t.Errorf("after retrying the compaction, /b is still live: %q", kv.Value)
 	}
-	// Creating it again is refused: the writer sees it too.
+	// The writer sees it deleted too.
 	if _, err := s.Create(ctx, []byte("/b"), []byte("new")); err != nil {
 		t.Errorf("re-creating deleted /b: %v", err)
 	}
+
+	// An interrupted compaction is finished by the next open.
+	s2dir := t.TempDir()
+	s2, err := Open(s2dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillDeletable(t, s2, "/a/", compactBatch+10)
+	now, _ := s2.CurrentRevision(ctx)
+	s2.Compact(&cancelAfter{Context: ctx, n: 0}, now)
+	s2.Close()
+	s2, err = Open(s2dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if done, err := s2.readMeta(metaCompactionDone); err != nil || done != now {
+		t.Fatalf("after reopening, compaction done at %d (%v), want %d", done, err, now)
+	}
 }
 
-// TestWriteAfterCloseHangs: write selects between a buffered s.writes and
-// a closed s.stop; when it picks s.writes after the writer has drained and
-// exited, nobody ever answers op.done.
-func TestWriteAfterCloseHangs(t *testing.T) {
+// TestWriteAfterCloseFails checks that writes after Close fail with
+// ErrClosed instead of waiting for a writer that has stopped.
+func TestWriteAfterCloseFails(t *testing.T) {
 	s, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
