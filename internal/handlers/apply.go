@@ -170,8 +170,7 @@ func applyError(err error) error {
 		return err
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "not declared in schema") || strings.Contains(msg, "failed to create typed") ||
-		strings.Contains(msg, "expected") {
+	if strings.Contains(msg, "not declared in schema") || strings.Contains(msg, "failed to create typed") {
 		return apierrors.NewBadRequest(msg)
 	}
 	return apierrors.NewInternalError(err)
