@@ -210,3 +210,14 @@ func (a *API) CreateInternal(ctx context.Context, obj runtime.Object) error {
 func warmEncodings(obj runtime.Object, enc *cache.Encodings) {
 	enc.Encode(codecs.ProtobufRaw, obj)
 }
+
+// WatchState starts an in-process watch of every object of a resource,
+// with the objects that exist when it starts: what controllers run on.
+func (a *API) WatchState(ctx context.Context, gvr schema.GroupVersionResource) (*cache.Watcher, []runtime.Object, error) {
+	c := a.caches[gvr]
+	if c == nil {
+		return nil, nil, fmt.Errorf("no resource %v", gvr)
+	}
+	w, objs, _, _, err := c.WatchWithState(ctx, cache.Filter{Prefix: a.stores[gvr].CollectionPrefix("")}, false)
+	return w, objs, err
+}

@@ -38,11 +38,8 @@ func (a *API) admitNamespace(ctx context.Context, store *registry.Store, m metav
 	return nil
 }
 
-// deleteNamespace marks the namespace Terminating, deletes its content and
-// removes it once nothing is left and no finalizer remains.
-//
-// TODO(controllers): move the content deletion into the namespace lifecycle
-// controller so that DELETE returns at once, as in kube-apiserver.
+// deleteNamespace marks the namespace Terminating; the namespace controller
+// then deletes its content and removes it (FinalizeNamespace).
 func (a *API) deleteNamespace(ctx context.Context, name string, opts *metav1.DeleteOptions, dry bool) (runtime.Object, bool, error) {
 	if slices.Contains(immortalNamespaces, name) {
 		return nil, false, apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, name,
@@ -68,16 +65,12 @@ func (a *API) deleteNamespace(ctx context.Context, name string, opts *metav1.Del
 		return obj, false, err
 	}
 	marked, err := a.namespaces.Update(ctx, "", name, terminate)
-	if err != nil {
-		return nil, false, err
-	}
-	gone, err := a.finalizeNamespace(ctx, name)
-	return marked, gone, err
+	return marked, false, err
 }
 
-// finalizeNamespace deletes every object in the namespace, then the
-// namespace itself when nothing remains. It reports whether it is gone.
-func (a *API) finalizeNamespace(ctx context.Context, name string) (bool, error) {
+// FinalizeNamespace deletes every object in a terminating namespace, then
+// the namespace itself when nothing remains. It reports whether it is gone.
+func (a *API) FinalizeNamespace(ctx context.Context, name string) (bool, error) {
 	remaining := 0
 	for _, store := range a.stores {
 		if !store.Info.Namespaced || !slices.Contains(store.Info.Verbs, "delete") {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/auth"
 	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/handlers"
 	"github.com/kapi-dev/kapi/internal/resources"
 	"github.com/kapi-dev/kapi/internal/storage"
@@ -94,6 +95,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	})
 	api.Run(runCtx)
 	go compact(runCtx, store, cfg.HistoryWindow, cfg.Logger)
+	namespaces := &controllers.Namespaces{API: api, Logger: cfg.Logger}
+	go namespaces.Run(runCtx)
 	if err := api.WaitReady(ctx); err != nil {
 		stop()
 		store.Close()

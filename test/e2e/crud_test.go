@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -270,9 +271,16 @@ func TestDeleteNamespaceDeletesContent(t *testing.T) {
 	if err := cs.CoreV1().Namespaces().Delete(ctx, "tmp", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().Namespaces().Get(ctx, "tmp", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("namespace after delete: %v", err)
+	// The namespace is Terminating at once, then the namespace controller
+	// removes its content and it.
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, "tmp", metav1.GetOptions{})
+	if err == nil && (ns.Status.Phase != corev1.NamespaceTerminating || ns.DeletionTimestamp == nil) {
+		t.Fatalf("namespace right after delete: phase %q deletionTimestamp %v", ns.Status.Phase, ns.DeletionTimestamp)
 	}
+	waitGone(t, func() error {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, "tmp", metav1.GetOptions{})
+		return err
+	})
 	// Recreating the namespace does not bring its old content back.
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tmp"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -280,7 +288,7 @@ func TestDeleteNamespaceDeletesContent(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps("tmp").Get(ctx, "c", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("configmap of deleted namespace: %v", err)
 	}
-	err := cs.CoreV1().Namespaces().Delete(ctx, "default", metav1.DeleteOptions{})
+	err = cs.CoreV1().Namespaces().Delete(ctx, "default", metav1.DeleteOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("deleting default: %v, want Forbidden", err)
 	}
@@ -320,5 +328,22 @@ func TestBindingAssignsPodToNode(t *testing.T) {
 	list, err := k.clientset().CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces/default/bindings").DoRaw(ctx)
 	if err == nil {
 		t.Fatalf("bindings are not listable, got %s", list)
+	}
+}
+
+// waitGone watches for an object to be gone: get reports NotFound. The
+// namespace controller works in the background; this bounds the wait.
+func waitGone(t *testing.T, get func() error) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := get()
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still there after 15s (%v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
