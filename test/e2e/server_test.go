@@ -35,7 +35,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	kapiBinary = filepath.Join(dir, "kapi")
-	build := exec.Command("go", "build", "-o", kapiBinary, "github.com/kapi-dev/kapi/cmd/kapi")
+	args := []string{"build", "-o", kapiBinary}
+	if os.Getenv("KAPI_E2E_RACE") != "" {
+		args = append(args, "-race") // run the server under the race detector
+	}
+	build := exec.Command("go", append(args, "github.com/kapi-dev/kapi/cmd/kapi")...)
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building kapi:", err)
@@ -127,6 +131,9 @@ func (k *kapi) stop() {
 	case <-time.After(15 * time.Second):
 		k.cmd.Process.Kill()
 		<-done
+	}
+	if strings.Contains(k.log.String(), "WARNING: DATA RACE") {
+		k.t.Errorf("the server reported a data race:\n%s", k.log)
 	}
 }
 
