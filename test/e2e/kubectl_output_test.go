@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// ageOrTime matches what changes between runs: ages, timestamps, uids and
-// resource versions.
+// volatile matches what changes between runs: ages, timestamps, uids,
+// resource versions, and the column padding that follows from them.
 var volatile = []struct {
 	re   *regexp.Regexp
 	with string
@@ -17,6 +17,8 @@ var volatile = []struct {
 	{regexp.MustCompile(`"?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"?`), "TIME"},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "UID"},
 	{regexp.MustCompile(`resourceVersion: "\d+"`), `resourceVersion: "RV"`},
+	// Column widths follow the widest cell, ages included.
+	{regexp.MustCompile(` {2,}`), "  "},
 }
 
 func normalize(s string) string {
