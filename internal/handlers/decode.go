@@ -112,9 +112,16 @@ func strictMessages(err error) []string {
 	return out
 }
 
-// addWarning adds a Warning header in the form kube-apiserver uses.
+// addWarning adds a Warning header in the form kube-apiserver uses, once
+// per message (a retried update decodes its body again).
 func addWarning(w http.ResponseWriter, msg string) {
-	w.Header().Add("Warning", fmt.Sprintf("299 - %q", msg))
+	value := fmt.Sprintf("299 - %q", msg)
+	for _, v := range w.Header().Values("Warning") {
+		if v == value {
+			return
+		}
+	}
+	w.Header().Add("Warning", value)
 }
 
 // optionsInvalid is the 422 kube-apiserver answers for invalid query
