@@ -92,6 +92,14 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 			return nil, err
 		}
 	}
+	if req.Limit == 0 && req.Consistency != Exact {
+		// A single page needs no snapshot: read the index under the lock
+		// rather than cloning it, which would make later writes copy nodes.
+		c.mu.RLock()
+		p, rev := collect(c.tree, req.Filter, start, 0), c.rev
+		c.mu.RUnlock()
+		return &ListResult{Items: p.items, Encodings: p.encodings, Revision: rev}, nil
+	}
 	tree, rev := c.stateFor(req)
 	if tree == nil {
 		return c.listFromStorage(ctx, req, start)
