@@ -45,6 +45,7 @@ type API struct {
 	discovery  *discovery
 	openAPI    http.Handler
 	virtual    map[string]virtualCreate // by "resource" or "resource/subresource"
+	hooks      map[schema.GroupVersionResource]storeHooks
 
 	fieldManagers fieldManagers
 }
@@ -77,6 +78,9 @@ func New(reg *resources.Registry, s storage.Store, version string, opts Options)
 	a.discovery = newDiscovery(reg, version)
 	a.openAPI = openapi.NewHandler(reg, version)
 	a.virtual = map[string]virtualCreate{"bindings": a.bindPod, "pods/binding": a.bindPod}
+	a.hooks = map[schema.GroupVersionResource]storeHooks{
+		servicesGVR: {beforeCreate: a.allocateService, beforeUpdate: a.keepServiceAllocations, afterDelete: a.releaseService},
+	}
 	return a
 }
 
@@ -220,4 +224,16 @@ func (a *API) WatchState(ctx context.Context, gvr schema.GroupVersionResource) (
 	}
 	w, objs, _, _, err := c.WatchWithState(ctx, cache.Filter{Prefix: a.stores[gvr].CollectionPrefix("")}, false)
 	return w, objs, err
+}
+
+// storeHooks are what the server does around storing some resources'
+// objects, beyond their strategy: allocations that live in other objects.
+type storeHooks struct {
+	// beforeCreate runs just before a create is stored; the function it
+	// returns undoes it if the object is not stored after all.
+	beforeCreate func(ctx context.Context, obj runtime.Object, dry bool) (func(), error)
+	// beforeUpdate runs on the desired object of an update.
+	beforeUpdate func(ctx context.Context, next, current runtime.Object) error
+	// afterDelete runs once an object is gone.
+	afterDelete func(ctx context.Context, obj runtime.Object)
 }

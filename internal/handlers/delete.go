@@ -150,6 +150,9 @@ func (a *API) deleteObject(ctx context.Context, store *registry.Store, namespace
 		}
 		return checkPreconditions(store, opts, cur)
 	})
+	if err == nil {
+		a.afterDelete(ctx, store, deleted)
+	}
 	return deleted, err == nil, err
 }
 
@@ -181,7 +184,17 @@ func (a *API) finishDeletion(ctx context.Context, store *registry.Store, obj run
 	if err != nil && err != errChanged && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
+	if err == nil {
+		a.afterDelete(ctx, store, obj)
+	}
 	return obj, nil
+}
+
+// afterDelete runs the resource's afterDelete hook.
+func (a *API) afterDelete(ctx context.Context, store *registry.Store, obj runtime.Object) {
+	if hook := a.hooks[store.Info.GroupVersionResource()].afterDelete; hook != nil {
+		hook(context.WithoutCancel(ctx), obj)
+	}
 }
 
 var errChanged = fmt.Errorf("object changed")

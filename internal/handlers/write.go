@@ -77,10 +77,19 @@ func (a *API) createObject(ctx context.Context, req *request.Info, store *regist
 		if err := a.admitNamespace(ctx, store, cm); err != nil {
 			return nil, err
 		}
+		release := func() {}
+		if hook := a.hooks[store.Info.GroupVersionResource()].beforeCreate; hook != nil {
+			if release, err = hook(ctx, candidate, opts.dry); err != nil {
+				return nil, err
+			}
+		}
 		if opts.dry {
 			return candidate, nil
 		}
 		created, err := store.Create(ctx, candidate)
+		if err != nil {
+			release()
+		}
 		if generated && apierrors.IsAlreadyExists(err) && attempt < generateNameAttempts {
 			continue
 		}
@@ -184,6 +193,11 @@ func (a *API) updateWith(ctx context.Context, req *request.Info, store *registry
 		cur := mustAccessor(current)
 		if rv := mustAccessor(next).GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
 			return nil, apierrors.NewConflict(store.GroupResource(), req.Name, fmt.Errorf(registry.ConflictMessage))
+		}
+		if hook := a.hooks[info.GroupVersionResource()].beforeUpdate; hook != nil && req.Subresource == "" {
+			if err := hook(ctx, next, current); err != nil {
+				return nil, err
+			}
 		}
 		if req.Subresource == "status" {
 			next = info.PrepareForStatusUpdate(next, current)

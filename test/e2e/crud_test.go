@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -345,5 +346,63 @@ func waitGone(t *testing.T, get func() error) {
 			t.Fatalf("still there after 15s (%v)", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestServiceAllocations(t *testing.T) {
+	k := startKapi(t)
+	cs := k.clientset()
+	svcs := cs.CoreV1().Services("default")
+	svc, err := svcs.Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Port: 80}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := svc.Spec.ClusterIP
+	if !strings.HasPrefix(ip, "10.") || len(svc.Spec.ClusterIPs) != 1 || svc.Spec.Ports[0].NodePort < 30000 || svc.Spec.Ports[0].TargetPort.IntValue() != 80 {
+		t.Fatalf("allocations: clusterIP %q clusterIPs %v ports %+v", ip, svc.Spec.ClusterIPs, svc.Spec.Ports)
+	}
+	addr, err := cs.NetworkingV1().IPAddresses().Get(ctx, ip, metav1.GetOptions{})
+	if err != nil || addr.Spec.ParentRef.Name != "web" || addr.Spec.ParentRef.Resource != "services" {
+		t.Fatalf("IPAddress of %s: %v %+v", ip, err, addr)
+	}
+	// The same address or node port cannot be taken twice.
+	_, err = svcs.Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "copy"},
+		Spec:       corev1.ServiceSpec{ClusterIP: ip, Ports: []corev1.ServicePort{{Port: 80}}},
+	}, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") {
+		t.Fatalf("second service with %s: %v", ip, err)
+	}
+	_, err = svcs.Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "port"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort,
+			Ports: []corev1.ServicePort{{Port: 80, NodePort: svc.Spec.Ports[0].NodePort}}},
+	}, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided port is already allocated") {
+		t.Fatalf("second service with node port %d: %v", svc.Spec.Ports[0].NodePort, err)
+	}
+	// An update that leaves them out keeps them.
+	svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.Ports[0].NodePort = "", nil, 0
+	svc.Labels = map[string]string{"changed": "yes"}
+	updated, err := svcs.Update(ctx, svc, metav1.UpdateOptions{})
+	if err != nil || updated.Spec.ClusterIP != ip || updated.Spec.Ports[0].NodePort == 0 {
+		t.Fatalf("update: %v clusterIP %q ports %+v", err, updated.Spec.ClusterIP, updated.Spec.Ports)
+	}
+	// Headless services get no address.
+	headless, err := svcs.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "headless"},
+		Spec: corev1.ServiceSpec{ClusterIP: "None"}}, metav1.CreateOptions{})
+	if err != nil || headless.Spec.ClusterIP != "None" {
+		t.Fatalf("headless: %v %+v", err, headless)
+	}
+	// Deleting the service frees its address.
+	if err := svcs.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.NetworkingV1().IPAddresses().Get(ctx, ip, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("IPAddress after the service was deleted: %v", err)
 	}
 }

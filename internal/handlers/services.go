@@ -1,0 +1,254 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/request"
+)
+
+// Services get their ClusterIP and node ports from the server, as in
+// kube-apiserver: each ClusterIP is recorded as a networking.k8s.io/v1
+// IPAddress named after it, so two Services never share one, and node ports
+// are chosen among those no Service uses.
+
+// serviceCIDR is the range ClusterIPs come from (kube-apiserver's default);
+// its first address is kept for the kubernetes Service.
+var serviceCIDR = netip.MustParsePrefix("10.96.0.0/12")
+
+const (
+	nodePortMin      = 30000
+	nodePortMax      = 32767
+	allocateAttempts = 64
+)
+
+var (
+	servicesGVR    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	ipAddressesGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"}
+)
+
+// allocateService fills a new Service's ClusterIP and node ports. It
+// returns a release function that undoes the allocation if the Service is
+// not stored after all.
+func (a *API) allocateService(ctx context.Context, obj runtime.Object, dry bool) (func(), error) {
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return func() {}, nil
+	}
+	if err := a.allocateNodePorts(ctx, svc, nil); err != nil {
+		return nil, err
+	}
+	return a.allocateClusterIP(ctx, svc, dry)
+}
+
+func (a *API) allocateClusterIP(ctx context.Context, svc *corev1.Service, dry bool) (func(), error) {
+	noop := func() {}
+	spec := &svc.Spec
+	if spec.Type == corev1.ServiceTypeExternalName {
+		return noop, nil
+	}
+	if spec.ClusterIP == "" && len(spec.ClusterIPs) > 0 {
+		spec.ClusterIP = spec.ClusterIPs[0]
+	}
+	if spec.ClusterIP == corev1.ClusterIPNone {
+		spec.ClusterIPs = []string{corev1.ClusterIPNone}
+		setSingleStack(spec)
+		return noop, nil
+	}
+	var ip netip.Addr
+	if spec.ClusterIP != "" {
+		requested, err := netip.ParseAddr(spec.ClusterIP)
+		if err != nil || !serviceCIDR.Contains(requested) {
+			return nil, clusterIPInvalid(svc, fmt.Sprintf("failed to allocate IP %s: the provided IP (%s) is not in the valid range. The range of valid IPs is %s",
+				spec.ClusterIP, spec.ClusterIP, serviceCIDR))
+		}
+		if err := a.claimIP(ctx, svc, requested, dry); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return nil, clusterIPInvalid(svc, fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", requested))
+			}
+			return nil, err
+		}
+		ip = requested
+	} else {
+		var err error
+		if ip, err = a.claimFreeIP(ctx, svc, dry); err != nil {
+			return nil, err
+		}
+	}
+	spec.ClusterIP = ip.String()
+	spec.ClusterIPs = []string{ip.String()}
+	setSingleStack(spec)
+	if dry {
+		return noop, nil
+	}
+	return func() { a.releaseIP(context.WithoutCancel(ctx), ip.String()) }, nil
+}
+
+func setSingleStack(spec *corev1.ServiceSpec) {
+	if len(spec.IPFamilies) == 0 {
+		spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	}
+	if spec.IPFamilyPolicy == nil {
+		policy := corev1.IPFamilyPolicySingleStack
+		spec.IPFamilyPolicy = &policy
+	}
+}
+
+func clusterIPInvalid(svc *corev1.Service, detail string) error {
+	return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, field.ErrorList{
+		field.Invalid(field.NewPath("spec", "clusterIPs"), svc.Spec.ClusterIPs, detail),
+	})
+}
+
+// claimFreeIP claims a random free address of the range.
+func (a *API) claimFreeIP(ctx context.Context, svc *corev1.Service, dry bool) (netip.Addr, error) {
+	base := serviceCIDR.Addr().As4()
+	size := uint32(1) << (32 - serviceCIDR.Bits())
+	for attempt := 0; attempt < allocateAttempts; attempt++ {
+		offset := 2 + rand.Uint32N(size-3) // not the network, the kubernetes Service, nor broadcast
+		n := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
+		n += offset
+		ip := netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+		err := a.claimIP(ctx, svc, ip, dry)
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		return ip, err
+	}
+	return netip.Addr{}, apierrors.NewInternalError(fmt.Errorf("failed to allocate a ClusterIP in %s", serviceCIDR))
+}
+
+// claimIP records ip as the Service's with an IPAddress object.
+func (a *API) claimIP(ctx context.Context, svc *corev1.Service, ip netip.Addr, dry bool) error {
+	store := a.stores[ipAddressesGVR]
+	if dry {
+		_, err := store.Get(ctx, "", ip.String())
+		if err == nil {
+			return apierrors.NewAlreadyExists(store.GroupResource(), ip.String())
+		}
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	address := &networkingv1.IPAddress{
+		ObjectMeta: metav1.ObjectMeta{Name: ip.String(), Labels: map[string]string{
+			"ipaddress.kubernetes.io/ip-family":  "IPv4",
+			"ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io",
+		}},
+		Spec: networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{
+			Resource: "services", Namespace: svc.Namespace, Name: svc.Name,
+		}},
+	}
+	req := &request.Info{Group: ipAddressesGVR.Group, Version: ipAddressesGVR.Version, Resource: ipAddressesGVR.Resource, Verb: "create"}
+	_, err := a.createObject(ctx, req, store, address, writeOptions{manager: "kube-apiserver"})
+	return err
+}
+
+func (a *API) releaseIP(ctx context.Context, ip string) {
+	a.stores[ipAddressesGVR].Delete(ctx, "", ip, nil)
+}
+
+// releaseService frees what a deleted Service held.
+func (a *API) releaseService(ctx context.Context, obj runtime.Object) {
+	if svc, ok := obj.(*corev1.Service); ok && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		a.releaseIP(ctx, svc.Spec.ClusterIP)
+	}
+}
+
+// keepServiceAllocations carries a Service's ClusterIP and node ports over
+// an update that leaves them unset, as kube-apiserver does, and allocates
+// node ports the update newly needs.
+func (a *API) keepServiceAllocations(ctx context.Context, next, current runtime.Object) error {
+	svc, ok := next.(*corev1.Service)
+	old, ok2 := current.(*corev1.Service)
+	if !ok || !ok2 {
+		return nil
+	}
+	if svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0 && svc.Spec.Type != corev1.ServiceTypeExternalName {
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
+		if len(svc.Spec.IPFamilies) == 0 {
+			svc.Spec.IPFamilies = old.Spec.IPFamilies
+		}
+		if svc.Spec.IPFamilyPolicy == nil {
+			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
+		}
+	}
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		for _, q := range old.Spec.Ports {
+			if p.NodePort == 0 && q.Port == p.Port && q.Protocol == p.Protocol {
+				p.NodePort = q.NodePort
+			}
+		}
+	}
+	return a.allocateNodePorts(ctx, svc, old)
+}
+
+// allocateNodePorts gives NodePort and LoadBalancer ports a free node port
+// and refuses one another Service uses.
+func (a *API) allocateNodePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service) error {
+	if svc.Spec.Type != corev1.ServiceTypeNodePort && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		return nil
+	}
+	used, err := a.usedNodePorts(ctx, svc)
+	if err != nil {
+		return err
+	}
+	var errs field.ErrorList
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		switch {
+		case p.NodePort != 0 && used[p.NodePort]:
+			errs = append(errs, field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort, "provided port is already allocated"))
+		case p.NodePort != 0 && (p.NodePort < nodePortMin || p.NodePort > nodePortMax):
+			errs = append(errs, field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort,
+				fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax)))
+		case p.NodePort == 0:
+			for attempt := 0; attempt < allocateAttempts*4 && p.NodePort == 0; attempt++ {
+				if candidate := int32(nodePortMin + rand.IntN(nodePortMax-nodePortMin+1)); !used[candidate] {
+					p.NodePort = candidate
+				}
+			}
+		}
+		used[p.NodePort] = true
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, errs)
+	}
+	return nil
+}
+
+// usedNodePorts lists the node ports of every other Service.
+func (a *API) usedNodePorts(ctx context.Context, svc *corev1.Service) (map[int32]bool, error) {
+	res, err := a.caches[servicesGVR].List(ctx, cache.ListRequest{
+		Filter: cache.Filter{Prefix: a.stores[servicesGVR].CollectionPrefix("")}, Consistency: cache.Consistent,
+	})
+	if err != nil {
+		return nil, cacheError(err)
+	}
+	used := map[int32]bool{}
+	for _, item := range res.Items {
+		other, ok := item.(*corev1.Service)
+		if !ok || (other.Namespace == svc.Namespace && other.Name == svc.Name) {
+			continue
+		}
+		for _, p := range other.Spec.Ports {
+			if p.NodePort != 0 {
+				used[p.NodePort] = true
+			}
+		}
+	}
+	return used, nil
+}
