@@ -106,11 +106,7 @@ type applyOpts struct {
 }
 
 func applyOptions(r *http.Request) (applyOpts, error) {
-	dry, err := dryRun(r)
-	if err != nil {
-		return applyOpts{}, err
-	}
-	validation, err := fieldValidation(r)
+	dry, validation, err := dryRunAndValidation(r)
 	if err != nil {
 		return applyOpts{}, err
 	}

@@ -139,14 +139,30 @@ func optionsInvalid(r *http.Request, errs ...*field.Error) error {
 	return apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind(kind).GroupKind(), "", errs)
 }
 
-// dryRun reads the dryRun option: true for All, an error for anything else.
+// dryRun reads the dryRun query option: true for All, an error for
+// anything else.
 func dryRun(r *http.Request) (bool, error) {
-	values := r.URL.Query()["dryRun"]
-	if len(values) == 0 {
+	return checkDryRun(r, r.URL.Query()["dryRun"])
+}
+
+// checkDryRun accepts no value or exactly All, as kube-apiserver does,
+// answering anything else with its 422 on the verb's options.
+func checkDryRun(r *http.Request, values []string) (bool, error) {
+	switch {
+	case len(values) == 0:
 		return false, nil
-	}
-	if len(values) == 1 && values[0] == metav1.DryRunAll {
+	case len(values) == 1 && values[0] == metav1.DryRunAll:
 		return true, nil
 	}
 	return false, optionsInvalid(r, field.NotSupported(field.NewPath("dryRun"), values, []string{metav1.DryRunAll}))
+}
+
+// dryRunAndValidation reads the dryRun and fieldValidation options of a
+// write whose body is decoded later.
+func dryRunAndValidation(r *http.Request) (dry bool, validation string, err error) {
+	if dry, err = dryRun(r); err != nil {
+		return false, "", err
+	}
+	validation, err = fieldValidation(r)
+	return dry, validation, err
 }

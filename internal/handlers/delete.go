@@ -80,17 +80,11 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 	if err := codecs.ParameterCodec.DecodeParameters(r.URL.Query(), coreV1, opts); err != nil {
 		return nil, false, apierrors.NewBadRequest(err.Error())
 	}
-	switch {
-	case len(opts.DryRun) == 0:
-		return opts, false, nil
-	case len(opts.DryRun) == 1 && opts.DryRun[0] == metav1.DryRunAll:
-		return opts, true, nil
+	dry, err := checkDryRun(r, opts.DryRun) // from the body or the query
+	if err != nil {
+		return nil, false, err
 	}
-	_, err = dryRun(r)
-	if err == nil {
-		err = apierrors.NewBadRequest(fmt.Sprintf("unsupported dryRun value %v", opts.DryRun))
-	}
-	return nil, false, err
+	return opts, dry, nil
 }
 
 // checkPreconditions enforces DeleteOptions.Preconditions.

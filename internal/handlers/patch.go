@@ -44,12 +44,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, optionsInvalid(r, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")))
 		return
 	}
-	dry, err := dryRun(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	validation, err := fieldValidation(r)
+	dry, validation, err := dryRunAndValidation(r)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -61,18 +61,8 @@ func deploymentPrinter() *Printer {
 }
 
 func replicaSetPrinter() *Printer {
-	specDoc := extensionsv1beta1.ReplicaSetSpec{}.SwaggerDoc()
-	statusDoc := extensionsv1beta1.ReplicaSetStatus{}.SwaggerDoc()
-	return typed(cols(
-		nameColumn(),
-		column("Desired", "integer", specDoc["replicas"]),
-		column("Current", "integer", statusDoc["replicas"]),
-		column("Ready", "integer", statusDoc["readyReplicas"]),
-		ageColumn(),
-		wide("Containers", "string", containersDescription),
-		wide("Images", "string", imagesDescription),
-		wide("Selector", "string", specDoc["selector"]),
-	), func(obj *appsv1.ReplicaSet, now time.Time) []interface{} {
+	columns := replicaColumns(extensionsv1beta1.ReplicaSetSpec{}.SwaggerDoc(), extensionsv1beta1.ReplicaSetStatus{}.SwaggerDoc())
+	return typed(columns, func(obj *appsv1.ReplicaSet, now time.Time) []interface{} {
 		names, images := containerCells(obj.Spec.Template.Spec.Containers)
 		return []interface{}{
 			obj.Name, int64(deref(obj.Spec.Replicas)), int64(obj.Status.Replicas), int64(obj.Status.ReadyReplicas),

@@ -283,18 +283,8 @@ func podTemplatePrinter() *Printer {
 // --- replicationcontrollers ---
 
 func replicationControllerPrinter() *Printer {
-	specDoc := corev1.ReplicationControllerSpec{}.SwaggerDoc()
-	statusDoc := corev1.ReplicationControllerStatus{}.SwaggerDoc()
-	return typed(cols(
-		nameColumn(),
-		column("Desired", "integer", specDoc["replicas"]),
-		column("Current", "integer", statusDoc["replicas"]),
-		column("Ready", "integer", statusDoc["readyReplicas"]),
-		ageColumn(),
-		wide("Containers", "string", containersDescription),
-		wide("Images", "string", imagesDescription),
-		wide("Selector", "string", specDoc["selector"]),
-	), func(obj *corev1.ReplicationController, now time.Time) []interface{} {
+	columns := replicaColumns(corev1.ReplicationControllerSpec{}.SwaggerDoc(), corev1.ReplicationControllerStatus{}.SwaggerDoc())
+	return typed(columns, func(obj *corev1.ReplicationController, now time.Time) []interface{} {
 		var containers []corev1.Container
 		if obj.Spec.Template != nil {
 			containers = obj.Spec.Template.Spec.Containers
@@ -305,6 +295,22 @@ func replicationControllerPrinter() *Printer {
 			since(obj.CreationTimestamp, now), names, images, labels.FormatLabels(obj.Spec.Selector),
 		}
 	})
+}
+
+// replicaColumns are the columns of the controllers that keep a number of
+// pods running (ReplicaSets, ReplicationControllers), described by their
+// spec's and status's docs.
+func replicaColumns(specDoc, statusDoc map[string]string) []metav1.TableColumnDefinition {
+	return cols(
+		nameColumn(),
+		column("Desired", "integer", specDoc["replicas"]),
+		column("Current", "integer", statusDoc["replicas"]),
+		column("Ready", "integer", statusDoc["readyReplicas"]),
+		ageColumn(),
+		wide("Containers", "string", containersDescription),
+		wide("Images", "string", imagesDescription),
+		wide("Selector", "string", specDoc["selector"]),
+	)
 }
 
 // deref is *p, or the zero value for nil.

@@ -83,6 +83,9 @@ func TestErrorStatuses(t *testing.T) {
 			// kube-apiserver 1.32 wrote the value as []string{"bogus"}; the
 			// field errors of the release kapi emulates write it as JSON.
 			message: `CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["bogus"]: supported values: "All"`},
+		{name: "bad dryRun in delete options", method: "DELETE", path: cmPath + "/exists",
+			body: `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["bogus"]}`, code: 422, reason: metav1.StatusReasonInvalid,
+			message: `DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["bogus"]: supported values: "All"`},
 		{name: "bad fieldValidation", method: "POST", path: cmPath + "?fieldValidation=Bogus", body: `{"metadata":{"name":"d"}}`,
 			code: 422, reason: metav1.StatusReasonInvalid, message: `CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Bogus"`, prefix: true},
 		{name: "strict unknown field", method: "POST", path: cmPath + "?fieldValidation=Strict", body: `{"metadata":{"name":"s"},"bogus":1}`,
