@@ -22,37 +22,59 @@ func UserFrom(ctx context.Context) (*User, bool) {
 	return u, ok
 }
 
-// publicPaths answer without credentials, as kube-apiserver's
-// system:public-info-viewer role allows.
-var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
+// WithUser returns ctx carrying the authenticated user.
+func WithUser(ctx context.Context, u *User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
 
-// Authenticate admits requests that present a client certificate signed by
-// one of roots and calls unauthorized for the rest, except the public health
-// and version paths.
-func Authenticate(next http.Handler, roots *x509.CertPool, unauthorized func(http.ResponseWriter, *http.Request)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if leaf := verifiedClient(r, roots); leaf != nil {
-			groups := append(append([]string(nil), leaf.Subject.Organization...), "system:authenticated")
-			u := &User{Name: leaf.Subject.CommonName, Groups: groups}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
-			return
-		}
-		if publicPaths[r.URL.Path] {
-			next.ServeHTTP(w, r)
-			return
-		}
-		unauthorized(w, r)
-	})
+// maxVerified bounds the certificates an Authenticator remembers; past it
+// the memory starts afresh, which costs one verification per connection.
+const maxVerified = 4096
+
+// Authenticator authenticates requests by client certificates signed by
+// one server's CA. Each server has its own, so servers in one process never
+// accept each other's clients.
+type Authenticator struct {
+	roots *x509.CertPool
+
+	mu sync.Mutex
+	// verified remembers certificates that passed verification (by
+	// signature, which a forger cannot reproduce), so a connection's
+	// requests verify once.
+	verified map[string]struct{}
+}
+
+// NewAuthenticator returns an Authenticator trusting roots.
+func NewAuthenticator(roots *x509.CertPool) *Authenticator {
+	return &Authenticator{roots: roots, verified: map[string]struct{}{}}
+}
+
+// AuthenticateRequest returns the user of a request that presents a client
+// certificate signed by the CA: the certificate's CN is the user name, its
+// O the groups, plus system:authenticated.
+func (a *Authenticator) AuthenticateRequest(r *http.Request) (*User, bool) {
+	leaf := a.verifiedClient(r)
+	if leaf == nil {
+		return nil, false
+	}
+	groups := append(append([]string(nil), leaf.Subject.Organization...), "system:authenticated")
+	return &User{Name: leaf.Subject.CommonName, Groups: groups}, true
 }
 
 // verifiedClient returns the request's client certificate if it chains to
-// roots and is meant for client authentication.
-func verifiedClient(r *http.Request, roots *x509.CertPool) *x509.Certificate {
+// the roots, is meant for client authentication and has not expired.
+func (a *Authenticator) verifiedClient(r *http.Request) *x509.Certificate {
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return nil
 	}
 	leaf := r.TLS.PeerCertificates[0]
-	if _, ok := verified.Load(string(leaf.Signature)); ok && time.Now().Before(leaf.NotAfter) {
+	if time.Now().After(leaf.NotAfter) {
+		return nil
+	}
+	a.mu.Lock()
+	_, known := a.verified[string(leaf.Signature)]
+	a.mu.Unlock()
+	if known {
 		return leaf
 	}
 	intermediates := x509.NewCertPool()
@@ -60,16 +82,17 @@ func verifiedClient(r *http.Request, roots *x509.CertPool) *x509.Certificate {
 		intermediates.AddCert(c)
 	}
 	_, err := leaf.Verify(x509.VerifyOptions{
-		Roots: roots, Intermediates: intermediates,
+		Roots: a.roots, Intermediates: intermediates,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
 	if err != nil {
 		return nil
 	}
-	verified.Store(string(leaf.Signature), struct{}{})
+	a.mu.Lock()
+	if len(a.verified) >= maxVerified {
+		a.verified = map[string]struct{}{}
+	}
+	a.verified[string(leaf.Signature)] = struct{}{}
+	a.mu.Unlock()
 	return leaf
 }
-
-// verified remembers certificates that passed verification (by signature,
-// which a forger cannot reproduce), so a connection's requests verify once.
-var verified sync.Map

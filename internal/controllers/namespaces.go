@@ -1,36 +1,40 @@
 // Package controllers runs, inside the server, the controllers that make
-// the API behave as documented without a cluster. They act through the
-// API's in-process entry points, never on storage behind its back.
+// the API behave as documented without a cluster. They read through the
+// watch cache and write through the write pipeline, like any client,
+// never to storage behind the API's back.
 package controllers
 
 import (
 	"context"
+	"fmt"
 	"log"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/pipeline"
 )
 
-// API is what the namespace controller needs from the server.
-type API interface {
-	WatchState(ctx context.Context, gvr schema.GroupVersionResource) (*cache.Watcher, []runtime.Object, error)
-	FinalizeNamespace(ctx context.Context, name string) (bool, error)
-}
-
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// manager is the field manager the controller's writes are recorded
+// under, as kube-controller-manager's namespace controller.
+const manager = "kube-controller-manager"
 
 // Namespaces is the namespace lifecycle: it empties and removes namespaces
 // being deleted, retrying while finalizers hold their content, as
 // kube-controller-manager's namespace controller does.
 type Namespaces struct {
-	API    API
-	Logger *log.Logger
+	Pipeline *pipeline.Pipeline
+	Logger   *log.Logger
 	// Retry is how often terminating namespaces are tried again.
 	Retry time.Duration
 }
@@ -52,7 +56,11 @@ func (c *Namespaces) Run(ctx context.Context) {
 }
 
 func (c *Namespaces) watch(ctx context.Context) error {
-	w, existing, err := c.API.WatchState(ctx, namespacesGVR)
+	store := c.Pipeline.Registry().Snapshot().Lookup(namespacesGVR)
+	if store == nil {
+		return fmt.Errorf("namespaces are not served")
+	}
+	w, existing, _, _, err := store.Backend().Cache.WatchWithState(ctx, cache.Filter{Prefix: store.CollectionPrefix("")}, false)
 	if err != nil {
 		return err
 	}
@@ -89,7 +97,7 @@ func (c *Namespaces) watch(ctx context.Context) error {
 // content is held by finalizers stay for the next try.
 func (c *Namespaces) finalize(ctx context.Context, terminating map[string]bool) {
 	for name := range terminating {
-		gone, err := c.API.FinalizeNamespace(ctx, name)
+		gone, err := c.finalizeNamespace(ctx, name)
 		if apierrors.IsNotFound(err) {
 			gone, err = true, nil
 		}
@@ -100,4 +108,59 @@ func (c *Namespaces) finalize(ctx context.Context, terminating map[string]bool) 
 			delete(terminating, name)
 		}
 	}
+}
+
+// finalizeNamespace deletes every object in a terminating namespace, then
+// removes the kubernetes finalizer so the namespace goes when nothing
+// remains. It reports whether the namespace is gone.
+func (c *Namespaces) finalizeNamespace(ctx context.Context, name string) (bool, error) {
+	remaining, err := c.deleteContent(ctx, name)
+	if err != nil || remaining > 0 {
+		return false, err
+	}
+	namespaces := c.Pipeline.Registry().Snapshot().Lookup(namespacesGVR)
+	ns, err := c.Pipeline.Update(ctx, namespaces, "", name, pipeline.Options{Subresource: "finalize", Manager: manager},
+		func(obj runtime.Object) (runtime.Object, error) {
+			ns := obj.(*corev1.Namespace)
+			ns.Spec.Finalizers = slices.DeleteFunc(ns.Spec.Finalizers, func(f corev1.FinalizerName) bool {
+				return f == corev1.FinalizerKubernetes
+			})
+			return ns, nil
+		})
+	if err != nil {
+		return false, err
+	}
+	_, err = namespaces.Get(ctx, "", ns.(*corev1.Namespace).Name)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
+}
+
+// deleteContent deletes every object of every namespaced resource in the
+// namespace and counts those that finalizers keep.
+func (c *Namespaces) deleteContent(ctx context.Context, namespace string) (int, error) {
+	remaining := 0
+	for _, backend := range c.Pipeline.Registry().Snapshot().Backends() {
+		store := backend.Storage()
+		if !store.Info.Namespaced || !slices.Contains(store.Info.Verbs, "delete") {
+			continue
+		}
+		list, err := store.List(ctx, namespace, nil)
+		if err != nil {
+			return 0, err
+		}
+		items, _ := meta.ExtractList(list)
+		for _, item := range items {
+			m, _ := meta.Accessor(item)
+			_, gone, err := c.Pipeline.Delete(ctx, store, namespace, m.GetName(), &metav1.DeleteOptions{}, false)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return 0, err
+			}
+			if err == nil && !gone {
+				remaining++
+			}
+		}
+	}
+	return remaining, nil
 }

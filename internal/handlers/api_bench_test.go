@@ -17,14 +17,27 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
-	"github.com/kapi-dev/kapi/internal/resources"
+	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/storage"
 	"github.com/kapi-dev/kapi/internal/storage/pebble"
 )
 
 var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// newTestAPI returns the built-in API over s; the caller runs its registry.
+func newTestAPI(tb testing.TB, s storage.Store) *API {
+	tb.Helper()
+	reg := registry.New(s, nil, cache.Options{})
+	writes := pipeline.New(reg)
+	if err := builtin.Install(writes); err != nil {
+		tb.Fatal(err)
+	}
+	return New(writes, "v1.0.0", Options{})
+}
 
 // benchAPI serves the built-in API over a fresh store holding n pods.
 func benchAPI(b *testing.B, n int) (*API, storage.Store) {
@@ -35,8 +48,8 @@ func benchAPI(b *testing.B, n int) (*API, storage.Store) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(func() { cancel(); s.Close() })
-	api := New(resources.NewBuiltin(), s, "v1.0.0", Options{})
-	store := api.Store(podsResource)
+	api := newTestAPI(b, s)
+	store := api.reg.Snapshot().Lookup(podsResource)
 	var wg sync.WaitGroup
 	work := make(chan int)
 	for g := 0; g < 64; g++ {
@@ -56,8 +69,8 @@ func benchAPI(b *testing.B, n int) (*API, storage.Store) {
 	}
 	close(work)
 	wg.Wait()
-	api.Run(ctx)
-	if err := api.WaitReady(ctx); err != nil {
+	api.reg.Run(ctx)
+	if err := api.reg.WaitReady(ctx); err != nil {
 		b.Fatal(err)
 	}
 	return api, s
@@ -143,7 +156,8 @@ func nextContinue(b *testing.B, rec *httptest.ResponseRecorder, mediaType string
 // replace: the same list encoded by the serializer on every request.
 func BenchmarkListPods10kReencoded(b *testing.B) {
 	api, _ := benchAPI(b, 10000)
-	c, store := api.caches[podsResource], api.Store(podsResource)
+	store := api.reg.Snapshot().Lookup(podsResource)
+	c := store.Backend().Cache
 	for _, mediaType := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {
 		b.Run(mediaType, func(b *testing.B) {
 			info := api0Serializer(mediaType)
@@ -169,13 +183,13 @@ func BenchmarkWatchFanOut1000(b *testing.B) {
 	for _, mediaType := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {
 		b.Run(mediaType, func(b *testing.B) {
 			api, s := benchAPI(b, 1)
-			store := api.Store(podsResource)
+			store := api.reg.Snapshot().Lookup(podsResource)
 			key := []byte(store.Key("default", "pod-00000"))
 			const watchers = 1000
 			writers := make([]*countingWriter, watchers)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			rv := api.caches[podsResource].Revision()
+			rv := store.Backend().Cache.Revision()
 			for i := range writers {
 				writers[i] = newCountingWriter()
 				req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/v1/namespaces/default/pods?watch=1&resourceVersion=%d", rv), nil).WithContext(ctx)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -49,7 +50,7 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
-	fm, err := a.fieldManagers.get(store.Info, req.Subresource)
+	fm, err := a.pipeline.FieldManager(store.Info, req.Subresource)
 	if err != nil {
 		writeError(w, r, apierrors.NewInternalError(err))
 		return
@@ -83,18 +84,20 @@ func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.
 		live := store.New()
 		m := mustAccessor(live)
 		m.SetName(req.Name)
-		m.SetNamespace(req.Namespace)
+		if err := matchNamespace(m, req, store); err != nil {
+			return nil, 0, err
+		}
 		obj, err := merge(live)
 		if err != nil {
 			return nil, 0, err
 		}
-		created, err := a.createObject(ctx, req, store, obj, writeOptions{dry: dry})
+		created, err := a.pipeline.Create(ctx, store, obj, pipeline.Options{DryRun: dry, Subresource: req.Subresource})
 		return created, http.StatusCreated, err
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	updated, err := a.updateWith(ctx, req, store, writeOptions{dry: dry}, merge)
+	updated, err := a.pipeline.Update(ctx, store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Subresource: req.Subresource}, merge)
 	return updated, http.StatusOK, err
 }
 

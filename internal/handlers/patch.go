@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -65,7 +66,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return
 	}
 	jsonInfo := store.Serializers()[0]
-	updated, err := a.updateWith(r.Context(), req, store, writeOptions{dry: dry, manager: managerName(r)}, func(current runtime.Object) (runtime.Object, error) {
+	updated, err := a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource}, func(current runtime.Object) (runtime.Object, error) {
 		var original bytes.Buffer
 		if err := jsonInfo.Serializer.Encode(current, &original); err != nil {
 			return nil, apierrors.NewInternalError(err)

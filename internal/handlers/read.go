@@ -42,7 +42,7 @@ func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, r
 	if err != nil {
 		return nil, err
 	}
-	c := a.caches[store.Info.GroupVersionResource()]
+	c := store.Backend().Cache
 	if rev > 0 {
 		if err := c.WaitNotOlderThan(r.Context(), rev); err != nil {
 			return nil, cacheError(err)
@@ -53,6 +53,9 @@ func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, r
 	obj := c.Get(store.Key(req.Namespace, req.Name))
 	if obj == nil {
 		return nil, apierrors.NewNotFound(store.GroupResource(), req.Name)
+	}
+	if store.Converts() {
+		return store.FromStorage(obj)
 	}
 	return obj.DeepCopyObject(), nil
 }
@@ -74,15 +77,20 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, st
 		writeError(w, r, err)
 		return
 	}
-	res, err := a.caches[store.Info.GroupVersionResource()].List(r.Context(), listReq)
+	res, err := store.Backend().Cache.List(r.Context(), listReq)
 	if err != nil {
 		writeError(w, r, cacheError(err))
+		return
+	}
+	items, err := fromStorage(store, res.Items)
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
 	listMeta := &metav1.ListMeta{
 		ResourceVersion: formatRevision(res.Revision), Continue: res.Continue, RemainingItemCount: res.Remaining,
 	}
-	if target.conv.As == "" {
+	if target.conv.As == "" && !store.Converts() {
 		data, ok, err := splicedList(store, target.info, listMeta, res.Items, res.Encodings)
 		if err != nil {
 			writeError(w, r, apierrors.NewInternalError(err))
@@ -93,7 +101,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, st
 			return
 		}
 	}
-	out, gvk, err := target.transform(store, nil, res.Items, listMeta)
+	out, gvk, err := target.transform(store, nil, items, listMeta)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -60,7 +61,7 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 	if err != nil {
 		return nil, err
 	}
-	return a.updateWith(r.Context(), req, store, writeOptions{dry: dry, manager: managerName(r)}, func(current runtime.Object) (runtime.Object, error) {
+	return a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource}, func(current runtime.Object) (runtime.Object, error) {
 		currentScale, err := scaleOf(current)
 		if err != nil {
 			return nil, err

@@ -129,7 +129,7 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	ctx, cancel := context.WithTimeout(r.Context(), a.watchTimeout(opts.TimeoutSeconds))
 	defer cancel()
 
-	c := a.caches[store.Info.GroupVersionResource()]
+	c := store.Backend().Cache
 	filter := filterFor(req, store, opts)
 	initialEvents := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 
@@ -168,7 +168,13 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return
 	}
 	stream := newWatchStream(w, flusher, info, func(typ watch.EventType, obj runtime.Object) runtime.Object {
-		return target.watchObject(store, typ, obj)
+		converted, err := store.FromStorage(obj)
+		if err != nil {
+			status := apiStatus(err)
+			status.SetGroupVersionKind(statusGVK)
+			return status
+		}
+		return target.watchObject(store, typ, converted)
 	})
 	flusher.Flush()
 	if err != nil {

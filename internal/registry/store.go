@@ -31,6 +31,46 @@ type Store struct {
 	gr      schema.GroupResource
 	typed   bool
 	codec   runtime.Serializer
+
+	backend *Backend
+	// storageGVK and convert are set when objects are stored in another
+	// version than this store serves: they are converted on the way in
+	// and out.
+	storageGVK schema.GroupVersionKind
+	convert    Converter
+}
+
+// Backend is the backend the store serves a version of.
+func (s *Store) Backend() *Backend { return s.backend }
+
+// Converts reports whether the store serves another version than the one
+// its objects are stored in.
+func (s *Store) Converts() bool { return s.convert != nil }
+
+// FromStorage returns obj, as stored (and as the watch cache holds it), in
+// the store's version. Objects in the store's own version are returned as
+// they are.
+func (s *Store) FromStorage(obj runtime.Object) (runtime.Object, error) {
+	if s.convert == nil {
+		return obj, nil
+	}
+	out, err := s.convert.Convert(obj, s.gvk.GroupVersion())
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to %s: %w", s.gr, s.gvk.GroupVersion(), err))
+	}
+	return out, nil
+}
+
+// toStorage returns obj in the storage version.
+func (s *Store) toStorage(obj runtime.Object) (runtime.Object, error) {
+	if s.convert == nil {
+		return obj, nil
+	}
+	out, err := s.convert.Convert(obj, s.storageGVK.GroupVersion())
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to %s: %w", s.gr, s.storageGVK.GroupVersion(), err))
+	}
+	return out, nil
 }
 
 // NewStore returns the store for info's objects in s.
@@ -123,7 +163,15 @@ func (s *Store) CollectionPrefix(namespace string) string {
 
 // decode turns a stored version into an object carrying its resource version.
 func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
-	obj, _, err := s.codec.Decode(kv.Value, &s.gvk, s.New())
+	gvk, into := s.gvk, s.New()
+	if s.convert != nil {
+		gvk = s.storageGVK
+		into, _ = codecs.Scheme.New(gvk)
+	}
+	obj, _, err := s.codec.Decode(kv.Value, &gvk, into)
+	if err == nil {
+		obj, err = s.FromStorage(obj)
+	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("decoding stored %s %s: %w", s.gr, kv.Key, err))
 	}
@@ -146,6 +194,10 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	m.SetResourceVersion("")
 	defer m.SetResourceVersion(rv)
 	obj.GetObjectKind().SetGroupVersionKind(s.gvk)
+	obj, err = s.toStorage(obj)
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := s.codec.Encode(obj, &buf); err != nil {
 		return nil, apierrors.NewInternalError(err)

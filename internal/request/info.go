@@ -3,6 +3,7 @@
 package request
 
 import (
+	"context"
 	"net/http"
 	"strings"
 )
@@ -123,4 +124,17 @@ func splitPath(p string) []string {
 		return nil
 	}
 	return strings.Split(p, "/")
+}
+
+type infoKey struct{}
+
+// WithInfo returns ctx carrying info, so that a request is parsed once.
+func WithInfo(ctx context.Context, info *Info) context.Context {
+	return context.WithValue(ctx, infoKey{}, info)
+}
+
+// From returns the Info a filter stored in ctx.
+func From(ctx context.Context) (*Info, bool) {
+	info, ok := ctx.Value(infoKey{}).(*Info)
+	return info, ok
 }

@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
@@ -15,18 +16,18 @@ import (
 // its always-on admission plugins) gives objects of a resource, so that
 // what clients read back looks as it does from a real cluster. They run on
 // every create and update and only fill what is unset.
-var defaulters = map[string]func(runtime.Object){
-	"pods":                   typed(func(p *corev1.Pod) { defaultPod(&p.Spec) }),
-	"podtemplates":           typed(func(t *corev1.PodTemplate) { defaultPod(&t.Template.Spec) }),
-	"services":               typed(defaultService),
-	"secrets":                typed(defaultSecret),
-	"replicationcontrollers": typed(defaultReplicationController),
-	"deployments":            typed(defaultDeployment),
-	"replicasets":            typed(defaultReplicaSet),
-	"statefulsets":           typed(defaultStatefulSet),
-	"daemonsets":             typed(defaultDaemonSet),
-	"jobs":                   typed(func(j *batchv1.Job) { defaultJob(&j.Spec) }),
-	"cronjobs":               typed(defaultCronJob),
+var defaulters = map[schema.GroupResource]func(runtime.Object){
+	{Resource: "pods"}:                        typed(func(p *corev1.Pod) { defaultPod(&p.Spec) }),
+	{Resource: "podtemplates"}:                typed(func(t *corev1.PodTemplate) { defaultPod(&t.Template.Spec) }),
+	{Resource: "services"}:                    typed(defaultService),
+	{Resource: "secrets"}:                     typed(defaultSecret),
+	{Resource: "replicationcontrollers"}:      typed(defaultReplicationController),
+	{Group: "apps", Resource: "deployments"}:  typed(defaultDeployment),
+	{Group: "apps", Resource: "replicasets"}:  typed(defaultReplicaSet),
+	{Group: "apps", Resource: "statefulsets"}: typed(defaultStatefulSet),
+	{Group: "apps", Resource: "daemonsets"}:   typed(defaultDaemonSet),
+	{Group: "batch", Resource: "jobs"}:        typed(func(j *batchv1.Job) { defaultJob(&j.Spec) }),
+	{Group: "batch", Resource: "cronjobs"}:    typed(defaultCronJob),
 }
 
 // typed adapts a defaulter of one Go type; other objects are left alone.
@@ -40,7 +41,7 @@ func typed[T any](f func(*T)) func(runtime.Object) {
 
 // Default fills the resource's defaults into obj.
 func (i *Info) Default(obj runtime.Object) {
-	if d := defaulters[i.Resource]; d != nil {
+	if d := defaulters[i.GroupResource()]; d != nil {
 		d(obj)
 	}
 }

@@ -57,6 +57,12 @@ func (i *Info) GroupVersionResource() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: i.Group, Version: i.Version, Resource: i.Resource}
 }
 
+// GroupResource names the resource across its versions; per-type
+// behaviour is keyed by it, never by the plural alone.
+func (i *Info) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: i.Group, Resource: i.Resource}
+}
+
 // GroupVersionKind returns the resource's GVK.
 func (i *Info) GroupVersionKind() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: i.Group, Version: i.Version, Kind: i.Kind}

@@ -128,24 +128,24 @@ func (r *Registry) Resources(group, version string) []*Info {
 
 // returnsDeletedObject lists the resources whose DELETE answers with the
 // object, as their kube-apiserver storage is configured.
-var returnsDeletedObject = map[string]bool{
-	"pods": true, "services": true, "serviceaccounts": true, "namespaces": true,
-	"storageclasses": true, "customresourcedefinitions": true,
+var returnsDeletedObject = map[schema.GroupResource]bool{
+	{Resource: "pods"}: true, {Resource: "services"}: true, {Resource: "serviceaccounts"}: true, {Resource: "namespaces"}: true,
+	{Group: "storage.k8s.io", Resource: "storageclasses"}: true, {Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
 }
 
 // nameValidators lists the resources whose names are not DNS subdomains.
-var nameValidators = map[string]func(string, bool) []string{
-	"namespaces":          apivalidation.NameIsDNSLabel,
-	"services":            apivalidation.NameIsDNS1035Label,
-	"roles":               path.ValidatePathSegmentName,
-	"clusterroles":        path.ValidatePathSegmentName,
-	"rolebindings":        path.ValidatePathSegmentName,
-	"clusterrolebindings": path.ValidatePathSegmentName,
+var nameValidators = map[schema.GroupResource]func(string, bool) []string{
+	{Resource: "namespaces"}:                                              apivalidation.NameIsDNSLabel,
+	{Resource: "services"}:                                                apivalidation.NameIsDNS1035Label,
+	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:               path.ValidatePathSegmentName,
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}:        path.ValidatePathSegmentName,
+	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:        path.ValidatePathSegmentName,
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: path.ValidatePathSegmentName,
 }
 
 func applyBehaviour(info *Info) {
-	info.ReturnsDeletedObject = returnsDeletedObject[info.Resource]
-	info.ValidateName = nameValidators[info.Resource]
+	info.ReturnsDeletedObject = returnsDeletedObject[info.GroupResource()]
+	info.ValidateName = nameValidators[info.GroupResource()]
 	if info.ValidateName == nil {
 		info.ValidateName = apivalidation.NameIsDNSSubdomain
 	}

@@ -9,6 +9,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -17,8 +18,8 @@ import (
 
 // createHooks sets what kube-apiserver's strategy for a resource sets on
 // create, beyond the generic rules.
-var createHooks = map[string]func(runtime.Object){
-	"namespaces": func(obj runtime.Object) {
+var createHooks = map[schema.GroupResource]func(runtime.Object){
+	{Resource: "namespaces"}: func(obj runtime.Object) {
 		ns, ok := obj.(*corev1.Namespace)
 		if !ok {
 			return
@@ -28,7 +29,7 @@ var createHooks = map[string]func(runtime.Object){
 			ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
 		}
 	},
-	"pods": func(obj runtime.Object) {
+	{Resource: "pods"}: func(obj runtime.Object) {
 		if pod, ok := obj.(*corev1.Pod); ok {
 			pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
 		}
@@ -38,11 +39,11 @@ var createHooks = map[string]func(runtime.Object){
 // annotationsBumpGeneration lists resources whose strategy counts an
 // annotation change as a spec change (a Deployment copies its annotations
 // to its ReplicaSets).
-var annotationsBumpGeneration = map[string]bool{"deployments": true}
+var annotationsBumpGeneration = map[schema.GroupResource]bool{{Group: "apps", Resource: "deployments"}: true}
 
 // keepsStatusOnCreate lists resources with a status sub-resource whose
 // create keeps the status the client sent.
-var keepsStatusOnCreate = map[string]bool{"nodes": true}
+var keepsStatusOnCreate = map[schema.GroupResource]bool{{Resource: "nodes"}: true}
 
 func hasFinalizer(list []corev1.FinalizerName, f corev1.FinalizerName) bool {
 	for _, x := range list {
@@ -57,10 +58,10 @@ func hasFinalizer(list []corev1.FinalizerName, f corev1.FinalizerName) bool {
 // the resource has a status sub-resource, and generation.
 func (i *Info) PrepareForCreate(obj runtime.Object) {
 	i.Default(obj)
-	if i.Subresource("status") != nil && !keepsStatusOnCreate[i.Resource] {
+	if i.Subresource("status") != nil && !keepsStatusOnCreate[i.GroupResource()] {
 		resetStatus(obj)
 	}
-	if hook := createHooks[i.Resource]; hook != nil {
+	if hook := createHooks[i.GroupResource()]; hook != nil {
 		hook(obj)
 	}
 	m, _ := meta.Accessor(obj)
@@ -75,7 +76,7 @@ func (i *Info) PrepareForCreate(obj runtime.Object) {
 // generation, which it bumps when anything else but metadata changed.
 func (i *Info) PrepareForUpdate(obj, old runtime.Object) {
 	i.Default(obj)
-	if defaulters[i.Resource] != nil {
+	if defaulters[i.GroupResource()] != nil {
 		// Objects stored before a default existed compare as if they had
 		// it, so that defaulting alone never counts as a spec change.
 		old = old.DeepCopyObject()
@@ -87,7 +88,7 @@ func (i *Info) PrepareForUpdate(obj, old runtime.Object) {
 	m, _ := meta.Accessor(obj)
 	oldMeta, _ := meta.Accessor(old)
 	m.SetGeneration(oldMeta.GetGeneration())
-	annotationsChanged := annotationsBumpGeneration[i.Resource] &&
+	annotationsChanged := annotationsBumpGeneration[i.GroupResource()] &&
 		!apiequality.Semantic.DeepEqual(m.GetAnnotations(), oldMeta.GetAnnotations())
 	if i.Generation && (!specEqual(obj, old) || annotationsChanged) {
 		m.SetGeneration(oldMeta.GetGeneration() + 1)
@@ -112,7 +113,7 @@ func (i *Info) ValidateCreate(obj runtime.Object) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
 	}
-	return apivalidation.ValidateObjectMetaAccessor(m, i.Namespaced, i.ValidateName, field.NewPath("metadata"))
+	return apivalidation.ValidateObjectMetaAccessor(m, i.Namespaced, i.nameValidator(), field.NewPath("metadata"))
 }
 
 // ValidateUpdate checks metadata, including what may not change.
@@ -122,7 +123,7 @@ func (i *Info) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
 	}
 	oldMeta, _ := meta.Accessor(old)
-	errs := apivalidation.ValidateObjectMetaAccessor(m, i.Namespaced, i.ValidateName, field.NewPath("metadata"))
+	errs := apivalidation.ValidateObjectMetaAccessor(m, i.Namespaced, i.nameValidator(), field.NewPath("metadata"))
 	return append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, field.NewPath("metadata"))...)
 }
 
@@ -209,4 +210,13 @@ func deepCopyValue(v reflect.Value) reflect.Value {
 		}
 	}
 	return v // a status without DeepCopy holds no references worth copying
+}
+
+// nameValidator is the resource's rule for metadata.name: a DNS subdomain
+// unless the type says otherwise.
+func (i *Info) nameValidator() apivalidation.ValidateNameFunc {
+	if i.ValidateName != nil {
+		return i.ValidateName
+	}
+	return apivalidation.NameIsDNSSubdomain
 }

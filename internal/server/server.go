@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,10 +20,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/controllers"
+	"github.com/kapi-dev/kapi/internal/filters"
 	"github.com/kapi-dev/kapi/internal/handlers"
-	"github.com/kapi-dev/kapi/internal/resources"
+	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/storage"
 	"github.com/kapi-dev/kapi/internal/storage/pebble"
 )
@@ -39,6 +43,8 @@ type Config struct {
 	MinRequestTimeout time.Duration
 	// BookmarkInterval is how often watches get bookmarks (default 1 minute).
 	BookmarkInterval time.Duration
+	// OpenStorage opens the storage backend; nil means Pebble in DataDir.
+	OpenStorage func() (storage.Store, error)
 }
 
 // Server is a running kapi.
@@ -48,7 +54,9 @@ type Server struct {
 	http     *http.Server
 	listener net.Listener
 	done     chan error
-	stop     context.CancelFunc // ends the caches and the compactor
+	stop     context.CancelFunc // ends the caches, the controllers and the compactor
+	running  sync.WaitGroup     // the compactor and the controllers
+	reg      *registry.Registry
 	// URL is the https address clients use.
 	URL string
 	// Kubeconfig is the path of the admin kubeconfig.
@@ -61,10 +69,13 @@ var bootstrapNamespaces = []string{
 }
 
 // Start opens the data directory and starts serving; it returns once the
-// server accepts requests.
-func Start(ctx context.Context, cfg Config) (*Server, error) {
+// server accepts requests. A start that fails leaves nothing running.
+func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = log.New(os.Stderr, "kapi: ", log.LstdFlags)
+	}
+	if cfg.HistoryWindow <= 0 {
+		cfg.HistoryWindow = 5 * time.Minute
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, err
@@ -77,57 +88,90 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := pebble.Open(filepath.Join(cfg.DataDir, "db"))
+	openStorage := cfg.OpenStorage
+	if openStorage == nil {
+		openStorage = func() (storage.Store, error) { return pebble.Open(filepath.Join(cfg.DataDir, "db")) }
+	}
+	store, err := openStorage()
 	if err != nil {
 		return nil, err
-	}
-	if cfg.HistoryWindow <= 0 {
-		cfg.HistoryWindow = 5 * time.Minute
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+
 	ver := Version()
-	api := handlers.New(resources.NewBuiltin(), store, ver.GitVersion, handlers.Options{
-		MinRequestTimeout: cfg.MinRequestTimeout,
-		Cache: cache.Options{
-			Window: cfg.HistoryWindow, BookmarkInterval: cfg.BookmarkInterval, Logger: cfg.Logger,
-		},
+	reg := registry.New(store, nil, cache.Options{
+		Window: cfg.HistoryWindow, BookmarkInterval: cfg.BookmarkInterval, Logger: cfg.Logger,
 	})
-	api.Run(runCtx)
-	go compact(runCtx, store, cfg.HistoryWindow, cfg.Logger)
-	namespaces := &controllers.Namespaces{API: api, Logger: cfg.Logger}
-	go namespaces.Run(runCtx)
-	if err := api.WaitReady(ctx); err != nil {
-		stop()
-		store.Close()
+	s.reg = reg
+	writes := pipeline.New(reg)
+	if err := builtin.Install(writes); err != nil {
 		return nil, err
 	}
-	if err := ensureNamespaces(ctx, api); err != nil {
-		stop()
-		store.Close()
+	api := handlers.New(writes, ver.GitVersion, handlers.Options{MinRequestTimeout: cfg.MinRequestTimeout})
+	reg.Run(runCtx)
+	s.background(func() { compact(runCtx, store, cfg.HistoryWindow, cfg.Logger) })
+	namespaces := &controllers.Namespaces{Pipeline: writes, Logger: cfg.Logger}
+	s.background(func() { namespaces.Run(runCtx) })
+	if err := reg.WaitReady(ctx); err != nil {
+		return nil, err
+	}
+	if err := ensureNamespaces(ctx, writes); err != nil {
 		return nil, err
 	}
 
-	s.listener, err = net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		store.Close()
+	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, err
 	}
 	s.URL = "https://" + clientAddress(s.listener.Addr().(*net.TCPAddr))
 	s.Kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
 	if err := pki.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
-		s.listener.Close()
-		store.Close()
 		return nil, err
 	}
+	chain := filters.Chain(s.routes(api, ver), filters.Config{
+		Authenticator: auth.NewAuthenticator(pki.ClientCAs()),
+		PublicPaths:   publicPaths,
+		Logf:          cfg.Logger.Printf,
+	})
 	s.http = &http.Server{
-		Handler:           handlers.Recover(auth.Authenticate(s.routes(api, ver), pki.ClientCAs(), handlers.Unauthorized), cfg.Logger.Printf),
+		Handler:           chain,
 		TLSConfig:         pki.TLSConfig(),
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          cfg.Logger,
 	}
 	go func() { s.done <- s.http.ServeTLS(s.listener, "", "") }()
 	return s, nil
+}
+
+// publicPaths answer without credentials, as kube-apiserver's
+// system:public-info-viewer role allows.
+var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
+
+// background runs fn in a goroutine that close waits for.
+func (s *Server) background(fn func()) {
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		fn()
+	}()
+}
+
+// close stops the background work and closes storage.
+func (s *Server) close() error {
+	s.stop()
+	s.running.Wait()
+	if s.reg != nil {
+		s.reg.Wait()
+	}
+	if s.listener != nil {
+		s.listener.Close()
+	}
+	return s.store.Close()
 }
 
 // clientAddress is where clients reach a listener: a wildcard address is
@@ -158,11 +202,12 @@ func (s *Server) routes(api http.Handler, ver interface{}) http.Handler {
 	return mux
 }
 
-// ensureNamespaces creates the bootstrap namespaces through the API.
-func ensureNamespaces(ctx context.Context, api *handlers.API) error {
+// ensureNamespaces creates the bootstrap namespaces through the write
+// pipeline.
+func ensureNamespaces(ctx context.Context, writes *pipeline.Pipeline) error {
 	for _, name := range bootstrapNamespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if err := api.CreateInternal(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		if _, err := writes.CreateObject(ctx, ns, "kube-apiserver"); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
 	}
@@ -183,8 +228,7 @@ func (s *Server) Wait() error {
 // and closes storage.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.http.Shutdown(ctx)
-	s.stop()
-	if cerr := s.store.Close(); err == nil {
+	if cerr := s.close(); err == nil {
 		err = cerr
 	}
 	return err

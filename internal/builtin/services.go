@@ -1,4 +1,4 @@
-package handlers
+package builtin
 
 import (
 	"context"
@@ -15,7 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kapi-dev/kapi/internal/cache"
-	"github.com/kapi-dev/kapi/internal/request"
+	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/registry"
 )
 
 // Services get their ClusterIP and node ports from the server, as in
@@ -38,21 +39,29 @@ var (
 	ipAddressesGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"}
 )
 
+// services allocates what Services hold, through the write pipeline.
+type services struct{ p *pipeline.Pipeline }
+
+func serviceHooks(p *pipeline.Pipeline) registry.Hooks {
+	s := &services{p: p}
+	return registry.Hooks{BeforeCreate: s.allocateService, BeforeUpdate: s.keepServiceAllocations, AfterDelete: s.releaseService}
+}
+
 // allocateService fills a new Service's ClusterIP and node ports. It
 // returns a release function that undoes the allocation if the Service is
 // not stored after all.
-func (a *API) allocateService(ctx context.Context, obj runtime.Object, dry bool) (func(), error) {
+func (s *services) allocateService(ctx context.Context, obj runtime.Object, dry bool) (func(), error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
 		return func() {}, nil
 	}
-	if err := a.allocateNodePorts(ctx, svc, nil); err != nil {
+	if err := s.allocateNodePorts(ctx, svc, nil); err != nil {
 		return nil, err
 	}
-	return a.allocateClusterIP(ctx, svc, dry)
+	return s.allocateClusterIP(ctx, svc, dry)
 }
 
-func (a *API) allocateClusterIP(ctx context.Context, svc *corev1.Service, dry bool) (func(), error) {
+func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, dry bool) (func(), error) {
 	noop := func() {}
 	spec := &svc.Spec
 	if spec.Type == corev1.ServiceTypeExternalName {
@@ -73,7 +82,7 @@ func (a *API) allocateClusterIP(ctx context.Context, svc *corev1.Service, dry bo
 			return nil, clusterIPInvalid(svc, fmt.Sprintf("failed to allocate IP %s: the provided IP (%s) is not in the valid range. The range of valid IPs is %s",
 				spec.ClusterIP, spec.ClusterIP, serviceCIDR))
 		}
-		if err := a.claimIP(ctx, svc, requested, dry); err != nil {
+		if err := s.claimIP(ctx, svc, requested, dry); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return nil, clusterIPInvalid(svc, fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", requested))
 			}
@@ -82,7 +91,7 @@ func (a *API) allocateClusterIP(ctx context.Context, svc *corev1.Service, dry bo
 		ip = requested
 	} else {
 		var err error
-		if ip, err = a.claimFreeIP(ctx, svc, dry); err != nil {
+		if ip, err = s.claimFreeIP(ctx, svc, dry); err != nil {
 			return nil, err
 		}
 	}
@@ -92,7 +101,7 @@ func (a *API) allocateClusterIP(ctx context.Context, svc *corev1.Service, dry bo
 	if dry {
 		return noop, nil
 	}
-	return func() { a.releaseIP(context.WithoutCancel(ctx), ip.String()) }, nil
+	return func() { s.releaseIP(context.WithoutCancel(ctx), ip.String()) }, nil
 }
 
 func setSingleStack(spec *corev1.ServiceSpec) {
@@ -112,7 +121,7 @@ func clusterIPInvalid(svc *corev1.Service, detail string) error {
 }
 
 // claimFreeIP claims a random free address of the range.
-func (a *API) claimFreeIP(ctx context.Context, svc *corev1.Service, dry bool) (netip.Addr, error) {
+func (s *services) claimFreeIP(ctx context.Context, svc *corev1.Service, dry bool) (netip.Addr, error) {
 	base := serviceCIDR.Addr().As4()
 	size := uint32(1) << (32 - serviceCIDR.Bits())
 	for attempt := 0; attempt < allocateAttempts; attempt++ {
@@ -120,7 +129,7 @@ func (a *API) claimFreeIP(ctx context.Context, svc *corev1.Service, dry bool) (n
 		n := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
 		n += offset
 		ip := netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
-		err := a.claimIP(ctx, svc, ip, dry)
+		err := s.claimIP(ctx, svc, ip, dry)
 		if apierrors.IsAlreadyExists(err) {
 			continue
 		}
@@ -130,8 +139,8 @@ func (a *API) claimFreeIP(ctx context.Context, svc *corev1.Service, dry bool) (n
 }
 
 // claimIP records ip as the Service's with an IPAddress object.
-func (a *API) claimIP(ctx context.Context, svc *corev1.Service, ip netip.Addr, dry bool) error {
-	store := a.stores[ipAddressesGVR]
+func (s *services) claimIP(ctx context.Context, svc *corev1.Service, ip netip.Addr, dry bool) error {
+	store := s.p.Registry().Snapshot().Lookup(ipAddressesGVR)
 	if dry {
 		_, err := store.Get(ctx, "", ip.String())
 		if err == nil {
@@ -151,26 +160,27 @@ func (a *API) claimIP(ctx context.Context, svc *corev1.Service, ip netip.Addr, d
 			Resource: "services", Namespace: svc.Namespace, Name: svc.Name,
 		}},
 	}
-	req := &request.Info{Group: ipAddressesGVR.Group, Version: ipAddressesGVR.Version, Resource: ipAddressesGVR.Resource, Verb: "create"}
-	_, err := a.createObject(ctx, req, store, address, writeOptions{manager: "kube-apiserver"})
+	_, err := s.p.Create(ctx, store, address, pipeline.Options{Manager: "kube-apiserver"})
 	return err
 }
 
-func (a *API) releaseIP(ctx context.Context, ip string) {
-	a.stores[ipAddressesGVR].Delete(ctx, "", ip, nil)
+func (s *services) releaseIP(ctx context.Context, ip string) {
+	if store := s.p.Registry().Snapshot().Lookup(ipAddressesGVR); store != nil {
+		s.p.Delete(ctx, store, "", ip, nil, false)
+	}
 }
 
 // releaseService frees what a deleted Service held.
-func (a *API) releaseService(ctx context.Context, obj runtime.Object) {
+func (s *services) releaseService(ctx context.Context, obj runtime.Object) {
 	if svc, ok := obj.(*corev1.Service); ok && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
-		a.releaseIP(ctx, svc.Spec.ClusterIP)
+		s.releaseIP(ctx, svc.Spec.ClusterIP)
 	}
 }
 
 // keepServiceAllocations carries a Service's ClusterIP and node ports over
 // an update that leaves them unset, as kube-apiserver does, and allocates
 // node ports the update newly needs.
-func (a *API) keepServiceAllocations(ctx context.Context, next, current runtime.Object) error {
+func (s *services) keepServiceAllocations(ctx context.Context, next, current runtime.Object) error {
 	svc, ok := next.(*corev1.Service)
 	old, ok2 := current.(*corev1.Service)
 	if !ok || !ok2 {
@@ -193,16 +203,16 @@ func (a *API) keepServiceAllocations(ctx context.Context, next, current runtime.
 			}
 		}
 	}
-	return a.allocateNodePorts(ctx, svc, old)
+	return s.allocateNodePorts(ctx, svc, old)
 }
 
 // allocateNodePorts gives NodePort and LoadBalancer ports a free node port
 // and refuses one another Service uses.
-func (a *API) allocateNodePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service) error {
+func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service) error {
 	if svc.Spec.Type != corev1.ServiceTypeNodePort && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return nil
 	}
-	used, err := a.usedNodePorts(ctx, svc)
+	used, err := s.usedNodePorts(ctx, svc)
 	if err != nil {
 		return err
 	}
@@ -231,12 +241,13 @@ func (a *API) allocateNodePorts(ctx context.Context, svc *corev1.Service, old *c
 }
 
 // usedNodePorts lists the node ports of every other Service.
-func (a *API) usedNodePorts(ctx context.Context, svc *corev1.Service) (map[int32]bool, error) {
-	res, err := a.caches[servicesGVR].List(ctx, cache.ListRequest{
-		Filter: cache.Filter{Prefix: a.stores[servicesGVR].CollectionPrefix("")}, Consistency: cache.Consistent,
+func (s *services) usedNodePorts(ctx context.Context, svc *corev1.Service) (map[int32]bool, error) {
+	store := s.p.Registry().Snapshot().Lookup(servicesGVR)
+	res, err := store.Backend().Cache.List(ctx, cache.ListRequest{
+		Filter: cache.Filter{Prefix: store.CollectionPrefix("")}, Consistency: cache.Consistent,
 	})
 	if err != nil {
-		return nil, cacheError(err)
+		return nil, apierrors.NewInternalError(err)
 	}
 	used := map[int32]bool{}
 	for _, item := range res.Items {

@@ -1,9 +1,7 @@
-package handlers
+package pipeline
 
 import (
 	"fmt"
-	"net/http"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -76,20 +74,6 @@ func resetFields(info *resources.Info, subresource string) map[fieldpath.APIVers
 	return map[fieldpath.APIVersion]fieldpath.Filter{
 		version: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
 	}
-}
-
-// managerName is the field manager of a write: the fieldManager option, or
-// else the client's user agent up to its first "/", as kube-apiserver
-// names it.
-func managerName(r *http.Request) string {
-	if m := r.URL.Query().Get("fieldManager"); m != "" {
-		return m
-	}
-	agent := strings.Split(r.UserAgent(), "/")[0]
-	if len(agent) > 128 {
-		agent = agent[:128]
-	}
-	return agent
 }
 
 // identityConvertor converts nothing: each resource is served in one

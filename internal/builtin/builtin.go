@@ -1,0 +1,24 @@
+// Package builtin holds what built-in types do beyond their generic
+// strategy, as hooks on their backends: Services allocate ClusterIPs and
+// node ports, pods are bound to nodes, namespaces are kept until emptied.
+// Each hook acts on other objects only through the write pipeline.
+package builtin
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// Hooks returns the hooks of the built-in resources that have any, by
+// group-resource.
+func Hooks(p *pipeline.Pipeline) map[schema.GroupResource]registry.Hooks {
+	b := &binder{p: p}
+	return map[schema.GroupResource]registry.Hooks{
+		{Resource: "services"}:   serviceHooks(p),
+		{Resource: "namespaces"}: namespaceHooks(),
+		{Resource: "pods"}:       {Actions: map[string]registry.Action{"binding": b.bindPod}},
+		{Resource: "bindings"}:   {Actions: map[string]registry.Action{"": b.bindPod}},
+	}
+}

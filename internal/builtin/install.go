@@ -1,0 +1,50 @@
+package builtin
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/resources"
+)
+
+// storageVersions names the version kube-apiserver stores a resource in
+// where it serves more than one.
+var storageVersions = map[schema.GroupResource]string{
+	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: "v2",
+}
+
+// Install adds a backend for every built-in resource to the registry p
+// writes to, with its served versions, storage version and hooks.
+func Install(p *pipeline.Pipeline) error {
+	hooks := Hooks(p)
+	byGR := map[schema.GroupResource][]*resources.Info{}
+	var order []schema.GroupResource
+	for _, g := range resources.NewBuiltin().Groups() {
+		for _, v := range g.Versions {
+			for _, info := range v.Resources {
+				gr := info.GroupVersionResource().GroupResource()
+				if byGR[gr] == nil {
+					order = append(order, gr)
+				}
+				byGR[gr] = append(byGR[gr], info)
+			}
+		}
+	}
+	for _, gr := range order {
+		versions := byGR[gr]
+		storage := versions[0].Version
+		if len(versions) > 1 {
+			if storage = storageVersions[gr]; storage == "" {
+				return fmt.Errorf("builtin: %s is served in %d versions and has no storage version", gr, len(versions))
+			}
+		}
+		spec := registry.Spec{Versions: versions, StorageVersion: storage, Hooks: hooks[gr]}
+		if err := p.Registry().Put(spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}

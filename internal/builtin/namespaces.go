@@ -1,0 +1,22 @@
+package builtin
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// namespaceHooks keep a deleted namespace, Terminating, until the namespace
+// controller has emptied it and removed the kubernetes finalizer from
+// spec.finalizers; then the namespace goes.
+func namespaceHooks() registry.Hooks {
+	return registry.Hooks{PrepareDelete: func(current runtime.Object) (bool, error) {
+		ns, ok := current.(*corev1.Namespace)
+		if !ok {
+			return false, nil
+		}
+		ns.Status.Phase = corev1.NamespaceTerminating
+		return len(ns.Spec.Finalizers) > 0, nil
+	}}
+}

@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/request"
+	"github.com/kapi-dev/kapi/internal/resources"
+)
+
+// act serves a create that is an operation on other objects rather than a
+// stored object (SPEC R6), such as a binding POSTed to bindings or to
+// pods/NAME/binding: the body is decoded as the sub-resource's kind and
+// handed to the type's action.
+func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store, dry bool) {
+	sub := store.Info.Subresource(req.Subresource)
+	if store.Backend().Hooks.Actions[req.Subresource] == nil || (sub != nil && sub.Kind == "") {
+		resource := req.Resource
+		if req.Subresource != "" {
+			resource += "/" + req.Subresource
+		}
+		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: req.Group, Resource: resource}, "create"))
+		return
+	}
+	// The body is of the sub-resource's kind, which a resource of that
+	// kind serves too (Binding: bindings).
+	bodyStore := a.storeForKind(store, sub)
+	if bodyStore == nil {
+		writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), "create"))
+		return
+	}
+	obj, err := decodeBody(w, r, bodyStore)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	m := mustAccessor(obj)
+	if err := matchNamespace(m, req, bodyStore); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if req.Name != "" && m.GetName() != req.Name {
+		writeError(w, r, apierrors.NewBadRequest("name in URL does not match name in Binding object"))
+		return
+	}
+	if err := a.pipeline.Act(r.Context(), store, req.Subresource, req.Namespace, obj, dry); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeCreated(w, r)
+}
+
+// storeForKind finds the store of the kind a sub-resource exchanges.
+func (a *API) storeForKind(store *registry.Store, sub *resources.SubresourceInfo) *registry.Store {
+	if sub == nil {
+		return store
+	}
+	group, version := sub.Group, sub.Version
+	if version == "" {
+		group, version = store.Info.Group, store.Info.Version
+	}
+	return a.reg.Snapshot().ForKind(schema.GroupVersionKind{Group: group, Version: version, Kind: sub.Kind})
+}
+
+// writeCreated answers an action the way kube-apiserver does: a success
+// Status with code 201.
+func writeCreated(w http.ResponseWriter, r *http.Request) {
+	status := &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated}
+	writeObject(w, r, http.StatusCreated, status, statusGVK, codecs.Factory.SupportedMediaTypes())
+}

@@ -1,0 +1,20 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+)
+
+// managerName is the field manager of a write: the fieldManager option, or
+// else the client's user agent up to its first "/", as kube-apiserver
+// names it.
+func managerName(r *http.Request) string {
+	if m := r.URL.Query().Get("fieldManager"); m != "" {
+		return m
+	}
+	agent := strings.Split(r.UserAgent(), "/")[0]
+	if len(agent) > 128 {
+		agent = agent[:128]
+	}
+	return agent
+}

@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/kapi-dev/kapi/internal/admission"
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// generateNameAttempts bounds retries when a generated name is taken.
+const generateNameAttempts = 8
+
+// Create prepares, admits, validates and stores a new object, retrying with
+// a fresh name when a generated one is already taken. obj carries its
+// namespace already (empty for cluster-scoped resources).
+func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if m.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	generated := m.GetName() == "" && m.GetGenerateName() != ""
+	for attempt := 0; ; attempt++ {
+		candidate := obj.DeepCopyObject()
+		if generated {
+			mustAccessor(candidate).SetName(generateName(m.GetGenerateName()))
+		}
+		created, err := p.createOnce(ctx, store, candidate, opts)
+		if generated && apierrors.IsAlreadyExists(err) && attempt < generateNameAttempts {
+			continue
+		}
+		return created, err
+	}
+}
+
+// createOnce runs the create stages on one candidate.
+func (p *Pipeline) createOnce(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
+	info := store.Info
+	fillSystemFields(mustAccessor(obj))
+	if opts.Manager != "" {
+		var err error
+		if obj, err = p.trackUpdate(info, opts.Subresource, store.New(), obj, opts.Manager); err != nil {
+			return nil, err
+		}
+	}
+	info.PrepareForCreate(obj)
+	m := mustAccessor(obj)
+	attrs := attributes(admission.Create, store, opts.Subresource, m.GetNamespace(), m.GetName(), obj, nil, opts.DryRun)
+	if err := p.admission.Admit(ctx, attrs); err != nil {
+		return nil, err
+	}
+	if errs := info.ValidateCreate(obj); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(info.GroupVersionKind().GroupKind(), m.GetName(), errs)
+	}
+	if err := p.admission.Validate(ctx, attrs); err != nil {
+		return nil, err
+	}
+	undo := func() {}
+	if hook := store.Backend().Hooks.BeforeCreate; hook != nil {
+		var err error
+		if undo, err = hook(ctx, obj, opts.DryRun); err != nil {
+			return nil, err
+		}
+	}
+	if opts.DryRun {
+		return obj, p.checkNameFree(ctx, store, m)
+	}
+	created, err := store.Create(ctx, obj)
+	if err != nil {
+		undo()
+	}
+	return created, err
+}
+
+// checkNameFree answers a dry-run create of a name that exists as the real
+// create would: 409 AlreadyExists.
+func (p *Pipeline) checkNameFree(ctx context.Context, store *registry.Store, m metav1.Object) error {
+	_, err := store.Get(ctx, m.GetNamespace(), m.GetName())
+	switch {
+	case err == nil:
+		return apierrors.NewAlreadyExists(store.GroupResource(), m.GetName())
+	case apierrors.IsNotFound(err):
+		return nil
+	}
+	return err
+}
+
+// fillSystemFields sets what the server owns on a new object.
+func fillSystemFields(m metav1.Object) {
+	m.SetUID(uuid.NewUUID())
+	m.SetCreationTimestamp(metav1.Now())
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetSelfLink("")
+}
+
+// generateName appends five random characters to base, trimming base so
+// that the result is at most 63 characters, as kube-apiserver does.
+func generateName(base string) string {
+	const maxBase = 63 - 5
+	if len(base) > maxBase {
+		base = base[:maxBase]
+	}
+	return base + utilrand.String(5)
+}

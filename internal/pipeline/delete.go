@@ -1,0 +1,181 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kapi-dev/kapi/internal/admission"
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// Delete deletes an object, or, while it has finalizers (or its type keeps
+// it, as a namespace is kept until emptied), marks it with a deletion
+// timestamp and keeps it. gone tells which happened.
+func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, dry bool) (obj runtime.Object, gone bool, err error) {
+	current, err := store.Get(ctx, namespace, name)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := checkPreconditions(store, opts, current); err != nil {
+		return nil, false, err
+	}
+	if err := p.admission.Admit(ctx, attributes(admission.Delete, store, "", namespace, name, nil, current, dry)); err != nil {
+		return nil, false, err
+	}
+	if err := p.admission.Validate(ctx, attributes(admission.Delete, store, "", namespace, name, nil, current, dry)); err != nil {
+		return nil, false, err
+	}
+	keep, err := p.keeps(store, current.DeepCopyObject())
+	if err != nil {
+		return nil, false, err
+	}
+	if keep {
+		return p.markDeleting(ctx, store, namespace, name, opts, current, dry)
+	}
+	if dry {
+		return current, true, nil
+	}
+	deleted, err := store.Delete(ctx, namespace, name, func(cur runtime.Object) error {
+		if keep, err := p.keeps(store, cur); err != nil || keep {
+			// Kept since it was read: the client tries again.
+			return apierrors.NewConflict(store.GroupResource(), name, errors.New(registry.ConflictMessage))
+		}
+		return checkPreconditions(store, opts, cur)
+	})
+	if err == nil {
+		p.afterDelete(ctx, store, deleted)
+	}
+	return deleted, err == nil, err
+}
+
+// keeps reports whether deleting obj only marks it: it has finalizers, or
+// its type's PrepareDelete says so (and may change obj accordingly).
+func (p *Pipeline) keeps(store *registry.Store, obj runtime.Object) (bool, error) {
+	keep := len(mustAccessor(obj).GetFinalizers()) > 0
+	if hook := store.Backend().Hooks.PrepareDelete; hook != nil {
+		typeKeeps, err := hook(obj)
+		if err != nil {
+			return false, err
+		}
+		keep = keep || typeKeeps
+	}
+	return keep, nil
+}
+
+// markDeleting sets the deletion timestamp of an object that is kept.
+func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, current runtime.Object, dry bool) (runtime.Object, bool, error) {
+	mark := func(cur runtime.Object) (runtime.Object, error) {
+		if err := checkPreconditions(store, opts, cur); err != nil {
+			return nil, err
+		}
+		if _, err := p.keeps(store, cur); err != nil {
+			return nil, err
+		}
+		setDeletionTimestamp(cur)
+		return cur, nil
+	}
+	if dry {
+		obj, err := mark(current)
+		return obj, false, err
+	}
+	marked, err := store.Update(ctx, namespace, name, mark)
+	if err != nil {
+		return nil, false, err
+	}
+	// The finalizers may have been removed in between.
+	obj, err := p.finishDeletion(ctx, store, marked)
+	if err != nil {
+		return nil, false, err
+	}
+	keep, _ := p.keeps(store, marked.DeepCopyObject())
+	return obj, !keep, nil
+}
+
+// setDeletionTimestamp sets the deletion timestamp, once.
+func setDeletionTimestamp(obj runtime.Object) {
+	m := mustAccessor(obj)
+	if m.GetDeletionTimestamp() == nil {
+		now := metav1.Now()
+		var zero int64
+		m.SetDeletionTimestamp(&now)
+		m.SetDeletionGracePeriodSeconds(&zero)
+	}
+}
+
+// finishDeletion removes an object being deleted once nothing keeps it any
+// more (its last finalizer is gone); otherwise it returns obj unchanged.
+func (p *Pipeline) finishDeletion(ctx context.Context, store *registry.Store, obj runtime.Object) (runtime.Object, error) {
+	m := mustAccessor(obj)
+	if m.GetDeletionTimestamp() == nil {
+		return obj, nil
+	}
+	if keep, err := p.keeps(store, obj.DeepCopyObject()); err != nil || keep {
+		return obj, nil
+	}
+	rv := m.GetResourceVersion()
+	_, err := store.Delete(ctx, m.GetNamespace(), m.GetName(), func(cur runtime.Object) error {
+		if mustAccessor(cur).GetResourceVersion() != rv {
+			return errChanged
+		}
+		return nil
+	})
+	if err != nil && err != errChanged && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if err == nil {
+		p.afterDelete(ctx, store, obj)
+	}
+	return obj, nil
+}
+
+var errChanged = fmt.Errorf("object changed")
+
+// afterDelete runs the type's AfterDelete hook.
+func (p *Pipeline) afterDelete(ctx context.Context, store *registry.Store, obj runtime.Object) {
+	if hook := store.Backend().Hooks.AfterDelete; hook != nil {
+		hook(context.WithoutCancel(ctx), obj)
+	}
+}
+
+// checkPreconditions enforces DeleteOptions.Preconditions.
+func checkPreconditions(store *registry.Store, opts *metav1.DeleteOptions, obj runtime.Object) error {
+	if opts == nil || opts.Preconditions == nil {
+		return nil
+	}
+	p := opts.Preconditions
+	m := mustAccessor(obj)
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return apierrors.NewConflict(store.GroupResource(), m.GetName(), fmt.Errorf(
+			"Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(store.GroupResource(), m.GetName(), fmt.Errorf(
+			"Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v",
+			*p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
+}
+
+// Act carries out a create that is an operation on other objects (a pod's
+// binding): admitted as a create of the sub-resource, then handed to the
+// type's action.
+func (p *Pipeline) Act(ctx context.Context, store *registry.Store, subresource, namespace string, obj runtime.Object, dry bool) error {
+	action := store.Backend().Hooks.Actions[subresource]
+	if action == nil {
+		return apierrors.NewMethodNotSupported(store.GroupResource(), "create")
+	}
+	m := mustAccessor(obj)
+	attrs := attributes(admission.Create, store, subresource, namespace, m.GetName(), obj, nil, dry)
+	if err := p.admission.Admit(ctx, attrs); err != nil {
+		return err
+	}
+	if err := p.admission.Validate(ctx, attrs); err != nil {
+		return err
+	}
+	return action(ctx, namespace, obj, dry)
+}

@@ -1,0 +1,266 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/admission"
+	"github.com/kapi-dev/kapi/internal/builtin"
+	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/resources"
+	"github.com/kapi-dev/kapi/internal/storage/pebble"
+)
+
+// recorder is an admission plugin that records what it was asked, and
+// refuses what refuse says.
+type recorder struct {
+	seen   []string
+	refuse func(a *admission.Attributes) error
+}
+
+func (r *recorder) Admit(_ context.Context, a *admission.Attributes) error {
+	r.seen = append(r.seen, "admit "+string(a.Operation)+" "+a.Resource.Resource)
+	if m, ok := a.Object.(interface{ SetLabels(map[string]string) }); ok && a.Operation == admission.Create {
+		m.SetLabels(map[string]string{"admitted": "yes"})
+	}
+	return nil
+}
+
+func (r *recorder) Validate(_ context.Context, a *admission.Attributes) error {
+	r.seen = append(r.seen, "validate "+string(a.Operation)+" "+a.Resource.Resource)
+	if r.refuse != nil {
+		return r.refuse(a)
+	}
+	return nil
+}
+
+// newPipeline returns the built-in resources' write pipeline over a fresh
+// store, with the default namespace and rec as admission plugin.
+func newPipeline(t *testing.T, rec *recorder) *pipeline.Pipeline {
+	t.Helper()
+	s, err := pebble.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	reg := registry.New(s, nil, cache.Options{})
+	t.Cleanup(func() { cancel(); reg.Wait(); s.Close() })
+	var plugins []any
+	if rec != nil {
+		plugins = append(plugins, rec)
+	}
+	p := pipeline.New(reg, plugins...)
+	if err := builtin.Install(p); err != nil {
+		t.Fatal(err)
+	}
+	reg.Run(ctx)
+	if err := reg.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.CreateObject(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func lookup(t *testing.T, p *pipeline.Pipeline, gvr schema.GroupVersionResource) *registry.Store {
+	t.Helper()
+	store := p.Registry().Snapshot().Lookup(gvr)
+	if store == nil {
+		t.Fatalf("%v is not served", gvr)
+	}
+	return store
+}
+
+var (
+	ctx           = context.Background()
+	configmaps    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespaces    = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	services      = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	pods          = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	ipaddresses   = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"}
+	configMapMeta = metav1.ObjectMeta{Name: "cm", Namespace: "default"}
+)
+
+func TestAdmissionRunsAtItsStages(t *testing.T) {
+	rec := &recorder{}
+	p := newPipeline(t, rec)
+	store := lookup(t, p, configmaps)
+	rec.seen = nil
+	obj, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: configMapMeta}, pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := obj.(*corev1.ConfigMap).Labels["admitted"]; got != "yes" {
+		t.Errorf("mutating admission's change was not stored: labels %v", obj.(*corev1.ConfigMap).Labels)
+	}
+	update := func(runtime.Object) (runtime.Object, error) {
+		return &corev1.ConfigMap{ObjectMeta: configMapMeta, Data: map[string]string{"k": "v"}}, nil
+	}
+	if _, err := p.Update(ctx, store, "default", "cm", pipeline.Options{}, update); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Delete(ctx, store, "default", "cm", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"admit CREATE configmaps", "validate CREATE configmaps",
+		"admit UPDATE configmaps", "validate UPDATE configmaps",
+		"admit DELETE configmaps", "validate DELETE configmaps",
+	}
+	if !slices.Equal(rec.seen, want) {
+		t.Errorf("admission calls\n got %q\nwant %q", rec.seen, want)
+	}
+}
+
+func TestValidatingAdmissionRefusalStoresNothing(t *testing.T) {
+	refusal := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "cm", errors.New("no"))
+	rec := &recorder{refuse: func(a *admission.Attributes) error {
+		if a.Resource == configmaps {
+			return refusal
+		}
+		return nil
+	}}
+	p := newPipeline(t, rec)
+	store := lookup(t, p, configmaps)
+	if _, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: configMapMeta}, pipeline.Options{}); !errors.Is(err, refusal) {
+		t.Fatalf("create: %v, want the plugin's refusal", err)
+	}
+	if _, err := store.Get(ctx, "default", "cm"); !apierrors.IsNotFound(err) {
+		t.Fatalf("refused create was stored: %v", err)
+	}
+}
+
+func TestValidationRunsBeforeValidatingAdmission(t *testing.T) {
+	rec := &recorder{}
+	p := newPipeline(t, rec)
+	rec.seen = nil
+	bad := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "Not_A_Name", Namespace: "default"}}
+	_, err := p.Create(ctx, lookup(t, p, configmaps), bad, pipeline.Options{})
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("create of an invalid name: %v, want Invalid", err)
+	}
+	if want := []string{"admit CREATE configmaps"}; !slices.Equal(rec.seen, want) {
+		t.Errorf("admission calls %q, want %q", rec.seen, want)
+	}
+}
+
+func TestNamespaceLifecycle(t *testing.T) {
+	p := newPipeline(t, nil)
+	store := lookup(t, p, configmaps)
+	missing := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "nowhere"}}
+	_, err := p.Create(ctx, store, missing, pipeline.Options{})
+	if !apierrors.IsNotFound(err) || err.Error() != `namespaces "nowhere" not found` {
+		t.Fatalf("create in a missing namespace: %v", err)
+	}
+
+	if _, err := p.CreateObject(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "going"}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	ns, gone, err := p.Delete(ctx, lookup(t, p, namespaces), "", "going", nil, false)
+	if err != nil || gone {
+		t.Fatalf("delete namespace: gone %v, err %v; want it kept until emptied", gone, err)
+	}
+	if phase := ns.(*corev1.Namespace).Status.Phase; phase != corev1.NamespaceTerminating {
+		t.Fatalf("deleted namespace phase %q, want Terminating", phase)
+	}
+	in := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "going"}}
+	_, err = p.Create(ctx, store, in, pipeline.Options{})
+	want := `configmaps "cm" is forbidden: unable to create new content in namespace going because it is being terminated`
+	if !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Fatalf("create in a terminating namespace: %v", err)
+	}
+
+	_, _, err = p.Delete(ctx, lookup(t, p, namespaces), "", "default", nil, false)
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("delete of namespace default: %v, want Forbidden", err)
+	}
+}
+
+func TestServiceAllocatesThroughThePipeline(t *testing.T) {
+	p := newPipeline(t, nil)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	created, err := p.Create(ctx, lookup(t, p, services), svc, pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := created.(*corev1.Service).Spec.ClusterIP
+	obj, err := lookup(t, p, ipaddresses).Get(ctx, "", ip)
+	if err != nil {
+		t.Fatalf("the ClusterIP %s has no IPAddress: %v", ip, err)
+	}
+	address := obj.(*networkingv1.IPAddress)
+	if address.UID == "" || len(address.ManagedFields) == 0 || address.Spec.ParentRef.Name != "web" {
+		t.Errorf("IPAddress was not written through the pipeline (uid, managed fields, parent): %+v", address)
+	}
+	if _, _, err := p.Delete(ctx, lookup(t, p, services), "default", "web", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lookup(t, p, ipaddresses).Get(ctx, "", ip); !apierrors.IsNotFound(err) {
+		t.Errorf("IPAddress of a deleted Service: %v, want it released", err)
+	}
+}
+
+func TestBindingIsAnAction(t *testing.T) {
+	p := newPipeline(t, nil)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}},
+	}
+	store := lookup(t, p, pods)
+	if _, err := p.Create(ctx, store, pod, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}
+	if err := p.Act(ctx, store, "binding", "default", binding, false); err != nil {
+		t.Fatal(err)
+	}
+	obj, _ := store.Get(ctx, "default", "p")
+	bound := obj.(*corev1.Pod)
+	if bound.Spec.NodeName != "n1" || len(bound.Status.Conditions) != 1 || bound.Status.Conditions[0].Type != corev1.PodScheduled {
+		t.Errorf("bound pod: nodeName %q conditions %v", bound.Spec.NodeName, bound.Status.Conditions)
+	}
+	if err := p.Act(ctx, store, "binding", "default", binding, false); !apierrors.IsConflict(err) {
+		t.Errorf("second binding: %v, want Conflict", err)
+	}
+}
+
+// TestBehaviourFollowsTheGroup serves a custom "services" resource in
+// another group: it must not get the core Service's rules (name rules,
+// ClusterIP allocation), which are keyed by group and resource.
+func TestBehaviourFollowsTheGroup(t *testing.T) {
+	p := newPipeline(t, nil)
+	info := &resources.Info{Group: "example.com", Version: "v1", Resource: "services", Singular: "service", Kind: "Service",
+		Namespaced: true, Verbs: []string{"create", "get", "list", "watch", "update", "patch", "delete"}}
+	if err := p.Registry().Put(registry.Spec{Versions: []*resources.Info{info}, StorageVersion: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	store := lookup(t, p, info.GroupVersionResource())
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion("example.com/v1")
+	obj.SetKind("Service")
+	obj.SetName("a.dotted.name") // not a DNS-1035 label, as core Services need
+	obj.SetNamespace("default")
+	created, err := p.Create(ctx, store, obj, pipeline.Options{})
+	if err != nil {
+		t.Fatalf("create of a custom services object: %v", err)
+	}
+	if _, found, _ := unstructured.NestedString(created.(*unstructured.Unstructured).Object, "spec", "clusterIP"); found {
+		t.Errorf("custom services object got a ClusterIP: %v", created)
+	}
+}

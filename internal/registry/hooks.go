@@ -1,0 +1,36 @@
+package registry
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Hooks are what one type does around the generic write path, beyond its
+// strategy: allocations that live in other objects (a Service's ClusterIP),
+// deletion rules (a namespace is emptied before it goes) and operations
+// that are creates on other objects (a pod's binding). The write pipeline
+// calls them at their stage; handlers never look at them.
+type Hooks struct {
+	// BeforeCreate runs on a new object just before it is stored; the
+	// function it returns undoes its work if the object is not stored
+	// after all.
+	BeforeCreate func(ctx context.Context, obj runtime.Object, dryRun bool) (undo func(), err error)
+	// BeforeUpdate runs on the desired object of an update of the main
+	// resource.
+	BeforeUpdate func(ctx context.Context, next, current runtime.Object) error
+	// PrepareDelete runs on the current object of a delete. It may refuse
+	// the delete, or mark the object and keep it (keep) instead of
+	// removing it, as a namespace is kept until its content is gone. An
+	// object with metadata finalizers is always kept.
+	PrepareDelete func(current runtime.Object) (keep bool, err error)
+	// AfterDelete runs once an object is gone.
+	AfterDelete func(ctx context.Context, obj runtime.Object)
+	// Actions are creates that act on other objects instead of storing
+	// one, by sub-resource ("" for a resource that is only an action, such
+	// as bindings).
+	Actions map[string]Action
+}
+
+// Action carries out a create that is an operation, with the decoded body.
+type Action func(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) error

@@ -1,0 +1,254 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/resources"
+	"github.com/kapi-dev/kapi/internal/storage"
+)
+
+// Registry holds the backend of every served resource. Readers take an
+// immutable Snapshot; changes (a CustomResourceDefinition adding a resource)
+// build a new snapshot and swap it in, so requests in flight keep the
+// backends they started with and never see a half-made change.
+type Registry struct {
+	storage   storage.Store
+	cacheOpts cache.Options
+	convert   Converter
+
+	mu      sync.Mutex // serialises changes
+	snap    atomic.Pointer[Snapshot]
+	running context.Context // set by Run; caches of later backends start in it
+	caches  sync.WaitGroup  // running caches
+	changed chan struct{}   // closed and replaced on every change
+}
+
+// Converter turns an object into another version of its group, as
+// kube-apiserver converts between the versions a resource is served in.
+type Converter interface {
+	Convert(obj runtime.Object, to schema.GroupVersion) (runtime.Object, error)
+}
+
+// Snapshot is the set of backends at one moment. It is never modified.
+type Snapshot struct {
+	// Generation counts changes; documents derived from a snapshot
+	// (discovery, OpenAPI) are rebuilt when it moves.
+	Generation int64
+	// Resources indexes every served version for discovery.
+	Resources *resources.Registry
+	backends  map[schema.GroupResource]*Backend
+	stores    map[schema.GroupVersionResource]*Store
+}
+
+// Backend is everything kapi keeps for one group-resource: the Info and
+// store of each served version, the version objects are stored in, one
+// watch cache (in the storage version), and the type's hooks.
+type Backend struct {
+	GroupResource  schema.GroupResource
+	StorageVersion string
+	Stores         map[string]*Store // by served version
+	Cache          *cache.Cache
+	Hooks          Hooks
+
+	stop context.CancelFunc // ends the cache
+}
+
+// Storage is the store of the storage version.
+func (b *Backend) Storage() *Store { return b.Stores[b.StorageVersion] }
+
+// Namespaced reports whether the resource's objects live in namespaces.
+func (b *Backend) Namespaced() bool { return b.Storage().Info.Namespaced }
+
+// New returns an empty registry over s; convert turns objects between the
+// versions of multi-version resources.
+func New(s storage.Store, convert Converter, opts cache.Options) *Registry {
+	r := &Registry{storage: s, cacheOpts: opts, convert: convert, changed: make(chan struct{})}
+	r.snap.Store(&Snapshot{
+		Resources: resources.New(nil),
+		backends:  map[schema.GroupResource]*Backend{},
+		stores:    map[schema.GroupVersionResource]*Store{},
+	})
+	return r
+}
+
+// Snapshot returns the current set of backends.
+func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
+
+// Changed returns a channel closed at the next change.
+func (r *Registry) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+// Lookup returns the store serving a group-version-resource, or nil.
+func (s *Snapshot) Lookup(gvr schema.GroupVersionResource) *Store { return s.stores[gvr] }
+
+// Backend returns the backend of a group-resource, or nil.
+func (s *Snapshot) Backend(gr schema.GroupResource) *Backend { return s.backends[gr] }
+
+// Backends lists every backend, ordered by group and resource.
+func (s *Snapshot) Backends() []*Backend {
+	out := make([]*Backend, 0, len(s.backends))
+	for _, b := range s.backends {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].GroupResource.Group != out[j].GroupResource.Group {
+			return out[i].GroupResource.Group < out[j].GroupResource.Group
+		}
+		return out[i].GroupResource.Resource < out[j].GroupResource.Resource
+	})
+	return out
+}
+
+// ForKind returns the store of the preferred version serving a kind.
+func (s *Snapshot) ForKind(gvk schema.GroupVersionKind) *Store {
+	for _, store := range s.stores {
+		if store.Info.GroupVersionKind() == gvk {
+			return store
+		}
+	}
+	return nil
+}
+
+// Spec describes a backend to add: the Info of every served version and the
+// version its objects are stored in.
+type Spec struct {
+	Versions       []*resources.Info
+	StorageVersion string
+	Hooks          Hooks
+}
+
+// Put adds a backend, or replaces the one of the same group-resource (whose
+// cache is rebuilt). The new backend serves once its cache is ready.
+func (r *Registry) Put(spec Spec) error {
+	if len(spec.Versions) == 0 {
+		return fmt.Errorf("registry: no versions")
+	}
+	gr := spec.Versions[0].GroupVersionResource().GroupResource()
+	b := &Backend{GroupResource: gr, StorageVersion: spec.StorageVersion, Stores: map[string]*Store{}, Hooks: spec.Hooks}
+	for _, info := range spec.Versions {
+		b.Stores[info.Version] = NewStore(info, r.storage)
+	}
+	storageStore := b.Stores[spec.StorageVersion]
+	if storageStore == nil {
+		return fmt.Errorf("registry: storage version %q of %s is not served", spec.StorageVersion, gr)
+	}
+	for _, store := range b.Stores {
+		store.backend = b
+		if store != storageStore && r.convert != nil {
+			store.storageGVK = storageStore.gvk
+			store.convert = r.convert
+		}
+	}
+	opts := r.cacheOpts
+	if storageStore.Typed() {
+		opts.Prepare = WarmEncodings
+	}
+	b.Cache = cache.New(r.storage, storageStore.CollectionPrefix(""), storageStore.Decode, opts)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.snap.Load()
+	next := old.with(func(backends map[schema.GroupResource]*Backend) { backends[gr] = b })
+	if r.running != nil {
+		b.start(r.running, &r.caches)
+	}
+	if prev := old.backends[gr]; prev != nil && prev.stop != nil {
+		prev.stop()
+	}
+	r.publish(next)
+	return nil
+}
+
+// Remove stops serving a group-resource. Its objects stay in storage.
+func (r *Registry) Remove(gr schema.GroupResource) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.snap.Load()
+	b := old.backends[gr]
+	if b == nil {
+		return
+	}
+	if b.stop != nil {
+		b.stop()
+	}
+	r.publish(old.with(func(backends map[schema.GroupResource]*Backend) { delete(backends, gr) }))
+}
+
+func (r *Registry) publish(next *Snapshot) {
+	r.snap.Store(next)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// with returns a copy of s with change applied to its backends.
+func (s *Snapshot) with(change func(map[schema.GroupResource]*Backend)) *Snapshot {
+	backends := make(map[schema.GroupResource]*Backend, len(s.backends)+1)
+	for gr, b := range s.backends {
+		backends[gr] = b
+	}
+	change(backends)
+	next := &Snapshot{Generation: s.Generation + 1, backends: backends, stores: map[schema.GroupVersionResource]*Store{}}
+	var infos []*resources.Info
+	for _, b := range backends {
+		for _, store := range b.Stores {
+			next.stores[store.Info.GroupVersionResource()] = store
+			infos = append(infos, store.Info)
+		}
+	}
+	next.Resources = resources.New(infos)
+	return next
+}
+
+// Run keeps every backend's watch cache current until ctx ends; backends
+// added later start at once.
+func (r *Registry) Run(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running = ctx
+	for _, b := range r.snap.Load().backends {
+		b.start(ctx, &r.caches)
+	}
+}
+
+func (b *Backend) start(ctx context.Context, running *sync.WaitGroup) {
+	ctx, b.stop = context.WithCancel(ctx)
+	running.Add(1)
+	go func() {
+		defer running.Done()
+		b.Cache.Run(ctx)
+	}()
+}
+
+// Wait blocks until every cache has stopped, once the context given to
+// Run has ended.
+func (r *Registry) Wait() { r.caches.Wait() }
+
+// WaitReady blocks until every backend's watch cache has been built.
+func (r *Registry) WaitReady(ctx context.Context) error {
+	for _, b := range r.Snapshot().backends {
+		if err := b.Cache.WaitReady(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WarmEncodings encodes a built-in object as a bare protobuf message before
+// it is shared: the encoding fills every lazily cached field (a Quantity's
+// string form), so that no later reader writes to the shared object, and it
+// is the form protobuf lists are assembled from.
+func WarmEncodings(obj runtime.Object, enc *cache.Encodings) {
+	enc.Encode(codecs.ProtobufRaw, obj)
+}

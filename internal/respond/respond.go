@@ -1,0 +1,61 @@
+// Package respond writes API errors as the metav1.Status a client of
+// kube-apiserver would get, in the media type the client accepts. The
+// filters and the handlers share it.
+package respond
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+)
+
+// StatusGVK is how a Status is written on every endpoint.
+var StatusGVK = schema.GroupVersionKind{Version: "v1", Kind: "Status"}
+
+// apiStatus converts any error into the Status a client sees.
+func Status(err error) *metav1.Status {
+	var withStatus interface{ Status() metav1.Status }
+	if errors.As(err, &withStatus) {
+		s := withStatus.Status()
+		if s.Code == 0 {
+			s.Code = http.StatusInternalServerError
+		}
+		if s.Status == "" {
+			s.Status = metav1.StatusFailure
+		}
+		return &s
+	}
+	return &apierrors.NewInternalError(err).ErrStatus
+}
+
+// writeError writes err as a Status in the negotiated media type, falling
+// back to JSON when the client accepts nothing we serve, as kube-apiserver
+// does: the original error is never hidden behind a negotiation failure.
+func Error(w http.ResponseWriter, r *http.Request, err error) {
+	status := Status(err)
+	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(status.Details.RetryAfterSeconds)))
+	}
+	info, negErr := codecs.NegotiateOutput(r, codecs.Factory.SupportedMediaTypes())
+	if negErr != nil {
+		info = codecs.Factory.SupportedMediaTypes()[0]
+	}
+	status.SetGroupVersionKind(StatusGVK)
+	var buf bytes.Buffer
+	if err := info.Serializer.Encode(status, &buf); err != nil {
+		http.Error(w, fmt.Sprintf("encoding error: %v", err), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", info.MediaType)
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(int(status.Code))
+	w.Write(buf.Bytes())
+}
