@@ -1,0 +1,89 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log"
+	"runtime"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func startServer(t *testing.T) *Server {
+	t.Helper()
+	s, err := Start(context.Background(), Config{
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	return s
+}
+
+func restConfig(t *testing.T, kubeconfig string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestTwoServersInOneProcess runs two servers, each with its own CA, side
+// by side: each serves its own clients and refuses the other's, also after
+// having accepted its own (nothing is shared between them).
+func TestTwoServersInOneProcess(t *testing.T) {
+	a, b := startServer(t), startServer(t)
+	ctx := context.Background()
+	for _, s := range []*Server{a, b} {
+		client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mine"}}
+		if _, err := client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("own client of %s: %v", s.URL, err)
+		}
+	}
+	for _, pair := range []struct{ server, credentials *Server }{{a, b}, {b, a}} {
+		cfg := restConfig(t, pair.credentials.Kubeconfig)
+		cfg.Host = pair.server.URL
+		cfg.TLSClientConfig.Insecure, cfg.TLSClientConfig.CAData, cfg.TLSClientConfig.CAFile = true, nil, ""
+		client := kubernetes.NewForConfigOrDie(cfg)
+		_, err := client.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+		if !apierrors.IsUnauthorized(err) {
+			t.Errorf("client of %s against %s: %v, want 401", pair.credentials.URL, pair.server.URL, err)
+		}
+	}
+}
+
+// TestFailedStartLeavesNothingRunning starts a server on a port another
+// one holds: Start fails after storage, caches and controllers are up, and
+// must stop them all.
+func TestFailedStartLeavesNothingRunning(t *testing.T) {
+	a := startServer(t)
+	before := runtime.NumGoroutine()
+	_, err := Start(context.Background(), Config{
+		DataDir: t.TempDir(), Listen: a.listener.Addr().String(), Logger: log.New(io.Discard, "", 0),
+	})
+	if err == nil {
+		t.Fatal("second server on the same port started")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines after the failed start, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
