@@ -1,6 +1,6 @@
 // Command kapi is a Kubernetes API server in one binary.
 //
-//	kapi serve [--data-dir DIR] [--listen HOST:PORT]
+//	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory]
 package main
 
 import (
@@ -27,7 +27,13 @@ func main() {
 	window := flags.Duration("history-window", 5*time.Minute, "how long past resource versions stay readable and watchable")
 	minTimeout := flags.Duration("min-request-timeout", 30*time.Minute, "watches without timeoutSeconds end at a random time between this and twice this")
 	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how often watches that allow bookmarks get one")
+	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir) or memory (gone when kapi stops)")
 	flags.Parse(os.Args[2:])
+	openStorage := server.StorageBackend(*storageName, *dataDir)
+	if openStorage == nil {
+		fmt.Fprintf(os.Stderr, "unknown --storage %q: pebble or memory\n", *storageName)
+		os.Exit(2)
+	}
 
 	logger := log.New(os.Stderr, "kapi: ", log.LstdFlags)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -36,6 +42,7 @@ func main() {
 	srv, err := server.Start(ctx, server.Config{
 		DataDir: *dataDir, Listen: *listen, Logger: logger,
 		HistoryWindow: *window, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
+		OpenStorage: openStorage,
 	})
 	if err != nil {
 		logger.Fatal(err)

@@ -90,7 +90,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	openStorage := cfg.OpenStorage
 	if openStorage == nil {
-		openStorage = func() (storage.Store, error) { return pebble.Open(filepath.Join(cfg.DataDir, "db")) }
+		openStorage = StorageBackend("pebble", cfg.DataDir)
 	}
 	store, err := openStorage()
 	if err != nil {
@@ -146,6 +146,19 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	go func() { s.done <- s.http.ServeTLS(s.listener, "", "") }()
 	return s, nil
+}
+
+// StorageBackend returns the opener of a storage backend by name: "pebble"
+// keeps data on disk in dataDir, "memory" keeps it in memory until the
+// server stops. It returns nil for an unknown name.
+func StorageBackend(name, dataDir string) func() (storage.Store, error) {
+	switch name {
+	case "pebble":
+		return func() (storage.Store, error) { return pebble.Open(filepath.Join(dataDir, "db")) }
+	case "memory":
+		return func() (storage.Store, error) { return pebble.OpenInMemory() }
+	}
+	return nil
 }
 
 // publicPaths answer without credentials, as kube-apiserver's

@@ -20,6 +20,7 @@ func startServer(t *testing.T) *Server {
 	t.Helper()
 	s, err := Start(context.Background(), Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+		OpenStorage: StorageBackend("memory", ""),
 	})
 	if err != nil {
 		t.Fatal(err)

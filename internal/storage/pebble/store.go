@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/kapi-dev/kapi/internal/storage"
 )
@@ -36,9 +37,25 @@ type Store struct {
 
 var _ storage.Store = (*Store)(nil)
 
-// Open opens or creates a store in dir.
-func Open(dir string) (*Store, error) {
-	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+// Options configure a store.
+type Options struct {
+	// FS is the filesystem the database lives on; nil means the
+	// operating system's. Tests pass Pebble's in-memory, crash-simulating
+	// or error-injecting filesystems.
+	FS vfs.FS
+}
+
+// Open opens or creates a store in dir on disk.
+func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
+
+// OpenInMemory opens an empty store that lives in memory only: what an
+// in-process test server needs. Everything is lost on Close.
+func OpenInMemory() (*Store, error) { return OpenWith("db", Options{FS: vfs.NewMem()}) }
+
+// OpenWith opens or creates a store in dir on opts.FS.
+func OpenWith(dir string, opts Options) (*Store, error) {
+	popts := &pebble.Options{Logger: quietLogger{}, FS: opts.FS}
+	db, err := pebble.Open(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("open storage in %s: %w", dir, err)
 	}
