@@ -23,6 +23,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/controllers"
+	"github.com/kapi-dev/kapi/internal/convert"
 	"github.com/kapi-dev/kapi/internal/filters"
 	"github.com/kapi-dev/kapi/internal/handlers"
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -105,7 +106,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}()
 
 	ver := Version()
-	reg := registry.New(store, nil, cache.Options{
+	reg := registry.New(store, convert.New(), cache.Options{
 		Window: cfg.HistoryWindow, BookmarkInterval: cfg.BookmarkInterval, Logger: cfg.Logger,
 	})
 	s.reg = reg
