@@ -2,10 +2,14 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/binary"
 	"net/http"
 	"sync"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // User is an authenticated identity.
@@ -27,31 +31,58 @@ func WithUser(ctx context.Context, u *User) context.Context {
 	return context.WithValue(ctx, userKey{}, u)
 }
 
-// maxVerified bounds the certificates an Authenticator remembers; past it
-// the memory starts afresh, which costs one verification per connection.
+// IsPublicPath tells whether path answers without credentials (health and
+// version), as kube-apiserver's system:public-info-viewer role allows.
+func IsPublicPath(path string) bool {
+	switch path {
+	case "/healthz", "/livez", "/readyz", "/version":
+		return true
+	}
+	return false
+}
+
+// PublicPaths returns the paths IsPublicPath accepts, as a new map the
+// caller owns.
+func PublicPaths() map[string]bool {
+	return map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
+}
+
+// maxVerified bounds the chains an Authenticator remembers. Only chains
+// that verified are remembered, but every certificate the CA ever issued
+// (and every rotation of a client's certificate) adds one, so without a
+// bound a long-running server would keep them all. Past the bound, expired
+// entries go first; if that frees nothing, the memory starts afresh, which
+// costs one verification per connection and no more.
 const maxVerified = 4096
 
 // Authenticator authenticates requests by client certificates signed by
-// one server's CA. Each server has its own, so servers in one process never
-// accept each other's clients.
+// one server's CA. Each server makes its own from its CA pool and nothing
+// is shared between Authenticators, so servers in one process never accept
+// each other's clients.
 type Authenticator struct {
 	roots *x509.CertPool
+	clock clock.PassiveClock
 
 	mu sync.Mutex
-	// verified remembers certificates that passed verification (by
-	// signature, which a forger cannot reproduce), so a connection's
-	// requests verify once.
-	verified map[string]struct{}
+	// verified remembers the certificate chains that passed verification,
+	// so a connection's requests verify once: the key is a hash of the
+	// whole DER of every certificate presented (not the signature alone,
+	// which anyone who has seen a certificate could paste into a forged
+	// one, since the TLS layer does not verify client certificates), the
+	// value when the verified chain expires.
+	verified map[[sha256.Size]byte]time.Time
 }
 
-// NewAuthenticator returns an Authenticator trusting roots.
+// NewAuthenticator returns an Authenticator that accepts client
+// certificates chaining to roots.
 func NewAuthenticator(roots *x509.CertPool) *Authenticator {
-	return &Authenticator{roots: roots, verified: map[string]struct{}{}}
+	return &Authenticator{roots: roots, clock: clock.RealClock{}, verified: map[[sha256.Size]byte]time.Time{}}
 }
 
-// AuthenticateRequest returns the user of a request that presents a client
-// certificate signed by the CA: the certificate's CN is the user name, its
-// O the groups, plus system:authenticated.
+// AuthenticateRequest returns the user of a request that presents an
+// unexpired client certificate chaining to the Authenticator's roots: the
+// certificate's CN is the user name, its O the groups, plus
+// system:authenticated.
 func (a *Authenticator) AuthenticateRequest(r *http.Request) (*User, bool) {
 	leaf := a.verifiedClient(r)
 	if leaf == nil {
@@ -61,18 +92,47 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*User, bool) {
 	return &User{Name: leaf.Subject.CommonName, Groups: groups}, true
 }
 
+// Middleware passes requests that AuthenticateRequest accepts on to next
+// with the user in their context (see UserFrom), and requests for the
+// public paths (IsPublicPath) without one; it answers the rest with
+// unauthorized, or a plain 401 when unauthorized is nil.
+func (a *Authenticator) Middleware(next http.Handler, unauthorized func(http.ResponseWriter, *http.Request)) http.Handler {
+	if unauthorized == nil {
+		unauthorized = func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, ok := a.AuthenticateRequest(r); ok {
+			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), u)))
+			return
+		}
+		if IsPublicPath(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		unauthorized(w, r)
+	})
+}
+
 // verifiedClient returns the request's client certificate if it chains to
 // the roots, is meant for client authentication and has not expired.
 func (a *Authenticator) verifiedClient(r *http.Request) *x509.Certificate {
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return nil
 	}
+	now := a.clock.Now()
 	leaf := r.TLS.PeerCertificates[0]
-	if time.Now().After(leaf.NotAfter) {
+	if now.After(leaf.NotAfter) {
 		return nil
 	}
+	key := chainKey(r.TLS.PeerCertificates)
 	a.mu.Lock()
-	_, known := a.verified[string(leaf.Signature)]
+	expiry, known := a.verified[key]
+	if known && now.After(expiry) {
+		delete(a.verified, key) // an intermediate expired: verify afresh
+		known = false
+	}
 	a.mu.Unlock()
 	if known {
 		return leaf
@@ -81,18 +141,62 @@ func (a *Authenticator) verifiedClient(r *http.Request) *x509.Certificate {
 	for _, c := range r.TLS.PeerCertificates[1:] {
 		intermediates.AddCert(c)
 	}
-	_, err := leaf.Verify(x509.VerifyOptions{
-		Roots: a.roots, Intermediates: intermediates,
+	chains, err := leaf.Verify(x509.VerifyOptions{
+		Roots: a.roots, Intermediates: intermediates, CurrentTime: now,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
 	if err != nil {
 		return nil
 	}
-	a.mu.Lock()
-	if len(a.verified) >= maxVerified {
-		a.verified = map[string]struct{}{}
-	}
-	a.verified[string(leaf.Signature)] = struct{}{}
-	a.mu.Unlock()
+	a.remember(key, chainsExpiry(chains), now)
 	return leaf
+}
+
+// remember records a verified chain, keeping the memory bounded.
+func (a *Authenticator) remember(key [sha256.Size]byte, expiry, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.verified) >= maxVerified {
+		for k, exp := range a.verified {
+			if now.After(exp) {
+				delete(a.verified, k)
+			}
+		}
+		if len(a.verified) >= maxVerified {
+			clear(a.verified)
+		}
+	}
+	a.verified[key] = expiry
+}
+
+// chainKey identifies the certificates a client presented, in order.
+func chainKey(certs []*x509.Certificate) [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	for _, c := range certs {
+		binary.BigEndian.PutUint64(n[:], uint64(len(c.Raw)))
+		h.Write(n[:])
+		h.Write(c.Raw)
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
+}
+
+// chainsExpiry is when the last of chains stops being valid: a chain is
+// valid until the first of its certificates expires.
+func chainsExpiry(chains [][]*x509.Certificate) time.Time {
+	var latest time.Time
+	for _, chain := range chains {
+		var first time.Time
+		for i, c := range chain {
+			if i == 0 || c.NotAfter.Before(first) {
+				first = c.NotAfter
+			}
+		}
+		if first.After(latest) {
+			latest = first
+		}
+	}
+	return latest
 }

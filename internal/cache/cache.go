@@ -17,6 +17,7 @@ import (
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/kapi-dev/kapi/internal/storage"
 )
@@ -41,6 +42,10 @@ type Options struct {
 	// other readers use the object; Prepare fills them, and may record the
 	// encoding it made in enc.
 	Prepare func(obj runtime.Object, enc *Encodings)
+	// Clock is the time the cache goes by: event and snapshot ages, the
+	// bookmark interval, the wait for a future revision and the pause
+	// before a restart all follow it. Nil means the real clock.
+	Clock clock.Clock
 }
 
 // entry is one object in the index. Entries are immutable: a change
@@ -116,6 +121,9 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 	if opts.Logger == nil {
 		opts.Logger = log.Default()
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	return &Cache{
 		store: store, prefix: []byte(prefix), decode: decode, opts: opts,
 		tree:        btree.NewG[*entry](32, lessEntry),
@@ -139,7 +147,7 @@ func (c *Cache) Run(ctx context.Context) {
 		}
 		c.opts.Logger.Printf("watch cache %s: restarting after %v", c.prefix, err)
 		select {
-		case <-time.After(100 * time.Millisecond):
+		case <-c.opts.Clock.After(100 * time.Millisecond):
 		case <-ctx.Done():
 			return
 		}
@@ -166,10 +174,14 @@ func (c *Cache) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The bookmark timer starts before the index is installed, so that
+	// whoever sees the cache ready (a test stepping a fake clock, say) sees
+	// it running. It is re-armed each time it fires, as clock.Clock has no
+	// stoppable ticker.
+	bookmarks := c.opts.Clock.NewTimer(c.opts.BookmarkInterval)
+	defer bookmarks.Stop()
 	c.reset(tree, res.Revision, w.RequestProgress)
 
-	bookmarks := time.NewTicker(c.opts.BookmarkInterval)
-	defer bookmarks.Stop()
 	bookmarkDue := false
 	for {
 		select {
@@ -188,7 +200,8 @@ func (c *Cache) sync(ctx context.Context) error {
 			if err := c.apply(ev); err != nil {
 				return err
 			}
-		case <-bookmarks.C:
+		case <-bookmarks.C():
+			bookmarks.Reset(c.opts.BookmarkInterval)
 			// Learn the current revision first, so the bookmark carries it.
 			bookmarkDue = true
 			w.RequestProgress()
@@ -264,7 +277,7 @@ func (c *Cache) apply(ev storage.Event) error {
 	key := string(ev.KV.Key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, ObjEncodings: c.prepare(obj), at: time.Now()}
+	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, ObjEncodings: c.prepare(obj), at: c.opts.Clock.Now()}
 	if old, ok := c.tree.Get(&entry{key: key}); ok {
 		e.Prev = old.obj
 	}
@@ -344,7 +357,7 @@ func (c *Cache) waitFor(ctx context.Context, rev int64, timeout time.Duration) e
 	if err := c.WaitReady(ctx); err != nil {
 		return err
 	}
-	deadline := time.NewTimer(timeout)
+	deadline := c.opts.Clock.NewTimer(timeout)
 	defer deadline.Stop()
 	asked := false
 	for {
@@ -361,7 +374,7 @@ func (c *Cache) waitFor(ctx context.Context, rev int64, timeout time.Duration) e
 		select {
 		case <-advanced:
 			asked = false // a new revision: ask again if still short
-		case <-deadline.C:
+		case <-deadline.C():
 			return &ErrTooLarge{Requested: rev, Current: current}
 		case <-ctx.Done():
 			return ctx.Err()

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -141,7 +140,7 @@ func (c *Cache) keepSnapshot(rev int64, tree *btree.BTreeG[*entry]) {
 	if _, ok := c.snapshots[rev]; ok || len(c.snapshots) >= maxSnapshots {
 		return
 	}
-	c.snapshots[rev] = &snapshot{tree: tree, created: time.Now()}
+	c.snapshots[rev] = &snapshot{tree: tree, created: c.opts.Clock.Now()}
 }
 
 func countFrom(tree *btree.BTreeG[*entry], prefix, from string) int64 {

@@ -1,0 +1,115 @@
+package cache
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// TestBookmarksFollowTheClock: a watcher that asked for bookmarks gets one
+// each time the cache's clock passes the bookmark interval, however little
+// real time has gone by.
+func TestBookmarksFollowTheClock(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	c, s := newCache(t, Options{BookmarkInterval: time.Hour, Clock: fc})
+	ctx := context.Background()
+	w, _, err := c.WatchFrom(ctx, c.Revision(), Filter{Prefix: prefix}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	rev, err := s.Create(ctx, []byte(prefix+"ns/a"), configMapValue("a", nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := nextDelivery(t, w); d.Bookmark != 0 || d.Event.Rev != rev {
+		t.Fatalf("first delivery %+v, want the creation at %d", d, rev)
+	}
+	select {
+	case d := <-w.Deliveries():
+		t.Fatalf("delivery %+v before the clock moved", d)
+	default:
+	}
+	for i := 0; i < 2; i++ { // twice: the timer is re-armed after firing
+		fc.Step(time.Hour)
+		d := nextDelivery(t, w)
+		if d.Bookmark < rev || d.Event != nil {
+			t.Fatalf("step %d: delivery %+v, want a bookmark at %d or later", i, d, rev)
+		}
+	}
+}
+
+// TestEventWindowFollowsTheClock: events older than the window by the
+// cache's clock are dropped, so a watch cannot resume from before them.
+func TestEventWindowFollowsTheClock(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	c, s := newCache(t, Options{Window: time.Minute, Clock: fc})
+	ctx := context.Background()
+	start := c.Revision()
+	r1, err := s.Create(ctx, []byte(prefix+"ns/a"), configMapValue("a", nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, r1); err != nil {
+		t.Fatal(err)
+	}
+	w, backlog, err := c.WatchFrom(ctx, start, Filter{Prefix: prefix}, false)
+	if err != nil || len(backlog) != 1 {
+		t.Fatalf("watch from %d inside the window: %d events, %v", start, len(backlog), err)
+	}
+	w.Stop()
+
+	fc.Step(2 * time.Minute)
+	r2, err := s.Create(ctx, []byte(prefix+"ns/b"), configMapValue("b", nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, r2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.WatchFrom(ctx, start, Filter{Prefix: prefix}, false); err == nil {
+		t.Fatalf("watch from %d after the window passed its only event: no error, want ErrExpired", start)
+	} else if _, ok := err.(*ErrExpired); !ok {
+		t.Fatalf("watch from %d: %v, want ErrExpired", start, err)
+	}
+	w, backlog, err = c.WatchFrom(ctx, r1, Filter{Prefix: prefix}, false)
+	if err != nil || len(backlog) != 1 || backlog[0].Event.Rev != r2 {
+		t.Fatalf("watch from %d: %v, backlog %v", r1, err, backlog)
+	}
+	w.Stop()
+}
+
+// TestWaitForFutureRevisionFollowsTheClock: the three seconds a read of a
+// future resource version waits are the cache clock's.
+func TestWaitForFutureRevisionFollowsTheClock(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	c, _ := newCache(t, Options{Clock: fc})
+	waiters := fc.Waiters() // the bookmark timer
+	done := make(chan error, 1)
+	go func() { done <- c.WaitNotOlderThan(context.Background(), c.Revision()+100) }()
+	// Wait (in real time, without sleeping) for the deadline timer.
+	giveUp := time.Now().Add(10 * time.Second)
+	for fc.Waiters() == waiters {
+		if time.Now().After(giveUp) {
+			t.Fatal("the wait set no timer on the cache's clock")
+		}
+		runtime.Gosched()
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("wait ended before the clock moved: %v", err)
+	default:
+	}
+	fc.Step(3 * time.Second)
+	select {
+	case err := <-done:
+		if _, ok := err.(*ErrTooLarge); !ok {
+			t.Fatalf("got %v, want ErrTooLarge", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait did not end when the clock passed three seconds")
+	}
+}
