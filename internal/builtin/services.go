@@ -247,7 +247,7 @@ func (s *services) usedNodePorts(ctx context.Context, svc *corev1.Service) (map[
 		Filter: cache.Filter{Prefix: store.CollectionPrefix("")}, Consistency: cache.Consistent,
 	})
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, cache.APIError(err)
 	}
 	used := map[int32]bool{}
 	for _, item := range res.Items {

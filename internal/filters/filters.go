@@ -20,11 +20,11 @@ import (
 	"github.com/kapi-dev/kapi/internal/respond"
 )
 
-// Authenticator tells who sent a request.
+// Authenticator puts the user of a request in its context (auth.UserFrom),
+// lets the public paths (auth.IsPublicPath) through without one, and hands
+// the rest to unauthorized.
 type Authenticator interface {
-	// AuthenticateRequest returns the request's user, or false when it
-	// carries no valid credentials.
-	AuthenticateRequest(r *http.Request) (*auth.User, bool)
+	Middleware(next http.Handler, unauthorized func(http.ResponseWriter, *http.Request)) http.Handler
 }
 
 // Authorizer decides whether a user may do what a request asks.
@@ -45,9 +45,7 @@ func (AlwaysAllow) Authorize(context.Context, *auth.User, *request.Info) (bool, 
 type Config struct {
 	Authenticator Authenticator
 	Authorizer    Authorizer
-	// PublicPaths answer without credentials (health and version).
-	PublicPaths map[string]bool
-	Logf        func(format string, args ...any)
+	Logf          func(format string, args ...any)
 }
 
 // Chain wraps handler in the filters, outermost first: recovery, request
@@ -56,8 +54,8 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	if cfg.Authorizer == nil {
 		cfg.Authorizer = AlwaysAllow{}
 	}
-	h := authorize(handler, cfg.Authorizer, cfg.PublicPaths)
-	h = authenticate(h, cfg.Authenticator, cfg.PublicPaths)
+	h := authorize(handler, cfg.Authorizer)
+	h = cfg.Authenticator.Middleware(h, unauthorized)
 	h = withRequestInfo(h)
 	return recoverPanics(h, cfg.Logf)
 }
@@ -86,27 +84,16 @@ func withRequestInfo(next http.Handler) http.Handler {
 	})
 }
 
-// authenticate stores the request's user in its context, and answers 401
-// to requests without valid credentials outside the public paths.
-func authenticate(next http.Handler, authn Authenticator, public map[string]bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if user, ok := authn.AuthenticateRequest(r); ok {
-			next.ServeHTTP(w, r.WithContext(auth.WithUser(r.Context(), user)))
-			return
-		}
-		if public[r.URL.Path] {
-			next.ServeHTTP(w, r)
-			return
-		}
-		respond.Error(w, r, apierrors.NewUnauthorized("Unauthorized"))
-	})
+// unauthorized answers a request without valid credentials.
+func unauthorized(w http.ResponseWriter, r *http.Request) {
+	respond.Error(w, r, apierrors.NewUnauthorized("Unauthorized"))
 }
 
 // authorize refuses what the user may not do with kube-apiserver's 403.
-func authorize(next http.Handler, authz Authorizer, public map[string]bool) http.Handler {
+func authorize(next http.Handler, authz Authorizer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, authenticated := auth.UserFrom(r.Context())
-		if !authenticated && public[r.URL.Path] {
+		if !authenticated && auth.IsPublicPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -87,21 +87,7 @@ func filterFor(req *request.Info, store *registry.Store, opts *metainternalversi
 }
 
 // cacheError turns a cache error into the Status kube-apiserver answers.
-func cacheError(err error) error {
-	switch e := err.(type) {
-	case *cache.ErrTooLarge:
-		status := apierrors.NewTimeoutError(e.Error(), 1)
-		status.ErrStatus.Details.Causes = []metav1.StatusCause{{
-			Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version",
-		}}
-		return status
-	case *cache.ErrGone:
-		return apierrors.NewResourceExpired(e.Message)
-	case *cache.ErrExpired:
-		return apierrors.NewResourceExpired(e.Error())
-	}
-	return err
-}
+func cacheError(err error) error { return cache.APIError(err) }
 
 // internalListOptions is the parsed form of list and watch options.
 type internalListOptions = metainternalversion.ListOptions

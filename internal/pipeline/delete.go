@@ -24,10 +24,11 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	if err := checkPreconditions(store, opts, current); err != nil {
 		return nil, false, err
 	}
-	if err := p.admission.Admit(ctx, attributes(admission.Delete, store, "", namespace, name, nil, current, dry)); err != nil {
+	attrs := attributes(admission.Delete, store, "", namespace, name, nil, current, dry)
+	if err := p.admission.Admit(ctx, attrs); err != nil {
 		return nil, false, err
 	}
-	if err := p.admission.Validate(ctx, attributes(admission.Delete, store, "", namespace, name, nil, current, dry)); err != nil {
+	if err := p.admission.Validate(ctx, attrs); err != nil {
 		return nil, false, err
 	}
 	keep, err := p.keeps(store, current.DeepCopyObject())

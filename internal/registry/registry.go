@@ -29,7 +29,6 @@ type Registry struct {
 	snap    atomic.Pointer[Snapshot]
 	running context.Context // set by Run; caches of later backends start in it
 	caches  sync.WaitGroup  // running caches
-	changed chan struct{}   // closed and replaced on every change
 }
 
 // Converter turns an object into another version of its group, as
@@ -65,13 +64,10 @@ type Backend struct {
 // Storage is the store of the storage version.
 func (b *Backend) Storage() *Store { return b.Stores[b.StorageVersion] }
 
-// Namespaced reports whether the resource's objects live in namespaces.
-func (b *Backend) Namespaced() bool { return b.Storage().Info.Namespaced }
-
 // New returns an empty registry over s; convert turns objects between the
 // versions of multi-version resources.
 func New(s storage.Store, convert Converter, opts cache.Options) *Registry {
-	r := &Registry{storage: s, cacheOpts: opts, convert: convert, changed: make(chan struct{})}
+	r := &Registry{storage: s, cacheOpts: opts, convert: convert}
 	r.snap.Store(&Snapshot{
 		Resources: resources.New(nil),
 		backends:  map[schema.GroupResource]*Backend{},
@@ -83,18 +79,8 @@ func New(s storage.Store, convert Converter, opts cache.Options) *Registry {
 // Snapshot returns the current set of backends.
 func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
 
-// Changed returns a channel closed at the next change.
-func (r *Registry) Changed() <-chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.changed
-}
-
 // Lookup returns the store serving a group-version-resource, or nil.
 func (s *Snapshot) Lookup(gvr schema.GroupVersionResource) *Store { return s.stores[gvr] }
-
-// Backend returns the backend of a group-resource, or nil.
-func (s *Snapshot) Backend(gr schema.GroupResource) *Backend { return s.backends[gr] }
 
 // Backends lists every backend, ordered by group and resource.
 func (s *Snapshot) Backends() []*Backend {
@@ -186,11 +172,7 @@ func (r *Registry) Remove(gr schema.GroupResource) {
 	r.publish(old.with(func(backends map[schema.GroupResource]*Backend) { delete(backends, gr) }))
 }
 
-func (r *Registry) publish(next *Snapshot) {
-	r.snap.Store(next)
-	close(r.changed)
-	r.changed = make(chan struct{})
-}
+func (r *Registry) publish(next *Snapshot) { r.snap.Store(next) }
 
 // with returns a copy of s with change applied to its backends.
 func (s *Snapshot) with(change func(map[schema.GroupResource]*Backend)) *Snapshot {

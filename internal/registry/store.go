@@ -51,24 +51,21 @@ func (s *Store) Converts() bool { return s.convert != nil }
 // the store's version. Objects in the store's own version are returned as
 // they are.
 func (s *Store) FromStorage(obj runtime.Object) (runtime.Object, error) {
-	if s.convert == nil {
-		return obj, nil
-	}
-	out, err := s.convert.Convert(obj, s.gvk.GroupVersion())
-	if err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to %s: %w", s.gr, s.gvk.GroupVersion(), err))
-	}
-	return out, nil
+	return s.convertTo(obj, s.gvk.GroupVersion())
 }
 
 // toStorage returns obj in the storage version.
 func (s *Store) toStorage(obj runtime.Object) (runtime.Object, error) {
+	return s.convertTo(obj, s.storageGVK.GroupVersion())
+}
+
+func (s *Store) convertTo(obj runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
 	if s.convert == nil {
 		return obj, nil
 	}
-	out, err := s.convert.Convert(obj, s.storageGVK.GroupVersion())
+	out, err := s.convert.Convert(obj, gv)
 	if err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to %s: %w", s.gr, s.storageGVK.GroupVersion(), err))
+		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to %s: %w", s.gr, gv, err))
 	}
 	return out, nil
 }

@@ -136,7 +136,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	chain := filters.Chain(s.routes(api, ver), filters.Config{
 		Authenticator: auth.NewAuthenticator(pki.ClientCAs()),
-		PublicPaths:   publicPaths,
 		Logf:          cfg.Logger.Printf,
 	})
 	s.http = &http.Server{
@@ -161,10 +160,6 @@ func StorageBackend(name, dataDir string) func() (storage.Store, error) {
 	}
 	return nil
 }
-
-// publicPaths answer without credentials, as kube-apiserver's
-// system:public-info-viewer role allows.
-var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 
 // background runs fn in a goroutine that close waits for.
 func (s *Server) background(fn func()) {
