@@ -45,7 +45,7 @@ type Config struct {
 	// BookmarkInterval is how often watches get bookmarks (default 1 minute).
 	BookmarkInterval time.Duration
 	// OpenStorage opens the storage backend; nil means Pebble in DataDir.
-	OpenStorage func() (storage.Store, error)
+	OpenStorage storage.Opener
 }
 
 // Server is a running kapi.
@@ -151,12 +151,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 // StorageBackend returns the opener of a storage backend by name: "pebble"
 // keeps data on disk in dataDir, "memory" keeps it in memory until the
 // server stops. It returns nil for an unknown name.
-func StorageBackend(name, dataDir string) func() (storage.Store, error) {
+func StorageBackend(name, dataDir string) storage.Opener {
 	switch name {
 	case "pebble":
-		return func() (storage.Store, error) { return pebble.Open(filepath.Join(dataDir, "db")) }
+		return pebble.OnDisk(filepath.Join(dataDir, "db"))
 	case "memory":
-		return func() (storage.Store, error) { return pebble.OpenInMemory() }
+		return pebble.InMemory()
 	}
 	return nil
 }

@@ -2,12 +2,27 @@
 // backend implements: the etcd v3 model of one global, strictly increasing
 // revision, guarded writes, reads at past revisions, watch from a revision and
 // compaction. It knows nothing about Kubernetes objects; values are opaque.
+//
+// # Choosing a backend
+//
+// A server picks its backend as an Opener: a function that opens the store
+// when the server starts. The concrete Openers live in the backend packages
+// (pebble.OnDisk(dir) keeps data on disk, pebble.InMemory() in memory until
+// the store is closed), not here: a backend imports this package for the
+// interface, so this package cannot import a backend without an import
+// cycle. A server therefore imports only the backend package that provides
+// its Openers, and everything after opening goes through Store.
 package storage
 
 import (
 	"context"
 	"errors"
 )
+
+// Opener opens a store: the choice of backend and of where its data lives,
+// made once and carried to whatever starts the server. Each call opens the
+// store anew; the caller closes what it returns.
+type Opener func() (Store, error)
 
 // KeyValue is one version of a key.
 type KeyValue struct {
@@ -150,4 +165,10 @@ var (
 	ErrWatcherTooSlow = errors.New("storage: watcher too slow")
 	// ErrClosed means the store has been closed.
 	ErrClosed = errors.New("storage: closed")
+	// ErrFailed means the store could not make a write durable (an I/O
+	// error, a full disk) and takes no more writes until it is reopened.
+	// The write that met the failure may or may not have been applied;
+	// reopening the store tells. Reads and watches go on at the last
+	// revision committed before the failure.
+	ErrFailed = errors.New("storage: failed, reopen the store")
 )

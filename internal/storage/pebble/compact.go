@@ -9,7 +9,8 @@ import (
 )
 
 // compactBatch bounds the deletions one compaction batch holds; a batch
-// only ever ends between keys.
+// only ever ends between keys. (Store.compactBatch holds it, so that tests
+// can get several batches from few keys.)
 const compactBatch = 4096
 
 // Compact implements storage.Store. After Compact(rev), reads at revisions
@@ -20,7 +21,9 @@ const compactBatch = 4096
 //
 // A compaction that is interrupted (a shutdown, a crash) leaves every key
 // either untouched or fully compacted, since each key's deletions commit
-// together; the store finishes it when it next opens.
+// together; the store finishes it when it next opens. Its batches are
+// synced like every other commit (see Store.commit): a log error then fails
+// the compaction and the store instead of crashing Pebble's next commit.
 func (s *Store) Compact(ctx context.Context, rev int64) error {
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
@@ -30,9 +33,12 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 	if rev <= s.compacted.Load() {
 		return nil
 	}
+	if err := s.failure(); err != nil {
+		return err
+	}
 	// Refuse reads below rev before removing anything they could need.
 	s.compacted.Store(rev)
-	if err := s.db.Set(metaCompacted, encodeRevision(rev), pebble.Sync); err != nil {
+	if err := s.commit(func() error { return s.db.Set(metaCompacted, encodeRevision(rev), pebble.Sync) }); err != nil {
 		return err
 	}
 	return s.finishCompaction(ctx, rev)
@@ -44,10 +50,10 @@ func (s *Store) finishCompaction(ctx context.Context, rev int64) error {
 	if err := s.compactVersions(ctx, rev); err != nil {
 		return err
 	}
-	if err := s.db.DeleteRange(logKey(0), logKey(rev), pebble.NoSync); err != nil {
+	if err := s.commit(func() error { return s.db.DeleteRange(logKey(0), logKey(rev), pebble.Sync) }); err != nil {
 		return err
 	}
-	return s.db.Set(metaCompactionDone, encodeRevision(rev), pebble.Sync)
+	return s.commit(func() error { return s.db.Set(metaCompactionDone, encodeRevision(rev), pebble.Sync) })
 }
 
 // resumeCompaction finishes a compaction a previous process began.
@@ -84,11 +90,11 @@ func (s *Store) compactVersions(ctx context.Context, rev int64) error {
 		}
 		if string(userKey) != string(lastKey) {
 			// A new key: the previous key's deletions are all in the batch.
-			if batch.Count() >= compactBatch {
+			if int(batch.Count()) >= s.compactBatch {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if err := batch.Commit(pebble.NoSync); err != nil {
+				if err := s.commit(func() error { return batch.Commit(pebble.Sync) }); err != nil {
 					return err
 				}
 				batch.Close()
@@ -117,5 +123,5 @@ func (s *Store) compactVersions(ctx context.Context, rev int64) error {
 	if err := it.Error(); err != nil {
 		return err
 	}
-	return batch.Commit(pebble.NoSync)
+	return s.commit(func() error { return batch.Commit(pebble.Sync) })
 }

@@ -15,9 +15,12 @@ import (
 	"github.com/kapi-dev/kapi/internal/storage/storagetest"
 )
 
+// TestConformanceInMemory runs the suite on stores from the InMemory
+// opener, as a server started with the memory backend gets them.
 func TestConformanceInMemory(t *testing.T) {
+	open := InMemory()
 	storagetest.Run(t, func(t *testing.T) storage.Store {
-		s, err := OpenInMemory()
+		s, err := open()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,12 +2,21 @@
 // store on github.com/cockroachdb/pebble. Writes are serialised by one
 // goroutine that commits them in synced groups; every version is kept until
 // compaction, so reads at past revisions and watch replay come from disk.
+//
+// When a commit fails (Pebble could not write or sync its log) the store
+// stops taking writes: the failed group may or may not be in the database,
+// so its revisions cannot be handed out again. Every later write and
+// compaction fails with an error wrapping storage.ErrFailed until the store
+// is reopened, which recovers whatever reached the disk. Reads and watches
+// go on at the last committed revision, which no longer moves.
 package pebble
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -30,9 +39,16 @@ type Store struct {
 	stopped chan struct{}
 	closing sync.Once
 
-	hub hub
+	hub      hub
+	watching sync.WaitGroup // running watch goroutines
 
-	compactMu sync.Mutex // one compaction at a time
+	compactMu    sync.Mutex // one compaction at a time
+	compactBatch int        // see compactBatch
+
+	// commitMu makes commits one at a time; see commit.
+	commitMu sync.Mutex
+	// failed is set, once, when a commit fails; see fail.
+	failed atomic.Pointer[error]
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -52,6 +68,30 @@ func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
 // in-process test server needs. Everything is lost on Close.
 func OpenInMemory() (*Store, error) { return OpenWith("db", Options{FS: vfs.NewMem()}) }
 
+// OnDisk is the storage.Opener of the store in dir on the operating
+// system's filesystem.
+func OnDisk(dir string) storage.Opener {
+	return func() (storage.Store, error) {
+		s, err := Open(dir)
+		if err != nil {
+			return nil, err // not a nil *Store in a non-nil interface
+		}
+		return s, nil
+	}
+}
+
+// InMemory is the storage.Opener of in-memory stores: each call opens a
+// new, empty one, see OpenInMemory.
+func InMemory() storage.Opener {
+	return func() (storage.Store, error) {
+		s, err := OpenInMemory()
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
 // OpenWith opens or creates a store in dir on opts.FS.
 func OpenWith(dir string, opts Options) (*Store, error) {
 	popts := &pebble.Options{Logger: quietLogger{}, FS: opts.FS}
@@ -60,10 +100,11 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open storage in %s: %w", dir, err)
 	}
 	s := &Store{
-		db:      db,
-		writes:  make(chan *writeOp, maxGroup),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
+		db:           db,
+		writes:       make(chan *writeOp, maxGroup),
+		stop:         make(chan struct{}),
+		stopped:      make(chan struct{}),
+		compactBatch: compactBatch,
 	}
 	s.hub.init()
 	for _, m := range []struct {
@@ -104,6 +145,9 @@ func (s *Store) Close() error {
 		close(s.stop)
 		<-s.stopped
 		s.hub.closeAll()
+		// A watch replaying history holds a snapshot and an iterator;
+		// closing the database under them would use freed memory.
+		s.watching.Wait()
 		s.compactMu.Lock()
 		defer s.compactMu.Unlock()
 		err = s.db.Close()
@@ -126,7 +170,68 @@ func checkKey(key []byte) error {
 	return nil
 }
 
-// quietLogger keeps Pebble's informational messages out of kapi's log.
+// fail records that a commit failed with cause: from now on every write
+// fails with the returned error, which wraps storage.ErrFailed and the
+// first cause.
+func (s *Store) fail(cause error) error {
+	err := fmt.Errorf("%w: %w", storage.ErrFailed, cause)
+	s.failed.CompareAndSwap(nil, &err)
+	return s.failure()
+}
+
+// failure is the error the store failed with, nil while it is healthy.
+func (s *Store) failure() error {
+	if p := s.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// commit runs a synced write to the database (a batch commit, Set,
+// DeleteRange) and returns its error, including a failed commit: Pebble
+// reports that to its logger's Fatalf, which quietLogger turns into a
+// commitFailure panic for this to recover. Any error fails the store, since
+// the write may be applied in memory, or on disk at the next open.
+//
+// Every write goes through here, synced and one at a time, and none starts
+// once the store has failed. That keeps Pebble's log from meeting a write
+// after an error it has not yet reported to anyone: Pebble panics then,
+// holding its commit lock, which no recover could undo. (An unsynced
+// commit returns before its log write fails, and concurrent commits can
+// queue behind one whose write fails.)
+func (s *Store) commit(write func() error) (err error) {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(*commitFailure)
+			if !ok {
+				panic(r)
+			}
+			err = f.err
+		}
+		if err != nil {
+			err = s.fail(err)
+		}
+	}()
+	if err := s.failure(); err != nil {
+		return err
+	}
+	return write()
+}
+
+// commitFailure is what quietLogger panics with when Pebble reports a failed
+// commit. Pebble does so in the committing goroutine, once the commit
+// pipeline has let go of its locks, so recovering leaves the database
+// usable for reads and for Close.
+type commitFailure struct{ err error }
+
+// fatalCommitPrefix starts the message of Pebble's Fatalf for a failed
+// commit (DB.Apply in pebble/v2 db.go).
+const fatalCommitPrefix = "pebble: fatal commit error"
+
+// quietLogger keeps Pebble's informational messages out of kapi's log, and
+// turns a failed commit into an error for Store.commit instead of an exit.
 type quietLogger struct{}
 
 func (quietLogger) Infof(string, ...interface{}) {}
@@ -134,5 +239,15 @@ func (quietLogger) Errorf(format string, args ...interface{}) {
 	pebble.DefaultLogger.Errorf(format, args...)
 }
 func (quietLogger) Fatalf(format string, args ...interface{}) {
+	if strings.HasPrefix(format, fatalCommitPrefix) {
+		cause := errors.New("commit failed")
+		for _, a := range args {
+			if err, ok := a.(error); ok {
+				cause = err
+				break
+			}
+		}
+		panic(&commitFailure{err: fmt.Errorf("pebble: commit: %w", cause)})
+	}
 	pebble.DefaultLogger.Fatalf(format, args...)
 }

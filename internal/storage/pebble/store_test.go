@@ -2,7 +2,10 @@ package pebble
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/kapi-dev/kapi/internal/storage"
@@ -64,6 +67,87 @@ func TestDecodeRecordRejectsGarbage(t *testing.T) {
 	for _, b := range [][]byte{nil, {0}, {9, 1}, {recordPut}, {recordPut, 0x80}} {
 		if _, err := decodeRecord(b); err == nil {
 			t.Errorf("decodeRecord(%x) accepted garbage", b)
+		}
+	}
+}
+
+// TestOpeners checks the storage.Opener constructors: OnDisk opens the same
+// data each time, InMemory a new, empty store each time, and a failure is
+// a nil Store, not a nil *Store in an interface.
+func TestOpeners(t *testing.T) {
+	ctx := context.Background()
+	var open storage.Opener = OnDisk(t.TempDir())
+	s, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := s.Create(ctx, []byte("/k"), []byte("v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = open(); err != nil {
+		t.Fatal(err)
+	}
+	if kv, _, err := s.Get(ctx, []byte("/k"), 0); err != nil || kv.ModRevision != rev {
+		t.Fatalf("reopened on disk: %+v, %v", kv, err)
+	}
+	s.Close()
+
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := OnDisk(notADir)(); err == nil || s != nil {
+		t.Fatalf("opening a store in a file: %#v, %v; want a nil Store and an error", s, err)
+	}
+
+	open = InMemory()
+	a, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := a.Create(ctx, []byte("/k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Get(ctx, []byte("/k"), 0); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("a second in-memory store sees the first one's key: %v", err)
+	}
+}
+
+// TestCloseWaitsForWatches closes the store while watches replay history
+// from their snapshots: Close must wait for them to let go before closing
+// the database, and end them.
+func TestCloseWaitsForWatches(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenInMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillDeletable(t, s, "/a/", 2000)
+	var watches []storage.Watcher
+	for _, prefix := range []string{"/a/", "/none/"} {
+		w, err := s.Watch(ctx, []byte(prefix), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		watches = append(watches, w)
+	}
+	<-watches[0].Events() // replay has begun
+	if err := s.Close(); err != nil {
+		t.Fatalf("close with watches replaying: %v", err)
+	}
+	for _, w := range watches {
+		for range w.Events() {
+		}
+		if err := w.Err(); err != nil {
+			t.Fatalf("watch ended by Close with %v, want nil", err)
 		}
 	}
 }

@@ -123,9 +123,13 @@ func (s *Store) Watch(ctx context.Context, prefix []byte, fromRev int64) (storag
 		snap = s.db.NewSnapshot()
 	}
 	s.hub.watchers[w] = struct{}{}
+	s.watching.Add(1) // under hub.mu, so that Close waits for it
 	s.hub.mu.Unlock()
 
-	go s.runWatcher(ctx, w, snap, fromRev, current)
+	go func() {
+		defer s.watching.Done()
+		s.runWatcher(ctx, w, snap, fromRev, current)
+	}()
 	return w, nil
 }
 
@@ -202,6 +206,11 @@ func (s *Store) replay(ctx context.Context, w *watcher, snap *pebble.Snapshot, f
 	}
 	defer it.Close()
 	for valid := it.First(); valid; valid = it.Next() {
+		select {
+		case <-w.ended: // Close waits for this: stop reading
+			return w.err
+		default:
+		}
 		if !bytes.HasPrefix(it.Value(), w.prefix) {
 			continue
 		}

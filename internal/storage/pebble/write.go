@@ -123,6 +123,10 @@ func (s *Store) failQueued() {
 type groupState map[string]*storage.KeyValue // nil value: deleted
 
 func (s *Store) commitGroup(group []*writeOp) {
+	if err := s.failure(); err != nil {
+		failAll(group, err)
+		return
+	}
 	batch := s.db.NewBatch()
 	defer batch.Close()
 	results := make([]writeResult, len(group))
@@ -158,11 +162,13 @@ func (s *Store) commitGroup(group []*writeOp) {
 	}
 
 	if len(events) > 0 {
-		err := batch.Set(metaRevision, encodeRevision(rev), nil)
-		if err == nil {
-			err = batch.Commit(pebble.Sync)
+		if err := batch.Set(metaRevision, encodeRevision(rev), nil); err != nil {
+			failAll(group, err) // nothing was written
+			return
 		}
-		if err != nil {
+		// A failed commit may still be applied, now or at the next open:
+		// the store fails rather than hand its revisions out again.
+		if err := s.commit(func() error { return batch.Commit(pebble.Sync) }); err != nil {
 			failAll(group, err)
 			return
 		}
