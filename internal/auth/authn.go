@@ -93,7 +93,8 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*User, bool) {
 }
 
 // Middleware passes requests that AuthenticateRequest accepts on to next
-// with the user in their context (see UserFrom), and requests for the
+// with the user in their context (see UserFrom), requests whose context
+// already has a user (set by the connection they came on), and requests for the
 // public paths (IsPublicPath) without one; it answers the rest with
 // unauthorized, or a plain 401 when unauthorized is nil.
 func (a *Authenticator) Middleware(next http.Handler, unauthorized func(http.ResponseWriter, *http.Request)) http.Handler {
@@ -103,6 +104,12 @@ func (a *Authenticator) Middleware(next http.Handler, unauthorized func(http.Res
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := UserFrom(r.Context()); ok {
+			// The connection carries its user: it was opened in
+			// process (see package loopback).
+			next.ServeHTTP(w, r)
+			return
+		}
 		if u, ok := a.AuthenticateRequest(r); ok {
 			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), u)))
 			return

@@ -1,6 +1,7 @@
 // Package builtin holds what built-in types do beyond their generic
 // strategy, as hooks on their backends: Services allocate ClusterIPs and
-// node ports, pods are bound to nodes, namespaces are kept until emptied.
+// node ports, pods are bound to nodes, namespaces are kept until emptied,
+// workloads are scaled.
 // Each hook acts on other objects only through the write pipeline.
 package builtin
 
@@ -20,5 +21,10 @@ func Hooks(p *pipeline.Pipeline) map[schema.GroupResource]registry.Hooks {
 		{Resource: "namespaces"}: namespaceHooks(),
 		{Resource: "pods"}:       {Actions: map[string]registry.Action{"binding": b.bindPod}},
 		{Resource: "bindings"}:   {Actions: map[string]registry.Action{"": b.bindPod}},
+
+		{Group: "apps", Resource: "deployments"}:  {Scale: workloadScale},
+		{Group: "apps", Resource: "replicasets"}:  {Scale: workloadScale},
+		{Group: "apps", Resource: "statefulsets"}: {Scale: workloadScale},
+		{Resource: "replicationcontrollers"}:      {Scale: workloadScale},
 	}
 }

@@ -7,9 +7,6 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -22,9 +19,14 @@ import (
 
 var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 
-// scale serves the scale sub-resource: a workload's replicas as an
-// autoscaling/v1 Scale, read from and written to its spec.replicas.
+// scale serves the scale sub-resource: an object's replicas as an
+// autoscaling/v1 Scale, read and written through its type's Scale hook.
 func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
+	scale := store.Backend().Hooks.Scale
+	if scale == nil {
+		writeError(w, r, errNoRoute)
+		return
+	}
 	infos := codecs.Factory.SupportedMediaTypes()
 	var obj runtime.Object
 	var err error
@@ -32,15 +34,15 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	case "get":
 		obj, err = store.Get(r.Context(), req.Namespace, req.Name)
 	case "update", "patch":
-		obj, err = a.writeScale(w, r, req, store)
+		obj, err = a.writeScale(r, req, store, scale)
 	}
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	s, err := scaleOf(obj)
+	s, err := scale.Of(obj)
 	if err != nil {
-		writeError(w, r, err)
+		writeError(w, r, apierrors.NewInternalError(err))
 		return
 	}
 	writeObject(w, r, http.StatusOK, s, scaleGVK, infos)
@@ -48,7 +50,7 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 
 // writeScale applies a Scale (PUT) or a patch of one (PATCH) to the
 // workload's replicas.
-func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) (runtime.Object, error) {
+func (a *API) writeScale(r *http.Request, req *request.Info, store *registry.Store, scale *registry.Scale) (runtime.Object, error) {
 	dry, err := dryRun(r)
 	if err != nil {
 		return nil, err
@@ -62,9 +64,9 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 		return nil, err
 	}
 	return a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource}, func(current runtime.Object) (runtime.Object, error) {
-		currentScale, err := scaleOf(current)
+		currentScale, err := scale.Of(current)
 		if err != nil {
-			return nil, err
+			return nil, apierrors.NewInternalError(err)
 		}
 		wanted, err := desiredScale(currentScale)
 		if err != nil {
@@ -75,9 +77,9 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 				field.Invalid(field.NewPath("spec", "replicas"), wanted.Spec.Replicas, "must be greater than or equal to 0"),
 			})
 		}
-		next, err := withReplicas(current, store, wanted.Spec.Replicas)
+		next, err := scale.WithReplicas(current, wanted.Spec.Replicas)
 		if err != nil {
-			return nil, err
+			return nil, apierrors.NewInternalError(err)
 		}
 		// A resourceVersion in the Scale is a precondition on the workload.
 		mustAccessor(next).SetResourceVersion(wanted.ResourceVersion)
@@ -137,68 +139,3 @@ func scaleRequest(r *http.Request, req *request.Info, body []byte) (func(*autosc
 
 // scaleStore lets the patch machinery treat Scale as a typed kind.
 var scaleStore = registry.NewStoreOfKind(scaleGVK)
-
-// scaleOf describes a workload's replicas as a Scale.
-func scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	m := mustAccessor(obj)
-	replicas, found, _ := unstructured.NestedInt64(u, "spec", "replicas")
-	if !found {
-		replicas = 1 // the default kube-apiserver would have set
-	}
-	statusReplicas, _, _ := unstructured.NestedInt64(u, "status", "replicas")
-	return &autoscalingv1.Scale{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
-			ResourceVersion: m.GetResourceVersion(), CreationTimestamp: m.GetCreationTimestamp(),
-		},
-		Spec:   autoscalingv1.ScaleSpec{Replicas: int32(replicas)},
-		Status: autoscalingv1.ScaleStatus{Replicas: int32(statusReplicas), Selector: selectorString(u)},
-	}, nil
-}
-
-// selectorString renders spec.selector: a LabelSelector for apps
-// workloads, a plain map for ReplicationControllers.
-func selectorString(u map[string]interface{}) string {
-	raw, found, _ := unstructured.NestedMap(u, "spec", "selector")
-	if !found {
-		return ""
-	}
-	if _, isLabelSelector := raw["matchLabels"]; isLabelSelector || raw["matchExpressions"] != nil {
-		sel := &metav1.LabelSelector{}
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(raw, sel) != nil {
-			return ""
-		}
-		s, err := metav1.LabelSelectorAsSelector(sel)
-		if err != nil {
-			return ""
-		}
-		return s.String()
-	}
-	set := labels.Set{}
-	for k, v := range raw {
-		if s, ok := v.(string); ok {
-			set[k] = s
-		}
-	}
-	return labels.SelectorFromSet(set).String()
-}
-
-// withReplicas returns a copy of obj with spec.replicas set.
-func withReplicas(obj runtime.Object, store *registry.Store, replicas int32) (runtime.Object, error) {
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	if err := unstructured.SetNestedField(u, int64(replicas), "spec", "replicas"); err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	out := store.New()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, out); err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	return out, nil
-}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/openapi"
+	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/resources"
 )
 
@@ -20,6 +21,8 @@ import (
 // configurations (SPEC U3), with the type schemas of the OpenAPI
 // description.
 type fieldManagers struct {
+	convert registry.Converter
+
 	once      sync.Once
 	converter managedfields.TypeConverter
 	err       error
@@ -47,7 +50,7 @@ func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedf
 	var m *managedfields.FieldManager
 	var err error
 	if codecs.Scheme.Recognizes(gvk) {
-		m, err = managedfields.NewDefaultFieldManager(f.converter, codecs.Scheme, noDefaults{}, kindedCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
+		m, err = managedfields.NewDefaultFieldManager(f.converter, versionConvertor{codecs.Scheme, f.convert}, noDefaults{}, kindedCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
 	} else {
 		m, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), identityConvertor{}, noDefaults{}, unstructuredCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
 	}
@@ -76,8 +79,8 @@ func resetFields(info *resources.Info, subresource string) map[fieldpath.APIVers
 	}
 }
 
-// identityConvertor converts nothing: each resource is served in one
-// version, which is also its hub.
+// identityConvertor converts nothing: each custom resource is served in
+// one version, which is also its hub.
 type identityConvertor struct{}
 
 func (identityConvertor) Convert(in, out, context interface{}) error {
@@ -99,6 +102,32 @@ func (identityConvertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVer
 
 func (identityConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
 	return label, value, nil
+}
+
+// versionConvertor is the scheme's convertor (between typed and
+// unstructured objects of one version) that also converts built-in objects
+// between the versions of their group, which the field manager needs for
+// the managedFields entries of other versions (an HPA updated through
+// autoscaling/v1 keeps the entries of appliers of autoscaling/v2).
+type versionConvertor struct {
+	*runtime.Scheme
+	convert registry.Converter // nil: resources are served in one version
+}
+
+func (c versionConvertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	from := in.GetObjectKind().GroupVersionKind()
+	if kinds, _, err := c.ObjectKinds(in); err == nil {
+		from = kinds[0]
+	}
+	target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{from})
+	if !ok || c.convert == nil || target.GroupVersion() == from.GroupVersion() {
+		return c.Scheme.ConvertToVersion(in, gv)
+	}
+	typed, err := c.Scheme.ConvertToVersion(in, from.GroupVersion())
+	if err != nil {
+		return nil, err
+	}
+	return c.convert.Convert(typed, target.GroupVersion())
 }
 
 type noDefaults struct{}

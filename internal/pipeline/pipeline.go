@@ -44,6 +44,7 @@ type Pipeline struct {
 // gets NamespaceLifecycle first, then plugins.
 func New(reg *registry.Registry, plugins ...any) *Pipeline {
 	p := &Pipeline{reg: reg}
+	p.fieldManagers.convert = reg.Converter()
 	p.admission = append(admission.Chain{&admission.NamespaceLifecycle{Namespace: p.namespace}}, plugins...)
 	return p
 }

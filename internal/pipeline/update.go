@@ -70,6 +70,9 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 	if opts.Subresource == "status" {
 		next = info.PrepareForStatusUpdate(next, current)
 	}
+	if prepare := store.Backend().Hooks.PrepareSubresource[opts.Subresource]; prepare != nil {
+		prepare(next, current)
+	}
 	keepSystemFields(mustAccessor(next), cur)
 	if strategyApplies(opts.Subresource) {
 		info.PrepareForUpdate(next, current)

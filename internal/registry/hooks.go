@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -26,6 +27,12 @@ type Hooks struct {
 	PrepareDelete func(current runtime.Object) (keep bool, err error)
 	// AfterDelete runs once an object is gone.
 	AfterDelete func(ctx context.Context, obj runtime.Object)
+	// PrepareSubresource prepares an update of a sub-resource with its
+	// own rules (other than status and scale), by sub-resource: it puts
+	// back into next what that sub-resource may not change.
+	PrepareSubresource map[string]func(next, current runtime.Object)
+	// Scale serves the scale sub-resource of a type that has one.
+	Scale *Scale
 	// Actions are creates that act on other objects instead of storing
 	// one, by sub-resource ("" for a resource that is only an action, such
 	// as bindings).
@@ -34,3 +41,12 @@ type Hooks struct {
 
 // Action carries out a create that is an operation, with the decoded body.
 type Action func(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) error
+
+// Scale maps a type's objects to the autoscaling/v1 Scale of their scale
+// sub-resource and back.
+type Scale struct {
+	// Of describes obj's replicas (wanted and current) and selector.
+	Of func(obj runtime.Object) (*autoscalingv1.Scale, error)
+	// WithReplicas returns a copy of obj that asks for replicas.
+	WithReplicas func(obj runtime.Object, replicas int32) (runtime.Object, error)
+}

@@ -37,6 +37,10 @@ type Converter interface {
 	Convert(obj runtime.Object, to schema.GroupVersion) (runtime.Object, error)
 }
 
+// Converter is what turns objects between the versions of a group, nil
+// if the registry was made without one.
+func (r *Registry) Converter() Converter { return r.convert }
+
 // Snapshot is the set of backends at one moment. It is never modified.
 type Snapshot struct {
 	// Generation counts changes; documents derived from a snapshot

@@ -44,7 +44,7 @@ var builtinResources = []Info{
 	{Group: "", Version: "v1", Resource: "limitranges", Singular: "limitrange", Kind: "LimitRange", Namespaced: true, ShortNames: []string{"limits"}, Verbs: verbsAll},
 	{Group: "", Version: "v1", Resource: "namespaces", Singular: "namespace", Kind: "Namespace", ShortNames: []string{"ns"}, Verbs: verbsNoCollection,
 		Subresources: []SubresourceInfo{
-			{Name: "finalize", Kind: "Namespace", Verbs: verbsUpdate},
+			{Name: "finalize", Kind: "Namespace", Verbs: verbsUpdate, Served: true},
 			statusSubresource(),
 		}},
 	{Group: "", Version: "v1", Resource: "nodes", Singular: "node", Kind: "Node", ShortNames: []string{"no"}, Verbs: verbsAll,

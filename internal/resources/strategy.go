@@ -96,13 +96,15 @@ func (i *Info) PrepareForUpdate(obj, old runtime.Object) {
 }
 
 // PrepareForStatusUpdate builds the object a PUT of /status stores: the old
-// object with the new status, so nothing else changes.
+// object with the new status and managedFields, so nothing else changes.
 func (i *Info) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
 	out := old.DeepCopyObject()
 	copyStatus(out, obj)
 	m, _ := meta.Accessor(out)
 	newMeta, _ := meta.Accessor(obj)
 	m.SetResourceVersion(newMeta.GetResourceVersion())
+	// The field manager has recorded the write in obj's managedFields.
+	m.SetManagedFields(newMeta.GetManagedFields())
 	return out
 }
 

@@ -5,25 +5,27 @@ import (
 	"log"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/kapi-dev/kapi/internal/storage"
 )
 
 // compact discards storage history older than window: it notes the current
 // revision every window/4 and compacts to the newest revision noted at
 // least a window ago. Watches and Exact lists from before then get 410.
-func compact(ctx context.Context, store storage.Store, window time.Duration, logger *log.Logger) {
+func compact(ctx context.Context, store storage.Store, clk clock.WithTicker, window time.Duration, logger *log.Logger) {
 	type mark struct {
 		at  time.Time
 		rev int64
 	}
 	var marks []mark
-	tick := time.NewTicker(max(window/4, 100*time.Millisecond))
+	tick := clk.NewTicker(max(window/4, 100*time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-tick.C:
+		case now := <-tick.C():
 			rev, err := store.CurrentRevision(ctx)
 			if err != nil {
 				continue

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/kapi-dev/kapi/internal/auth"
 	"github.com/kapi-dev/kapi/internal/builtin"
@@ -26,6 +27,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/convert"
 	"github.com/kapi-dev/kapi/internal/filters"
 	"github.com/kapi-dev/kapi/internal/handlers"
+	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/storage"
@@ -46,6 +48,15 @@ type Config struct {
 	BookmarkInterval time.Duration
 	// OpenStorage opens the storage backend; nil means Pebble in DataDir.
 	OpenStorage storage.Opener
+	// Clock is the time the watch cache and storage compaction go by
+	// (default: the real clock).
+	Clock clock.WithTicker
+}
+
+// controllerManager is the identity of the built-in controllers, as
+// kube-controller-manager's without per-controller service accounts.
+var controllerManager = &auth.User{
+	Name: "system:kube-controller-manager", Groups: []string{"system:authenticated"},
 }
 
 // Server is a running kapi.
@@ -58,6 +69,10 @@ type Server struct {
 	stop     context.CancelFunc // ends the caches, the controllers and the compactor
 	running  sync.WaitGroup     // the compactor and the controllers
 	reg      *registry.Registry
+	// loopback is where the server's own clients (the controllers)
+	// connect; inProcess serves them.
+	loopback  *loopback.Listener
+	inProcess *http.Server
 	// URL is the https address clients use.
 	URL string
 	// Kubeconfig is the path of the admin kubeconfig.
@@ -74,6 +89,9 @@ var bootstrapNamespaces = []string{
 func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = log.New(os.Stderr, "kapi: ", log.LstdFlags)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
 	}
 	if cfg.HistoryWindow <= 0 {
 		cfg.HistoryWindow = 5 * time.Minute
@@ -107,7 +125,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 
 	ver := Version()
 	reg := registry.New(store, convert.New(), cache.Options{
-		Window: cfg.HistoryWindow, BookmarkInterval: cfg.BookmarkInterval, Logger: cfg.Logger,
+		Window: cfg.HistoryWindow, BookmarkInterval: cfg.BookmarkInterval, Logger: cfg.Logger, Clock: cfg.Clock,
 	})
 	s.reg = reg
 	writes := pipeline.New(reg)
@@ -115,16 +133,28 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	api := handlers.New(writes, ver.GitVersion, handlers.Options{MinRequestTimeout: cfg.MinRequestTimeout})
+	chain := filters.Chain(s.routes(api, ver), filters.Config{
+		Authenticator: auth.NewAuthenticator(pki.ClientCAs()),
+		Logf:          cfg.Logger.Printf,
+	})
+	s.loopback = loopback.NewListener()
+	s.inProcess = loopback.NewServer(chain)
+	go s.inProcess.Serve(s.loopback)
 	reg.Run(runCtx)
-	s.background(func() { compact(runCtx, store, cfg.HistoryWindow, cfg.Logger) })
-	namespaces := &controllers.Namespaces{Pipeline: writes, Logger: cfg.Logger}
-	s.background(func() { namespaces.Run(runCtx) })
+	s.background(func() { compact(runCtx, store, cfg.Clock, cfg.HistoryWindow, cfg.Logger) })
 	if err := reg.WaitReady(ctx); err != nil {
 		return nil, err
 	}
 	if err := ensureNamespaces(ctx, writes); err != nil {
 		return nil, err
 	}
+	controllerClient := s.loopback.Config(controllerManager, "kube-controller-manager/"+ver.GitVersion)
+	s.background(func() {
+		err := controllers.Run(runCtx, controllers.Config{Client: controllerClient, Logger: cfg.Logger})
+		if err != nil {
+			cfg.Logger.Print(err)
+		}
+	})
 
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, err
@@ -134,10 +164,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := pki.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
 		return nil, err
 	}
-	chain := filters.Chain(s.routes(api, ver), filters.Config{
-		Authenticator: auth.NewAuthenticator(pki.ClientCAs()),
-		Logf:          cfg.Logger.Printf,
-	})
 	s.http = &http.Server{
 		Handler:           chain,
 		TLSConfig:         pki.TLSConfig(),
@@ -174,6 +200,9 @@ func (s *Server) background(fn func()) {
 func (s *Server) close() error {
 	s.stop()
 	s.running.Wait()
+	if s.inProcess != nil {
+		s.inProcess.Close() // after the controllers, which use it
+	}
 	if s.reg != nil {
 		s.reg.Wait()
 	}

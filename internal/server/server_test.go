@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log"
+	"net"
 	"runtime"
 	"testing"
 	"time"
@@ -67,14 +68,18 @@ func TestTwoServersInOneProcess(t *testing.T) {
 	}
 }
 
-// TestFailedStartLeavesNothingRunning starts a server on a port another
-// one holds: Start fails after storage, caches and controllers are up, and
+// TestFailedStartLeavesNothingRunning starts a server on a port that is
+// taken: Start fails after storage, caches and controllers are up, and
 // must stop them all.
 func TestFailedStartLeavesNothingRunning(t *testing.T) {
-	a := startServer(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
 	before := runtime.NumGoroutine()
-	_, err := Start(context.Background(), Config{
-		DataDir: t.TempDir(), Listen: a.listener.Addr().String(), Logger: log.New(io.Discard, "", 0),
+	_, err = Start(context.Background(), Config{
+		DataDir: t.TempDir(), Listen: taken.Addr().String(), Logger: log.New(io.Discard, "", 0),
 	})
 	if err == nil {
 		t.Fatal("second server on the same port started")

@@ -78,6 +78,11 @@ func TestHorizontalPodAutoscalerInEveryVersion(t *testing.T) {
 	if _, found := back.Annotations["autoscaling.alpha.kubernetes.io/metrics"]; found {
 		t.Errorf("v2 view carries v1's annotation: %v", back.Annotations)
 	}
+	// The v1 update is tracked in managedFields (the field manager
+	// converts the stored object to the version of each entry).
+	if !hasManagedEntry(back.ManagedFields, metav1.ManagedFieldsOperationUpdate, "autoscaling/v1") {
+		t.Errorf("no managedFields entry of the v1 update: %+v", back.ManagedFields)
+	}
 	select {
 	case ev := <-w.ResultChan():
 		hpa, ok := ev.Object.(*autoscalingv1.HorizontalPodAutoscaler)
@@ -107,4 +112,13 @@ func TestHorizontalPodAutoscalerInEveryVersion(t *testing.T) {
 		asV2.Spec.Metrics[0].Resource.Target.AverageUtilization == nil || *asV2.Spec.Metrics[0].Resource.Target.AverageUtilization != 80 {
 		t.Errorf("v2 view of a v1 HPA: metrics %+v", asV2.Spec.Metrics)
 	}
+}
+
+func hasManagedEntry(entries []metav1.ManagedFieldsEntry, op metav1.ManagedFieldsOperationType, apiVersion string) bool {
+	for _, e := range entries {
+		if e.Operation == op && e.APIVersion == apiVersion {
+			return true
+		}
+	}
+	return false
 }

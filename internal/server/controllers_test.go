@@ -1,0 +1,118 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TestNamespaceControllerActsAsItself deletes a namespace whose content a
+// finalizer holds: the namespace controller reports that in the
+// namespace's conditions, written as kube-controller-manager through the
+// status sub-resource, and removes the namespace once the finalizer goes.
+func TestNamespaceControllerActsAsItself(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	// A label gives the namespace managedFields: an object without any
+	// gets none from updates, in kube-apiserver as here.
+	held := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "held", Labels: map[string]string{"team": "a"}}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, held, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Finalizers: []string{"example.com/hold"}}}
+	if _, err := client.CoreV1().ConfigMaps("held").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().Namespaces().Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	var ns *corev1.Namespace
+	poll(t, "the namespace to report the finalizer", func() (bool, error) {
+		var err error
+		ns, err = client.CoreV1().Namespaces().Get(ctx, "held", metav1.GetOptions{})
+		return err == nil && condition(ns, corev1.NamespaceFinalizersRemaining) == corev1.ConditionTrue, err
+	})
+	if ns.Status.Phase != corev1.NamespaceTerminating {
+		t.Errorf("phase %q, want Terminating", ns.Status.Phase)
+	}
+	if !managedBy(ns, "kube-controller-manager", "status") {
+		t.Errorf("conditions not written by kube-controller-manager through status: %+v", ns.ManagedFields)
+	}
+
+	cm, err := client.CoreV1().ConfigMaps("held").Get(ctx, "c", metav1.GetOptions{})
+	if err != nil || cm.DeletionTimestamp == nil {
+		t.Fatalf("held configmap: %v, %+v; want it marked for deletion", err, cm)
+	}
+	cm.Finalizers = nil
+	if _, err := client.CoreV1().ConfigMaps("held").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the namespace to go", func() (bool, error) {
+		_, err := client.CoreV1().Namespaces().Get(ctx, "held", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
+// TestFinalizeChangesOnlyFinalizers: the finalize sub-resource writes a
+// namespace's spec.finalizers and leaves its status alone.
+func TestFinalizeChangesOnlyFinalizers(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "f"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ns.Spec.Finalizers) != 1 || ns.Spec.Finalizers[0] != corev1.FinalizerKubernetes {
+		t.Fatalf("new namespace's finalizers %v, want [kubernetes]", ns.Spec.Finalizers)
+	}
+	ns.Spec.Finalizers = nil
+	ns.Status.Phase = corev1.NamespaceTerminating
+	got, err := client.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spec.Finalizers) != 0 || got.Status.Phase != corev1.NamespaceActive {
+		t.Fatalf("after finalize: finalizers %v phase %q; want none and Active", got.Spec.Finalizers, got.Status.Phase)
+	}
+}
+
+func condition(ns *corev1.Namespace, typ corev1.NamespaceConditionType) corev1.ConditionStatus {
+	for _, c := range ns.Status.Conditions {
+		if c.Type == typ {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func managedBy(obj metav1.Object, manager, subresource string) bool {
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == manager && e.Subresource == subresource {
+			return true
+		}
+	}
+	return false
+}
+
+// poll waits for done, failing the test after a generous deadline that
+// only a hung controller reaches.
+func poll(t *testing.T, what string, done func() (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, time.Minute, true,
+		func(context.Context) (bool, error) { return done() })
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
