@@ -50,7 +50,7 @@ func (r *recorder) Validate(_ context.Context, a *admission.Attributes) error {
 // store, with the default namespace and rec as admission plugin.
 func newPipeline(t *testing.T, rec *recorder) *pipeline.Pipeline {
 	t.Helper()
-	s, err := pebble.Open(t.TempDir())
+	s, err := pebble.OpenInMemory()
 	if err != nil {
 		t.Fatal(err)
 	}

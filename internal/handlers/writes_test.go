@@ -1,0 +1,142 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kapi-dev/kapi/internal/storage/pebble"
+)
+
+// writeAPI serves the built-in API over an in-memory store, with the
+// default namespace.
+func writeAPI(t *testing.T) *API {
+	t.Helper()
+	s, err := pebble.OpenInMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := newTestAPI(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	api.reg.Run(ctx)
+	t.Cleanup(func() { cancel(); api.reg.Wait(); s.Close() })
+	if err := api.reg.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	do(t, api, "POST", "/api/v1/namespaces", `{"metadata":{"name":"default"}}`, http.StatusCreated)
+	return api
+}
+
+// do sends one request and checks its status code; it returns the body.
+func do(t *testing.T, api *API, method, path, body string, wantCode int) []byte {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "writer/1.0")
+	if method == "PATCH" {
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+	}
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	if rec.Code != wantCode {
+		t.Fatalf("%s %s: %d %s, want %d", method, path, rec.Code, rec.Body, wantCode)
+	}
+	return rec.Body.Bytes()
+}
+
+func decodeInto[T any](t *testing.T, data []byte) *T {
+	t.Helper()
+	out := new(T)
+	if err := json.Unmarshal(data, out); err != nil {
+		t.Fatalf("decoding %s: %v", data, err)
+	}
+	return out
+}
+
+// TestWritesThroughTheHandlers drives create, read, update, status,
+// dry run and delete through the handlers and the write pipeline, and
+// checks what a client sees: system fields, managed fields under the
+// client's name, conflicts, and kube-apiserver's Status for each refusal.
+func TestWritesThroughTheHandlers(t *testing.T) {
+	api := writeAPI(t)
+	const pods = "/api/v1/namespaces/default/pods"
+	pod := decodeInto[corev1.Pod](t, do(t, api, "POST", pods,
+		`{"metadata":{"name":"p","labels":{"a":"1"}},"spec":{"containers":[{"name":"c","image":"i"}]}}`, http.StatusCreated))
+	if pod.UID == "" || pod.ResourceVersion == "" || pod.CreationTimestamp.IsZero() {
+		t.Fatalf("created pod lacks system fields: %+v", pod.ObjectMeta)
+	}
+	if len(pod.ManagedFields) != 1 || pod.ManagedFields[0].Manager != "writer" {
+		t.Errorf("managedFields %+v, want one entry of writer", pod.ManagedFields)
+	}
+
+	// A PUT with a stale resourceVersion is a conflict.
+	stale := pod.ResourceVersion
+	do(t, api, "PATCH", pods+"/p", `{"metadata":{"labels":{"a":"2"}}}`, http.StatusOK)
+	status := decodeInto[metav1.Status](t, do(t, api, "PUT", pods+"/p",
+		`{"metadata":{"name":"p","resourceVersion":"`+stale+`"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, http.StatusConflict))
+	if status.Reason != metav1.StatusReasonConflict || !strings.Contains(status.Message, "the object has been modified") {
+		t.Errorf("stale update: %+v", status)
+	}
+	// The body's name must be the URL's.
+	do(t, api, "PUT", pods+"/p", `{"metadata":{"name":"q"}}`, http.StatusBadRequest)
+
+	// /status changes the status and nothing else.
+	updated := decodeInto[corev1.Pod](t, do(t, api, "PUT", pods+"/p/status",
+		`{"metadata":{"name":"p","labels":{"a":"changed"}},"spec":{"containers":[{"name":"c","image":"other"}]},"status":{"phase":"Running"}}`, http.StatusOK))
+	if updated.Status.Phase != corev1.PodRunning || updated.Labels["a"] != "2" || updated.Spec.Containers[0].Image != "i" {
+		t.Errorf("after a status update: labels %v image %q phase %q", updated.Labels, updated.Spec.Containers[0].Image, updated.Status.Phase)
+	}
+
+	// A dry-run create stores nothing; a create in a missing namespace is
+	// refused by NamespaceLifecycle.
+	do(t, api, "POST", pods+"?dryRun=All", `{"metadata":{"name":"dry"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, http.StatusCreated)
+	do(t, api, "GET", pods+"/dry", "", http.StatusNotFound)
+	status = decodeInto[metav1.Status](t, do(t, api, "POST", "/api/v1/namespaces/nope/pods",
+		`{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, http.StatusNotFound))
+	if status.Message != `namespaces "nope" not found` {
+		t.Errorf("create in a missing namespace: %q", status.Message)
+	}
+
+	// Delete answers with the object; then it is gone.
+	deleted := decodeInto[corev1.Pod](t, do(t, api, "DELETE", pods+"/p", "", http.StatusOK))
+	if deleted.Name != "p" {
+		t.Errorf("delete answered %+v", deleted.ObjectMeta)
+	}
+	status = decodeInto[metav1.Status](t, do(t, api, "GET", pods+"/p", "", http.StatusNotFound))
+	if status.Reason != metav1.StatusReasonNotFound || status.Message != `pods "p" not found` {
+		t.Errorf("get after delete: %+v", status)
+	}
+}
+
+// TestScaleThroughTheHandlers reads and writes a Deployment's replicas
+// through its scale sub-resource; a resource without one has no such path.
+func TestScaleThroughTheHandlers(t *testing.T) {
+	api := writeAPI(t)
+	const deployments = "/apis/apps/v1/namespaces/default/deployments"
+	do(t, api, "POST", deployments, `{"metadata":{"name":"web"},"spec":{"replicas":2,
+		"selector":{"matchLabels":{"app":"web"}},
+		"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`, http.StatusCreated)
+	scale := decodeInto[autoscalingv1.Scale](t, do(t, api, "GET", deployments+"/web/scale", "", http.StatusOK))
+	if scale.Kind != "Scale" || scale.APIVersion != "autoscaling/v1" || scale.Spec.Replicas != 2 || scale.Status.Selector != "app=web" {
+		t.Fatalf("scale %+v", scale)
+	}
+	do(t, api, "PUT", deployments+"/web/scale", `{"metadata":{"name":"web"},"spec":{"replicas":4}}`, http.StatusOK)
+	d := decodeInto[appsv1.Deployment](t, do(t, api, "GET", deployments+"/web", "", http.StatusOK))
+	if *d.Spec.Replicas != 4 || d.Generation != 2 {
+		t.Errorf("after scaling to 4: replicas %d generation %d", *d.Spec.Replicas, d.Generation)
+	}
+	status := decodeInto[metav1.Status](t, do(t, api, "PUT", deployments+"/web/scale", `{"metadata":{"name":"web"},"spec":{"replicas":-1}}`, http.StatusUnprocessableEntity))
+	if len(status.Details.Causes) != 1 || status.Details.Causes[0].Field != "spec.replicas" {
+		t.Errorf("negative replicas: %+v", status)
+	}
+	do(t, api, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"c"}}`, http.StatusCreated)
+	do(t, api, "GET", "/api/v1/namespaces/default/configmaps/c/scale", "", http.StatusNotFound)
+}
