@@ -20,6 +20,7 @@ var storageVersions = map[schema.GroupResource]string{
 // writes to, with its served versions, storage version and hooks.
 func Install(p *pipeline.Pipeline) error {
 	hooks := Hooks(p)
+	typeStrategies := strategies()
 	byGR := map[schema.GroupResource][]*resources.Info{}
 	var order []schema.GroupResource
 	for _, g := range resources.NewBuiltin().Groups() {
@@ -42,6 +43,9 @@ func Install(p *pipeline.Pipeline) error {
 			}
 		}
 		spec := registry.Spec{Versions: versions, StorageVersion: storage, Hooks: hooks[gr]}
+		if s, ok := typeStrategies[gr]; ok {
+			spec.Strategy = s
+		}
 		if err := p.Registry().Put(spec); err != nil {
 			return err
 		}

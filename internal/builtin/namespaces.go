@@ -9,8 +9,8 @@ import (
 
 // namespaceHooks keep a deleted namespace, Terminating, until the namespace
 // controller has emptied it and removed the kubernetes finalizer from
-// spec.finalizers (through the finalize sub-resource, which cannot change
-// the status); then the namespace goes.
+// spec.finalizers (through the finalize sub-resource); then the namespace
+// goes.
 func namespaceHooks() registry.Hooks {
 	return registry.Hooks{
 		PrepareDelete: func(current runtime.Object) (bool, error) {
@@ -20,11 +20,6 @@ func namespaceHooks() registry.Hooks {
 			}
 			ns.Status.Phase = corev1.NamespaceTerminating
 			return len(ns.Spec.Finalizers) > 0, nil
-		},
-		PrepareSubresource: map[string]func(next, current runtime.Object){
-			"finalize": func(next, current runtime.Object) {
-				next.(*corev1.Namespace).Status = current.(*corev1.Namespace).Status
-			},
 		},
 	}
 }

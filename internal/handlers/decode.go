@@ -13,6 +13,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/respond"
 )
 
 // maxBodyBytes is kube-apiserver's limit on a request body.
@@ -112,17 +113,8 @@ func strictMessages(err error) []string {
 	return out
 }
 
-// addWarning adds a Warning header in the form kube-apiserver uses, once
-// per message (a retried update decodes its body again).
-func addWarning(w http.ResponseWriter, msg string) {
-	value := fmt.Sprintf("299 - %q", msg)
-	for _, v := range w.Header().Values("Warning") {
-		if v == value {
-			return
-		}
-	}
-	w.Header().Add("Warning", value)
-}
+// addWarning adds a Warning header, once per message.
+func addWarning(w http.ResponseWriter, msg string) { respond.Warning(w, msg) }
 
 // optionsInvalid is the 422 kube-apiserver answers for invalid query
 // options, naming the options kind of the verb.

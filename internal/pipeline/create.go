@@ -42,34 +42,45 @@ func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtim
 	}
 }
 
-// createOnce runs the create stages on one candidate.
+// createOnce runs the create stages on one candidate, in kube-apiserver's
+// order: defaults (as a decoded body gets them), system fields, managed
+// fields, mutating admission, the type's strategy (prepare, validate),
+// validating admission.
 func (p *Pipeline) createOnce(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
-	info := store.Info
+	strategy := strategyOf(store)
+	strategy.Default(obj)
 	fillSystemFields(mustAccessor(obj))
 	if opts.Manager != "" {
 		var err error
-		if obj, err = p.trackUpdate(info, opts.Subresource, store.New(), obj, opts.Manager); err != nil {
+		if obj, err = p.trackUpdate(store.Info, opts.Subresource, store.New(), obj, opts.Manager); err != nil {
 			return nil, err
 		}
 	}
-	info.PrepareForCreate(obj)
 	m := mustAccessor(obj)
 	attrs := attributes(admission.Create, store, opts.Subresource, m.GetNamespace(), m.GetName(), obj, nil, opts.DryRun)
 	if err := p.admission.Admit(ctx, attrs); err != nil {
 		return nil, err
 	}
-	if errs := info.ValidateCreate(obj); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(info.GroupVersionKind().GroupKind(), m.GetName(), errs)
-	}
-	if err := p.admission.Validate(ctx, attrs); err != nil {
-		return nil, err
-	}
+	// The type's hook (a Service's allocations) runs before its strategy
+	// validates, as kube's BeginCreate does.
 	undo := func() {}
 	if hook := store.Backend().Hooks.BeforeCreate; hook != nil {
 		var err error
-		if undo, err = hook(ctx, obj, opts.DryRun); err != nil {
+		if undo, err = hook(ctx, attrs.Object, opts.DryRun); err != nil {
 			return nil, err
 		}
+	}
+	w := registry.Write{Info: store.Info, Subresource: opts.Subresource, Namespace: m.GetNamespace(), Name: m.GetName(), Verb: "create"}
+	obj, err := strategy.Create(ctx, w, attrs.Object)
+	if err != nil {
+		undo()
+		return nil, err
+	}
+	m = mustAccessor(obj)
+	attrs.Object = obj
+	if err := p.admission.Validate(ctx, attrs); err != nil {
+		undo()
+		return nil, err
 	}
 	if opts.DryRun {
 		return obj, p.checkNameFree(ctx, store, m)

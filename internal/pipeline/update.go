@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kapi-dev/kapi/internal/admission"
@@ -46,15 +45,19 @@ func (p *Pipeline) UpdateObject(ctx context.Context, store *registry.Store, obj 
 	})
 }
 
-// prepareUpdate runs the update stages on one attempt.
+// prepareUpdate runs the update stages on one attempt, in kube-apiserver's
+// order: the desired object is defaulted as a decoded body is, its managed
+// fields are recorded, mutating admission runs, then the type's strategy
+// prepares and validates it, then validating admission.
 func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, namespace, name string, opts Options, current runtime.Object, desired registry.UpdateFunc) (runtime.Object, error) {
-	info := store.Info
+	strategy := strategyOf(store)
 	next, err := desired(current)
 	if err != nil {
 		return nil, err
 	}
+	strategy.Default(next)
 	if opts.Manager != "" {
-		if next, err = p.trackUpdate(info, opts.Subresource, current, next, opts.Manager); err != nil {
+		if next, err = p.trackUpdate(store.Info, opts.Subresource, current, next, opts.Manager); err != nil {
 			return nil, err
 		}
 	}
@@ -67,46 +70,22 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 			return nil, err
 		}
 	}
-	if opts.Subresource == "status" {
-		next = info.PrepareForStatusUpdate(next, current)
-	}
-	if prepare := store.Backend().Hooks.PrepareSubresource[opts.Subresource]; prepare != nil {
-		prepare(next, current)
-	}
-	keepSystemFields(mustAccessor(next), cur)
-	if strategyApplies(opts.Subresource) {
-		info.PrepareForUpdate(next, current)
-	}
 	attrs := attributes(admission.Update, store, opts.Subresource, namespace, name, next, current, opts.DryRun)
 	if err := p.admission.Admit(ctx, attrs); err != nil {
 		return nil, err
 	}
-	if errs := info.ValidateUpdate(next, current); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(info.GroupVersionKind().GroupKind(), name, errs)
+	// The write applies to the current object (its resourceVersion was
+	// checked above, or the update is unconditional).
+	next = attrs.Object
+	mustAccessor(next).SetResourceVersion(cur.GetResourceVersion())
+	mustAccessor(next).SetSelfLink("")
+	w := registry.Write{Info: store.Info, Subresource: opts.Subresource, Namespace: namespace, Name: name, Verb: "update"}
+	if next, err = strategy.Update(ctx, w, next, current); err != nil {
+		return nil, err
 	}
+	attrs.Object = next
 	if err := p.admission.Validate(ctx, attrs); err != nil {
 		return nil, err
 	}
 	return next, nil
-}
-
-// keepSystemFields carries over what an update may not change.
-func keepSystemFields(next, cur metav1.Object) {
-	if next.GetUID() == "" {
-		next.SetUID(cur.GetUID())
-	}
-	next.SetCreationTimestamp(cur.GetCreationTimestamp())
-	next.SetDeletionTimestamp(cur.GetDeletionTimestamp())
-	next.SetDeletionGracePeriodSeconds(cur.GetDeletionGracePeriodSeconds())
-	next.SetResourceVersion(cur.GetResourceVersion())
-	next.SetSelfLink("")
-}
-
-// strategyApplies reports whether the type's update strategy prepares a
-// write of the sub-resource: the object itself and its scale do; status
-// has its own rules; the other sub-resources (a pod's binding, a
-// namespace's finalize) are written by the type's own action, which
-// changes only what that sub-resource may change.
-func strategyApplies(subresource string) bool {
-	return subresource == "" || subresource == "scale"
 }

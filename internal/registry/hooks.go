@@ -27,10 +27,6 @@ type Hooks struct {
 	PrepareDelete func(current runtime.Object) (keep bool, err error)
 	// AfterDelete runs once an object is gone.
 	AfterDelete func(ctx context.Context, obj runtime.Object)
-	// PrepareSubresource prepares an update of a sub-resource with its
-	// own rules (other than status and scale), by sub-resource: it puts
-	// back into next what that sub-resource may not change.
-	PrepareSubresource map[string]func(next, current runtime.Object)
 	// Scale serves the scale sub-resource of a type that has one.
 	Scale *Scale
 	// Actions are creates that act on other objects instead of storing

@@ -61,6 +61,9 @@ type Backend struct {
 	Stores         map[string]*Store // by served version
 	Cache          *cache.Cache
 	Hooks          Hooks
+	// Strategy is the type's write rules; nil means the generic ones of
+	// its resources.Info.
+	Strategy Strategy
 
 	stop context.CancelFunc // ends the cache
 }
@@ -117,6 +120,7 @@ type Spec struct {
 	Versions       []*resources.Info
 	StorageVersion string
 	Hooks          Hooks
+	Strategy       Strategy
 }
 
 // Put adds a backend, or replaces the one of the same group-resource (whose
@@ -126,7 +130,7 @@ func (r *Registry) Put(spec Spec) error {
 		return fmt.Errorf("registry: no versions")
 	}
 	gr := spec.Versions[0].GroupVersionResource().GroupResource()
-	b := &Backend{GroupResource: gr, StorageVersion: spec.StorageVersion, Stores: map[string]*Store{}, Hooks: spec.Hooks}
+	b := &Backend{GroupResource: gr, StorageVersion: spec.StorageVersion, Stores: map[string]*Store{}, Hooks: spec.Hooks, Strategy: spec.Strategy}
 	for _, info := range spec.Versions {
 		b.Stores[info.Version] = NewStore(info, r.storage)
 	}

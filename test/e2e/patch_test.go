@@ -25,22 +25,39 @@ func TestPatchTypesWithClientGo(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Strategic merge: containers merge by name; a new one goes first.
-	p, err := pods.Patch(ctx, "p", types.StrategicMergePatchType,
-		[]byte(`{"spec":{"containers":[{"name":"zero","image":"x"}]}}`), metav1.PatchOptions{})
+	// Strategic merge: containers merge by name; a new one goes first (in
+	// a pod template, since a pod's containers cannot be added to).
+	templates := k.clientset().CoreV1().PodTemplates("default")
+	_, err = templates.Create(ctx, &corev1.PodTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "t"},
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Name: "one", Image: "busybox:1"}, {Name: "two", Image: "busybox:1"},
+		}}},
+	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := containerList(p); got != "zero=x one=busybox:1 two=busybox:1" {
+	pt, err := templates.Patch(ctx, "t", types.StrategicMergePatchType,
+		[]byte(`{"template":{"spec":{"containers":[{"name":"zero","image":"x"}]}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := containerList(pt.Template.Spec); got != "zero=x one=busybox:1 two=busybox:1" {
 		t.Fatalf("containers after strategic merge: %v", got)
 	}
-	p, err = pods.Patch(ctx, "p", types.StrategicMergePatchType,
+	p, err := pods.Patch(ctx, "p", types.StrategicMergePatchType,
 		[]byte(`{"spec":{"containers":[{"name":"two","image":"busybox:2"}]}}`), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := containerList(p); got != "zero=x one=busybox:1 two=busybox:2" {
+	if got := containerList(p.Spec); got != "one=busybox:1 two=busybox:2" {
 		t.Fatalf("containers after strategic merge of an existing item: %v", got)
+	}
+	// Adding a container to a pod is refused as kube-apiserver refuses it.
+	_, err = pods.Patch(ctx, "p", types.StrategicMergePatchType,
+		[]byte(`{"spec":{"containers":[{"name":"zero","image":"x"}]}}`), metav1.PatchOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "pod updates may not add or remove containers") {
+		t.Fatalf("adding a container to a pod: %v, want 422", err)
 	}
 
 	// Merge patch replaces lists and deletes with null.
@@ -146,9 +163,9 @@ data: {`+data+`}
 	}
 }
 
-func containerList(p *corev1.Pod) string {
+func containerList(spec corev1.PodSpec) string {
 	var out []string
-	for _, c := range p.Spec.Containers {
+	for _, c := range spec.Containers {
 		out = append(out, c.Name+"="+c.Image)
 	}
 	return strings.Join(out, " ")

@@ -1,0 +1,164 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// kubeStrategy applies a built-in type's registry strategy from
+// k8s.io/kubernetes exactly as kube-apiserver's generic registry does:
+// the versioned object is defaulted by the scheme, converted to the
+// internal type the strategy works on, prepared and validated by
+// rest.BeforeCreate or rest.BeforeUpdate (metadata and type validation,
+// declarative validation, warnings, canonicalisation), and converted back.
+type kubeStrategy struct {
+	create rest.RESTCreateStrategy
+	// update holds the strategy of each writable sub-resource by name, ""
+	// for the object itself; scale writes use the object's.
+	update map[string]rest.RESTUpdateStrategy
+	// byAction are the sub-resources written by the type's own action (a
+	// pod's binding), which prepares the object itself, as kube's binding
+	// storage writes the pod without its strategy.
+	byAction map[string]bool
+}
+
+var _ registry.Strategy = (*kubeStrategy)(nil)
+
+// strategy is the kubeStrategy of a type whose strategy value serves
+// create and update, with the strategies of its sub-resources.
+func strategy(main interface {
+	rest.RESTCreateStrategy
+	rest.RESTUpdateStrategy
+}, subresources map[string]rest.RESTUpdateStrategy) *kubeStrategy {
+	update := map[string]rest.RESTUpdateStrategy{"": main, "scale": main}
+	for name, s := range subresources {
+		update[name] = s
+	}
+	return &kubeStrategy{create: main, update: update}
+}
+
+func (k *kubeStrategy) Default(obj runtime.Object) { legacyscheme.Scheme.Default(obj) }
+
+func (k *kubeStrategy) Create(ctx context.Context, w registry.Write, obj runtime.Object) (runtime.Object, error) {
+	internal, err := toInternal(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := rest.BeforeCreate(k.create, requestContext(ctx, w), internal); err != nil {
+		return nil, err
+	}
+	return fromInternal(internal, w)
+}
+
+func (k *kubeStrategy) Update(ctx context.Context, w registry.Write, obj, old runtime.Object) (runtime.Object, error) {
+	s := k.update[w.Subresource]
+	if s == nil && k.byAction[w.Subresource] {
+		keepSystemFields(obj, old)
+		return obj, nil
+	}
+	if s == nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("no update strategy for %s/%s", w.Info.Resource, w.Subresource))
+	}
+	internal, err := toInternal(obj)
+	if err != nil {
+		return nil, err
+	}
+	internalOld, err := toInternal(old)
+	if err != nil {
+		return nil, err
+	}
+	if err := rest.BeforeUpdate(s, requestContext(ctx, w), internal, internalOld); err != nil {
+		return nil, err
+	}
+	return fromInternal(internal, w)
+}
+
+// keepSystemFields carries over what a write may not change.
+func keepSystemFields(obj, old runtime.Object) {
+	m, o := mustAccessor(obj), mustAccessor(old)
+	m.SetUID(o.GetUID())
+	m.SetCreationTimestamp(o.GetCreationTimestamp())
+	m.SetDeletionTimestamp(o.GetDeletionTimestamp())
+	m.SetDeletionGracePeriodSeconds(o.GetDeletionGracePeriodSeconds())
+}
+
+// toInternal converts a versioned object to a new internal one.
+func toInternal(obj runtime.Object) (runtime.Object, error) {
+	internal, err := legacyscheme.Scheme.ConvertToVersion(obj, runtime.InternalGroupVersioner)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return internal, nil
+}
+
+// fromInternal converts a prepared internal object back to the written
+// version.
+func fromInternal(internal runtime.Object, w registry.Write) (runtime.Object, error) {
+	out, err := legacyscheme.Scheme.UnsafeConvertToVersion(internal, w.Info.GroupVersionKind().GroupVersion())
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return out, nil
+}
+
+// requestContext carries what kube's strategies read from a request: the
+// namespace ("" for cluster-scoped resources), the request info (group,
+// version, resource, sub-resource, verb: declarative validation and some
+// types' rules depend on them) and the user.
+func requestContext(ctx context.Context, w registry.Write) context.Context {
+	ctx = genericapirequest.WithNamespace(ctx, w.Namespace)
+	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
+		IsResourceRequest: true,
+		Verb:              w.Verb,
+		APIPrefix:         apiPrefix(w.Info.Group),
+		APIGroup:          w.Info.Group,
+		APIVersion:        w.Info.Version,
+		Namespace:         w.Namespace,
+		Resource:          w.Info.Resource,
+		Subresource:       w.Subresource,
+		Name:              w.Name,
+		Parts:             parts(w),
+	})
+	if u, ok := auth.UserFrom(ctx); ok {
+		ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: u.Name, Groups: u.Groups})
+	}
+	return ctx
+}
+
+func apiPrefix(group string) string {
+	if group == "" {
+		return "api"
+	}
+	return "apis"
+}
+
+func parts(w registry.Write) []string {
+	p := []string{w.Info.Resource}
+	if w.Name != "" {
+		p = append(p, w.Name)
+	}
+	if w.Subresource != "" {
+		p = append(p, w.Subresource)
+	}
+	return p
+}
+
+func mustAccessor(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		panic(fmt.Sprintf("object %T has no metadata: %v", obj, err)) // built-in types all have metadata
+	}
+	return m
+}

@@ -1,0 +1,36 @@
+package registry
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kapi-dev/kapi/internal/resources"
+)
+
+// Strategy is a type's rules for writes, as kube-apiserver's registry
+// strategies hold them: the defaults of its versioned type, what a create
+// resets and an update (of the object or of a sub-resource) may change,
+// generation, validation and warnings. The write pipeline calls it at its
+// stages; objects are in the version of the Write's Info.
+type Strategy interface {
+	// Default sets the defaults a request body gets when it is decoded.
+	Default(obj runtime.Object)
+	// Create prepares and validates a new object, returning the object to
+	// store or kube-apiserver's error (an Invalid Status for a validation
+	// failure).
+	Create(ctx context.Context, w Write, obj runtime.Object) (runtime.Object, error)
+	// Update prepares and validates obj as the next state of old through
+	// w.Subresource ("" for the object itself).
+	Update(ctx context.Context, w Write, obj, old runtime.Object) (runtime.Object, error)
+}
+
+// Write says what is written: which version of which resource, through
+// which sub-resource, in which namespace ("" for cluster-scoped ones).
+type Write struct {
+	Info        *resources.Info
+	Subresource string
+	Namespace   string
+	Name        string
+	Verb        string // create, update or patch
+}
