@@ -344,6 +344,16 @@ func (c *Cache) WaitReady(ctx context.Context) error {
 	}
 }
 
+// Ready reports whether the index has been built once.
+func (c *Cache) Ready() bool {
+	select {
+	case <-c.ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // ErrTooLarge means the index did not reach a revision in time.
 type ErrTooLarge struct{ Requested, Current int64 }
 

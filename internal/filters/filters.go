@@ -49,12 +49,12 @@ type Config struct {
 }
 
 // Chain wraps handler in the filters, outermost first: recovery, request
-// info, authentication, authorisation, warnings.
+// info, authentication, authorisation, deadline, warnings.
 func Chain(handler http.Handler, cfg Config) http.Handler {
 	if cfg.Authorizer == nil {
 		cfg.Authorizer = AlwaysAllow{}
 	}
-	h := authorize(withWarnings(handler), cfg.Authorizer)
+	h := authorize(withRequestDeadline(withWarnings(handler)), cfg.Authorizer)
 	h = cfg.Authenticator.Middleware(h, unauthorized)
 	h = withRequestInfo(h)
 	return recoverPanics(h, cfg.Logf)

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -132,8 +133,14 @@ func optionsInvalid(r *http.Request, errs ...*field.Error) error {
 }
 
 // dryRun reads the dryRun query option: true for All, an error for
-// anything else.
+// anything else. Every write reads it first, so it also checks the
+// fieldManager option the write's options carry.
 func dryRun(r *http.Request) (bool, error) {
+	if m := r.URL.Query().Get("fieldManager"); m != "" {
+		if errs := metav1validation.ValidateFieldManager(m, field.NewPath("fieldManager")); len(errs) > 0 {
+			return false, optionsInvalid(r, errs...)
+		}
+	}
 	return checkDryRun(r, r.URL.Query()["dryRun"])
 }
 

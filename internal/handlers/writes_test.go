@@ -106,6 +106,13 @@ func TestWritesThroughTheHandlers(t *testing.T) {
 		t.Errorf("create in a missing namespace: %q", status.Message)
 	}
 
+	// A fieldManager longer than 128 characters is refused.
+	status = decodeInto[metav1.Status](t, do(t, api, "POST", pods+"?fieldManager="+strings.Repeat("m", 129),
+		`{"metadata":{"name":"long"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, http.StatusUnprocessableEntity))
+	if status.Details == nil || status.Details.Kind != "CreateOptions" || len(status.Details.Causes) != 1 || status.Details.Causes[0].Field != "fieldManager" {
+		t.Errorf("long fieldManager: %+v", status)
+	}
+
 	// Delete answers with the object; then it is gone.
 	deleted := decodeInto[corev1.Pod](t, do(t, api, "DELETE", pods+"/p", "", http.StatusOK))
 	if deleted.Name != "p" {

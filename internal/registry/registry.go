@@ -235,6 +235,16 @@ func (r *Registry) WaitReady(ctx context.Context) error {
 	return nil
 }
 
+// Ready reports whether the caches of every backend have been built.
+func (r *Registry) Ready() bool {
+	for _, b := range r.Snapshot().backends {
+		if !b.Cache.Ready() {
+			return false
+		}
+	}
+	return true
+}
+
 // WarmEncodings encodes a built-in object as a bare protobuf message before
 // it is shared: the encoding fills every lazily cached field (a Quantity's
 // string form), so that no later reader writes to the shared object, and it

@@ -281,53 +281,6 @@ func TestPrepareForCreate(t *testing.T) {
 		}
 	})
 
-	t.Run("namespace", func(t *testing.T) {
-		ns := &corev1.Namespace{
-			ObjectMeta: metav1.ObjectMeta{Name: "team"},
-			Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating},
-		}
-		lookup(t, r, "", "v1", "namespaces").PrepareForCreate(ns)
-		if ns.Status.Phase != corev1.NamespaceActive {
-			t.Errorf("phase %q, want Active", ns.Status.Phase)
-		}
-		if !reflect.DeepEqual(ns.Spec.Finalizers, []corev1.FinalizerName{"kubernetes"}) {
-			t.Errorf("finalizers %v, want [kubernetes]", ns.Spec.Finalizers)
-		}
-		if len(ns.Status.Conditions) != 0 || ns.Generation != 0 {
-			t.Errorf("status %+v generation %d", ns.Status, ns.Generation)
-		}
-	})
-
-	t.Run("namespace keeps other finalizers without duplicating kubernetes", func(t *testing.T) {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"},
-			Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"example.com/x", "kubernetes"}}}
-		lookup(t, r, "", "v1", "namespaces").PrepareForCreate(ns)
-		if !reflect.DeepEqual(ns.Spec.Finalizers, []corev1.FinalizerName{"example.com/x", "kubernetes"}) {
-			t.Errorf("finalizers %v", ns.Spec.Finalizers)
-		}
-	})
-
-	t.Run("pod", func(t *testing.T) {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1"}}
-		lookup(t, r, "", "v1", "pods").PrepareForCreate(pod)
-		if !reflect.DeepEqual(pod.Status, corev1.PodStatus{Phase: corev1.PodPending}) {
-			t.Errorf("status %+v, want only phase Pending", pod.Status)
-		}
-		if pod.Generation != 1 {
-			t.Errorf("generation %d, want 1", pod.Generation)
-		}
-	})
-
-	t.Run("node keeps its status", func(t *testing.T) {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"},
-			Status: corev1.NodeStatus{Capacity: corev1.ResourceList{}, Phase: corev1.NodeRunning}}
-		lookup(t, r, "", "v1", "nodes").PrepareForCreate(node)
-		if node.Status.Phase != corev1.NodeRunning {
-			t.Errorf("status %+v, want it kept", node.Status)
-		}
-	})
-
 	t.Run("unstructured CRD", func(t *testing.T) {
 		crd := &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -364,10 +317,6 @@ func TestPrepareForUpdate(t *testing.T) {
 		{name: "only status changed", change: func(d *appsv1.Deployment) { d.Status.Replicas = 9 }, wantGeneration: 3},
 		{name: "client-sent generation is ignored", change: func(d *appsv1.Deployment) { d.Generation = 42 }, wantGeneration: 3},
 		{name: "client-sent generation is ignored with a spec change", change: func(d *appsv1.Deployment) { d.Generation = 42; d.Spec.Paused = true }, wantGeneration: 4},
-		// kube-apiserver's deploymentStrategy.PrepareForUpdate bumps the
-		// generation when spec OR annotations change, because annotations
-		// are copied to the ReplicaSets.
-		{name: "only annotations changed", change: func(d *appsv1.Deployment) { d.Annotations = map[string]string{"a": "2"} }, wantGeneration: 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,66 +3,22 @@ package resources
 import (
 	"reflect"
 
-	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // The strategy functions below apply kube-apiserver's generic rules for
-// preparing and validating objects; per-resource rules hang off createHooks.
-
-// createHooks sets what kube-apiserver's strategy for a resource sets on
-// create, beyond the generic rules.
-var createHooks = map[schema.GroupResource]func(runtime.Object){
-	{Resource: "namespaces"}: func(obj runtime.Object) {
-		ns, ok := obj.(*corev1.Namespace)
-		if !ok {
-			return
-		}
-		ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
-		if !hasFinalizer(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
-			ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
-		}
-	},
-	{Resource: "pods"}: func(obj runtime.Object) {
-		if pod, ok := obj.(*corev1.Pod); ok {
-			pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
-		}
-	},
-}
-
-// annotationsBumpGeneration lists resources whose strategy counts an
-// annotation change as a spec change (a Deployment copies its annotations
-// to its ReplicaSets).
-var annotationsBumpGeneration = map[schema.GroupResource]bool{{Group: "apps", Resource: "deployments"}: true}
-
-// keepsStatusOnCreate lists resources with a status sub-resource whose
-// create keeps the status the client sent.
-var keepsStatusOnCreate = map[schema.GroupResource]bool{{Resource: "nodes"}: true}
-
-func hasFinalizer(list []corev1.FinalizerName, f corev1.FinalizerName) bool {
-	for _, x := range list {
-		if x == f {
-			return true
-		}
-	}
-	return false
-}
+// preparing and validating objects of types without a kube strategy.
 
 // PrepareForCreate resets what a client may not set on create: status where
 // the resource has a status sub-resource, and generation.
 func (i *Info) PrepareForCreate(obj runtime.Object) {
-	i.Default(obj)
-	if i.Subresource("status") != nil && !keepsStatusOnCreate[i.GroupResource()] {
+	if i.Subresource("status") != nil {
 		resetStatus(obj)
-	}
-	if hook := createHooks[i.GroupResource()]; hook != nil {
-		hook(obj)
 	}
 	m, _ := meta.Accessor(obj)
 	m.SetGeneration(0)
@@ -75,22 +31,13 @@ func (i *Info) PrepareForCreate(obj runtime.Object) {
 // change: the stored status (where status is a sub-resource) and the
 // generation, which it bumps when anything else but metadata changed.
 func (i *Info) PrepareForUpdate(obj, old runtime.Object) {
-	i.Default(obj)
-	if defaulters[i.GroupResource()] != nil {
-		// Objects stored before a default existed compare as if they had
-		// it, so that defaulting alone never counts as a spec change.
-		old = old.DeepCopyObject()
-		i.Default(old)
-	}
 	if i.Subresource("status") != nil {
 		copyStatus(obj, old)
 	}
 	m, _ := meta.Accessor(obj)
 	oldMeta, _ := meta.Accessor(old)
 	m.SetGeneration(oldMeta.GetGeneration())
-	annotationsChanged := annotationsBumpGeneration[i.GroupResource()] &&
-		!apiequality.Semantic.DeepEqual(m.GetAnnotations(), oldMeta.GetAnnotations())
-	if i.Generation && (!specEqual(obj, old) || annotationsChanged) {
+	if i.Generation && !specEqual(obj, old) {
 		m.SetGeneration(oldMeta.GetGeneration() + 1)
 	}
 }

@@ -69,6 +69,7 @@ type Server struct {
 	stop     context.CancelFunc // ends the caches, the controllers and the compactor
 	running  sync.WaitGroup     // the compactor and the controllers
 	reg      *registry.Registry
+	health   health
 	// loopback is where the server's own clients (the controllers)
 	// connect; inProcess serves them.
 	loopback  *loopback.Listener
@@ -117,6 +118,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop}
+	s.health.server = s
 	defer func() {
 		if err != nil {
 			s.close()
@@ -148,6 +150,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := ensureNamespaces(ctx, writes); err != nil {
 		return nil, err
 	}
+	s.health.bootstrapped.Store(true)
 	controllerClient := s.loopback.Config(controllerManager, "kube-controller-manager/"+ver.GitVersion)
 	s.background(func() {
 		err := controllers.Run(runCtx, controllers.Config{Client: controllerClient, Logger: cfg.Logger})
@@ -224,13 +227,7 @@ func clientAddress(addr *net.TCPAddr) string {
 
 func (s *Server) routes(api http.Handler, ver interface{}) http.Handler {
 	mux := http.NewServeMux()
-	ok := func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Write([]byte("ok"))
-	}
-	mux.HandleFunc("/healthz", ok)
-	mux.HandleFunc("/livez", ok)
-	mux.HandleFunc("/readyz", ok)
+	s.health.install(mux)
 	versionJSON, _ := json.MarshalIndent(ver, "", "  ")
 	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -265,6 +262,7 @@ func (s *Server) Wait() error {
 // Shutdown stops accepting requests, lets running ones finish within ctx,
 // and closes storage.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.health.shuttingDown.Store(true)
 	err := s.http.Shutdown(ctx)
 	if cerr := s.close(); err == nil {
 		err = cerr

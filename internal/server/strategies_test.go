@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -118,6 +119,18 @@ func TestBuiltinDefaultsAndRules(t *testing.T) {
 		t.Errorf("namespace labels %v, want %s=team", ns.Labels, corev1.LabelMetadataName)
 	}
 
+	// A node keeps the status it is created with (a kubelet registers
+	// itself with its capacity).
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
+		Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")},
+	}}
+	if node, err = client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if pods := node.Status.Capacity[corev1.ResourcePods]; pods.Value() != 110 {
+		t.Errorf("node capacity after create: %v", node.Status.Capacity)
+	}
+
 	labels := map[string]string{"app": "web"}
 	d, err := client.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
@@ -139,6 +152,12 @@ func TestBuiltinDefaultsAndRules(t *testing.T) {
 	d.Spec.Replicas = ptr.To[int32](3)
 	if d, err = client.AppsV1().Deployments("default").Update(ctx, d, metav1.UpdateOptions{}); err != nil || d.Generation != 2 {
 		t.Fatalf("spec update: generation %d, %v; want 2", d.Generation, err)
+	}
+	// A deployment's annotations go to its ReplicaSets: changing them
+	// counts as a change of the spec.
+	d.Annotations = map[string]string{"note": "x"}
+	if d, err = client.AppsV1().Deployments("default").Update(ctx, d, metav1.UpdateOptions{}); err != nil || d.Generation != 3 {
+		t.Fatalf("annotation update: generation %d, %v; want 3", d.Generation, err)
 	}
 	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}
 	d.Spec.Template.Labels = d.Spec.Selector.MatchLabels

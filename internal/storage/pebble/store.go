@@ -179,6 +179,10 @@ func (s *Store) fail(cause error) error {
 	return s.failure()
 }
 
+// Healthy returns the error the store failed with (wrapping
+// storage.ErrFailed), nil while it takes writes.
+func (s *Store) Healthy() error { return s.failure() }
+
 // failure is the error the store failed with, nil while it is healthy.
 func (s *Store) failure() error {
 	if p := s.failed.Load(); p != nil {

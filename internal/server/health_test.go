@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// TestHealthEndpoints reads /healthz, /livez and /readyz as a client with
+// and without verbose, excluding a check, and one check alone.
+func TestHealthEndpoints(t *testing.T) {
+	s := startServer(t)
+	client, err := rest.HTTPClientFor(restConfig(t, s.Kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := client.Get(s.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
+		if code, body := get(path); code != http.StatusOK || body != "ok" {
+			t.Errorf("%s: %d %q, want 200 ok", path, code, body)
+		}
+	}
+	code, body := get("/readyz?verbose")
+	for _, line := range []string{"[+]ping ok", "[+]etcd ok", "[+]informer-sync ok", "[+]shutdown ok", "readyz check passed"} {
+		if code != http.StatusOK || !strings.Contains(body, line) {
+			t.Errorf("/readyz?verbose: %d, lacks %q:\n%s", code, line, body)
+		}
+	}
+	if _, body := get("/livez?verbose"); strings.Contains(body, "shutdown") || !strings.Contains(body, "livez check passed") {
+		t.Errorf("/livez?verbose:\n%s", body)
+	}
+	if _, body := get("/healthz?verbose&exclude=etcd"); !strings.Contains(body, "[+]etcd excluded: ok") {
+		t.Errorf("/healthz excluding etcd:\n%s", body)
+	}
+	if code, body := get("/readyz/etcd"); code != http.StatusOK || body != "ok" {
+		t.Errorf("/readyz/etcd: %d %q", code, body)
+	}
+	if code, _ := get("/readyz/nosuchcheck"); code != http.StatusNotFound {
+		t.Errorf("/readyz/nosuchcheck: %d, want 404", code)
+	}
+}
+
+// TestInvalidTimeout: a `timeout` option that is not a duration is a 400
+// with kube-apiserver's message; a valid one is accepted.
+func TestInvalidTimeout(t *testing.T) {
+	s := startServer(t)
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	err := client.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces").Param("timeout", "soon").Do(context.Background()).Error()
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "invalid timeout specified in the request URL") {
+		t.Fatalf("timeout=soon: %v, want 400", err)
+	}
+	if _, err := client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{TimeoutSeconds: nil}); err != nil {
+		t.Fatal(err)
+	}
+	err = client.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces").Param("timeout", "10s").Do(context.Background()).Error()
+	if err != nil {
+		t.Fatalf("timeout=10s: %v", err)
+	}
+}
