@@ -3,9 +3,11 @@ package cache
 import (
 	"context"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -111,5 +113,65 @@ func TestWaitForFutureRevisionFollowsTheClock(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("wait did not end when the clock passed three seconds")
+	}
+}
+
+// TestCompactedContinuationGoesOnAtLatest: a continue token whose snapshot
+// and storage history are gone gets 410 with a token that goes on from the
+// same key at the latest revision, as kube-apiserver answers; following
+// it lists the rest, including what changed since.
+func TestCompactedContinuationGoesOnAtLatest(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	c, s := newCache(t, Options{Window: time.Minute, Clock: fc})
+	ctx := context.Background()
+	for _, name := range []string{"a", "b", "c", "d"} {
+		if _, err := s.Create(ctx, []byte(prefix+"ns/"+name), configMapValue(name, nil, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WaitFresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 2})
+	if err != nil || len(first.Items) != 2 || first.Continue == "" {
+		t.Fatalf("first page: %+v, %v", first, err)
+	}
+	fc.Step(2 * time.Minute) // the snapshot ages out with the next event
+	rev, err := s.Create(ctx, []byte(prefix+"ns/e"), configMapValue("e", nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	token, err := DecodeToken(first.Continue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 2, Continue: token})
+	gone, ok := err.(*ErrGone)
+	if !ok || gone.Continue == "" {
+		t.Fatalf("continuation after compaction: %v, want ErrGone with a new token", err)
+	}
+	if status := APIError(err).(interface{ Status() metav1.Status }).Status(); status.Code != 410 || status.Continue != gone.Continue {
+		t.Errorf("status %+v, want 410 carrying the token", status)
+	}
+	latest, err := DecodeToken(gone.Continue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Continue: latest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, item := range rest.Items {
+		names = append(names, item.(metav1.Object).GetName())
+	}
+	if strings.Join(names, ",") != "c,d,e" || rest.Revision != rev {
+		t.Fatalf("continued at latest: %v at %d, want c,d,e at %d", names, rest.Revision, rev)
 	}
 }

@@ -16,7 +16,9 @@ func APIError(err error) error {
 		}}
 		return status
 	case *ErrGone:
-		return apierrors.NewResourceExpired(e.Message)
+		status := apierrors.NewResourceExpired(e.Message)
+		status.ErrStatus.ListMeta.Continue = e.Continue
+		return status
 	case *ErrExpired:
 		return apierrors.NewResourceExpired(e.Error())
 	}

@@ -58,7 +58,12 @@ type ListResult struct {
 }
 
 // ErrGone means the state a list asked for is no longer held.
-type ErrGone struct{ Message string }
+type ErrGone struct {
+	Message string
+	// Continue, for a continuation whose snapshot is gone, goes on from
+	// where the client was at the latest revision.
+	Continue string
+}
 
 func (e *ErrGone) Error() string { return e.Message }
 
@@ -75,6 +80,11 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 	start := ""
 	if req.Continue != nil {
 		req.Consistency, req.Revision = Exact, req.Continue.Revision
+		if req.Continue.Revision < 0 {
+			// The token a compacted continuation answered with: go on
+			// from its key at the latest state, inconsistently.
+			req.Consistency, req.Revision = Consistent, 0
+		}
 		start = string(c.prefix) + req.Continue.Start
 	}
 	switch req.Consistency {
@@ -169,7 +179,9 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 		r, err := c.store.Range(ctx, storage.RangeOptions{Prefix: prefix, Start: from, Limit: batch, Revision: req.Revision})
 		if errors.Is(err, storage.ErrCompacted) {
 			if req.Continue != nil {
-				return nil, &ErrGone{Message: msgContinueTooOld}
+				// As kube-apiserver: a token to go on from the same key
+				// at the latest revision comes with the 410.
+				return nil, &ErrGone{Message: msgContinueTooOld, Continue: encodeToken(latestRevision, req.Continue.Start)}
 			}
 			return nil, &ErrGone{Message: msgListTooOld}
 		}
@@ -201,9 +213,15 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 // Token is a decoded continue token: where the next page starts, and the
 // revision every page of the list is read at.
 type Token struct {
+	// Revision is the revision of the list's snapshot, or latestRevision
+	// for a continuation at whatever is current.
 	Revision int64
 	Start    string // key relative to the resource's prefix
 }
+
+// latestRevision in a token continues at the latest revision (the
+// continuation of a list whose snapshot was compacted).
+const latestRevision = -1
 
 type tokenJSON struct {
 	APIVersion string `json:"v"`
@@ -229,7 +247,7 @@ func DecodeToken(s string) (*Token, error) {
 	switch {
 	case t.APIVersion != "meta.k8s.io/v1":
 		return nil, fmt.Errorf("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-	case t.Revision <= 0:
+	case t.Revision == 0 || t.Revision < latestRevision:
 		return nil, fmt.Errorf("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
 	case t.Start == "" || strings.ContainsRune(t.Start, 0) || strings.Contains(t.Start, ".."):
 		return nil, fmt.Errorf("continue key is not valid: encoded start key is invalid")

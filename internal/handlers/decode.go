@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -65,37 +66,79 @@ func decodeBody(w http.ResponseWriter, r *http.Request, store *registry.Store) (
 	return decodeObject(w, data, info, validation, store)
 }
 
-// decodeObject decodes data into a new object of the store's kind, handling
-// unknown and duplicate fields according to validation.
+// decodeObject decodes a request body into a new object of the store's
+// kind, handling unknown and duplicate fields according to validation.
 func decodeObject(w http.ResponseWriter, data []byte, info runtime.SerializerInfo, validation string, store *registry.Store) (runtime.Object, error) {
+	gvk := store.Info.GroupVersionKind()
+	obj, strictErr, err := decodeStrict(data, info, validation, store)
+	if err == nil && strictErr != nil && validation == metav1.FieldValidationStrict {
+		err = strictErr
+	}
+	if err != nil {
+		if _, isStatus := err.(apierrors.APIStatus); isStatus {
+			return nil, err
+		}
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+			gvk.Kind, gvk.Version, gvk.Kind, decodeErrorText(err)))
+	}
+	warnStrict(w, strictErr)
+	return obj, nil
+}
+
+// decodePatched decodes the result of a patch, answering as
+// kube-apiserver does for patches: an object that does not decode, or has
+// unknown fields under Strict validation, is a 422 on the patch, whose
+// value (patchValue) the cause shows.
+func decodePatched(w http.ResponseWriter, data []byte, patchValue string, info runtime.SerializerInfo, validation string, store *registry.Store) (runtime.Object, error) {
+	obj, strictErr, err := decodeStrict(data, info, validation, store)
+	if err == nil && strictErr != nil && validation == metav1.FieldValidationStrict {
+		err = strictErr
+	}
+	if err != nil {
+		if _, isStatus := err.(apierrors.APIStatus); isStatus {
+			return nil, err
+		}
+		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), patchValue, err.Error()),
+		})
+	}
+	warnStrict(w, strictErr)
+	return obj, nil
+}
+
+// decodeStrict decodes data into a new object of the store's kind. Unknown
+// or duplicate fields are reported apart (strictErr) unless validation is
+// Ignore; err is any other failure, or a Status for a body of another
+// version.
+func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, store *registry.Store) (obj runtime.Object, strictErr, err error) {
 	gvk := store.Info.GroupVersionKind()
 	decoder := info.Serializer
 	if validation != metav1.FieldValidationIgnore && info.StrictSerializer != nil {
 		decoder = info.StrictSerializer
 	}
 	obj, actual, err := decoder.Decode(data, &gvk, store.New())
-	var strictErr error
 	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
 		strictErr, err = err, nil
 	}
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
-			gvk.Kind, gvk.Version, gvk.Kind, decodeErrorText(err)))
+		return nil, nil, err
 	}
 	if actual != nil && (actual.Kind != gvk.Kind || actual.GroupVersion() != gvk.GroupVersion()) && actual.Kind != "" {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
 			actual.GroupVersion(), gvk.GroupVersion()))
 	}
-	if strictErr != nil {
-		if validation == metav1.FieldValidationStrict {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
-				gvk.Kind, gvk.Version, gvk.Kind, strictErr))
-		}
-		for _, msg := range strictMessages(strictErr) {
-			addWarning(w, msg)
-		}
+	return obj, strictErr, nil
+}
+
+// warnStrict reports unknown and duplicate fields as warnings (the Warn
+// validation).
+func warnStrict(w http.ResponseWriter, strictErr error) {
+	if strictErr == nil {
+		return
 	}
-	return obj, nil
+	for _, msg := range strictMessages(strictErr) {
+		addWarning(w, msg)
+	}
 }
 
 func decodeErrorText(err error) string {

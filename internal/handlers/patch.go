@@ -7,7 +7,7 @@ import (
 	"mime"
 	"net/http"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -75,7 +75,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		if err != nil {
 			return nil, err
 		}
-		obj, err := decodeObject(w, patched, jsonInfo, validation, store)
+		obj, err := decodePatched(w, patched, patchValue(patchType, patched, body), jsonInfo, validation, store)
 		if err != nil {
 			return nil, err
 		}
@@ -165,6 +165,20 @@ func strategicMergeError(err error) error {
 		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 	}
 	return apierrors.NewBadRequest(err.Error())
+}
+
+// patchValue is what kube-apiserver shows as the value of a patch it
+// refuses after applying it: the patched object's JSON, or for a strategic
+// merge patch the patch itself as a Go map.
+func patchValue(patchType types.PatchType, patched, patch []byte) string {
+	if patchType != types.StrategicMergePatchType {
+		return string(patched)
+	}
+	var m map[string]interface{}
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return string(patch)
+	}
+	return fmt.Sprintf("%+v", m)
 }
 
 func truncate(b []byte) string {

@@ -96,7 +96,8 @@ func (t readTarget) transform(store *registry.Store, obj runtime.Object, items [
 			list.ListMeta = *listMeta
 		}
 		for _, item := range items {
-			list.Items = append(list.Items, *partialMetadata(item, schema.GroupVersion{}))
+			// Each item carries its kind, as kube-apiserver's do.
+			list.Items = append(list.Items, *partialMetadata(item, gv))
 		}
 		return list, gv.WithKind(asPartialList), nil
 	}
@@ -119,7 +120,7 @@ func (t readTarget) transform(store *registry.Store, obj runtime.Object, items [
 }
 
 // partialMetadata is an object's metadata alone; gv, when set, gives it
-// its kind (list items have none).
+// its kind.
 func partialMetadata(obj runtime.Object, gv schema.GroupVersion) *metav1.PartialObjectMetadata {
 	out := &metav1.PartialObjectMetadata{}
 	if m, err := meta.Accessor(obj); err == nil {

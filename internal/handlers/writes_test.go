@@ -35,15 +35,22 @@ func writeAPI(t *testing.T) *API {
 	return api
 }
 
-// do sends one request and checks its status code; it returns the body.
+// do sends one request (a PATCH is a merge patch) and checks its status
+// code; it returns the body.
 func do(t *testing.T, api *API, method, path, body string, wantCode int) []byte {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "writer/1.0")
+	contentType := "application/json"
 	if method == "PATCH" {
-		req.Header.Set("Content-Type", "application/merge-patch+json")
+		contentType = "application/merge-patch+json"
 	}
+	return doAs(t, api, method, path, contentType, body, wantCode)
+}
+
+func doAs(t *testing.T, api *API, method, path, contentType, body string, wantCode int) []byte {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("User-Agent", "writer/1.0")
 	rec := httptest.NewRecorder()
 	api.ServeHTTP(rec, req)
 	if rec.Code != wantCode {
@@ -147,4 +154,64 @@ func TestScaleThroughTheHandlers(t *testing.T) {
 	}
 	do(t, api, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"c"}}`, http.StatusCreated)
 	do(t, api, "GET", "/api/v1/namespaces/default/configmaps/c/scale", "", http.StatusNotFound)
+}
+
+// TestPatchRefusals: the answers kube-apiserver gives to patches it
+// refuses after decoding them.
+func TestPatchRefusals(t *testing.T) {
+	api := writeAPI(t)
+	const cm = "/api/v1/namespaces/default/configmaps/c"
+	do(t, api, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"c"}}`, http.StatusCreated)
+	for _, tc := range []struct {
+		name, contentType, query, patch string
+		code                            int
+		field, message                  string
+	}{
+		{"unknown JSON patch operation", "application/json-patch+json", "", `[{"op":"frob","path":"/data"}]`,
+			http.StatusUnprocessableEntity, "", "the server rejected our request due to an error in our request"},
+		{"unknown field in a strict merge patch", "application/merge-patch+json", "?fieldValidation=Strict", `{"foo":1}`,
+			http.StatusUnprocessableEntity, "patch", `strict decoding error: unknown field "foo"`},
+		{"unknown field in a strict strategic merge patch", "application/strategic-merge-patch+json", "?fieldValidation=Strict", `{"foo":1}`,
+			http.StatusUnprocessableEntity, "patch", `Invalid value: "map[foo:1]": strict decoding error: unknown field "foo"`},
+		{"unknown field in a strict JSON patch", "application/json-patch+json", "?fieldValidation=Strict", `[{"op":"add","path":"/foo","value":1}]`,
+			http.StatusUnprocessableEntity, "patch", `strict decoding error: unknown field "foo"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status := decodeInto[metav1.Status](t, doAs(t, api, "PATCH", cm+tc.query, tc.contentType, tc.patch, tc.code))
+			if status.Reason != metav1.StatusReasonInvalid || !strings.Contains(status.Message, tc.message) {
+				t.Errorf("status %+v, want reason Invalid and a message with %q", status, tc.message)
+			}
+			if tc.field != "" && (status.Details == nil || len(status.Details.Causes) != 1 || status.Details.Causes[0].Field != tc.field) {
+				t.Errorf("causes %+v, want one on %s", status.Details, tc.field)
+			}
+		})
+	}
+	// Under the default (Warn) the unknown field is dropped with a warning.
+	req := httptest.NewRequest("PATCH", cm, strings.NewReader(`{"foo":1,"data":{"a":"b"}}`))
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || rec.Header().Get("Warning") != `299 - "unknown field \"foo\""` {
+		t.Errorf("warned patch: %d, Warning %q", rec.Code, rec.Header().Get("Warning"))
+	}
+}
+
+// TestPartialObjectMetadataListItemsHaveKinds: each item of a metadata-only
+// list says what it is, as kube-apiserver's do (the metadata client
+// relies on it).
+func TestPartialObjectMetadataListItemsHaveKinds(t *testing.T) {
+	api := writeAPI(t)
+	req := httptest.NewRequest("GET", "/api/v1/namespaces", nil)
+	req.Header.Set("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	list := decodeInto[metav1.PartialObjectMetadataList](t, rec.Body.Bytes())
+	if list.Kind != "PartialObjectMetadataList" || len(list.Items) == 0 {
+		t.Fatalf("list %s: %s", list.Kind, rec.Body)
+	}
+	for _, item := range list.Items {
+		if item.Kind != "PartialObjectMetadata" || item.APIVersion != "meta.k8s.io/v1" {
+			t.Errorf("item %s: kind %q apiVersion %q", item.Name, item.Kind, item.APIVersion)
+		}
+	}
 }
