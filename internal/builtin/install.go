@@ -21,6 +21,9 @@ var storageVersions = map[schema.GroupResource]string{
 func Install(p *pipeline.Pipeline) error {
 	hooks := Hooks(p)
 	typeStrategies := strategies()
+	for gr, s := range draStrategies(p) {
+		typeStrategies[gr] = s
+	}
 	byGR := map[schema.GroupResource][]*resources.Info{}
 	var order []schema.GroupResource
 	for _, g := range resources.NewBuiltin().Groups() {

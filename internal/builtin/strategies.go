@@ -18,8 +18,10 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/node/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
 	_ "k8s.io/kubernetes/pkg/apis/rbac/install"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
+	_ "k8s.io/kubernetes/pkg/apis/storagemigration/install"
 
 	"k8s.io/kubernetes/pkg/registry/apps/controllerrevision"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
@@ -58,6 +60,9 @@ import (
 	"k8s.io/kubernetes/pkg/registry/rbac/clusterrolebinding"
 	"k8s.io/kubernetes/pkg/registry/rbac/role"
 	"k8s.io/kubernetes/pkg/registry/rbac/rolebinding"
+	"k8s.io/kubernetes/pkg/registry/resource/deviceclass"
+	"k8s.io/kubernetes/pkg/registry/resource/devicetaintrule"
+	"k8s.io/kubernetes/pkg/registry/resource/resourceslice"
 	"k8s.io/kubernetes/pkg/registry/scheduling/priorityclass"
 	"k8s.io/kubernetes/pkg/registry/storage/csidriver"
 	"k8s.io/kubernetes/pkg/registry/storage/csinode"
@@ -65,6 +70,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/storage/storageclass"
 	"k8s.io/kubernetes/pkg/registry/storage/volumeattachment"
 	"k8s.io/kubernetes/pkg/registry/storage/volumeattributesclass"
+	"k8s.io/kubernetes/pkg/registry/storagemigration/storagemigration"
 )
 
 // status is the sub-resource map of a type whose status has its own
@@ -88,6 +94,7 @@ func withActions(s *kubeStrategy, subresources ...string) *kubeStrategy {
 // pull in controllers and token machinery), the admission policies and
 // webhook configurations (their validation needs the CEL environment and
 // an authorizer), podcertificaterequests (its status needs an authorizer),
+// (resourceclaims and resourceclaimtemplates are in dra.go),
 // componentstatuses, bindings, and custom resource definitions.
 func strategies() map[schema.GroupResource]*kubeStrategy {
 	core := func(r string) schema.GroupResource { return schema.GroupResource{Resource: r} }
@@ -144,6 +151,12 @@ func strategies() map[schema.GroupResource]*kubeStrategy {
 
 		gr("certificates.k8s.io", "certificatesigningrequests"): strategy(certificates.Strategy, status(certificates.StatusStrategy)),
 		gr("certificates.k8s.io", "clustertrustbundles"):        strategy(clustertrustbundle.Strategy, nil),
+
+		gr("resource.k8s.io", "deviceclasses"):    strategy(deviceclass.Strategy, nil),
+		gr("resource.k8s.io", "devicetaintrules"): strategy(devicetaintrule.Strategy, status(devicetaintrule.StatusStrategy)),
+		gr("resource.k8s.io", "resourceslices"):   strategy(resourceslice.Strategy, nil),
+
+		gr("storagemigration.k8s.io", "storageversionmigrations"): strategy(storagemigration.Strategy, status(storagemigration.StatusStrategy)),
 
 		gr("flowcontrol.apiserver.k8s.io", "flowschemas"):                 strategy(flowschema.Strategy, status(flowschema.StatusStrategy)),
 		gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): strategy(prioritylevelconfiguration.Strategy, status(prioritylevelconfiguration.StatusStrategy)),

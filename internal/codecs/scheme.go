@@ -18,8 +18,10 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
@@ -47,6 +49,7 @@ func init() {
 		networkingv1.AddToScheme, storagev1.AddToScheme, schedulingv1.AddToScheme,
 		discoveryv1.AddToScheme, nodev1.AddToScheme, certificatesv1.AddToScheme,
 		admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme,
+		resourcev1.AddToScheme, storagemigrationv1.AddToScheme,
 	} {
 		utilruntime.Must(add(Scheme))
 	}

@@ -156,8 +156,9 @@ func (t readTarget) table(store *registry.Store, items []runtime.Object) (*metav
 	now := time.Now()
 	table := &metav1.Table{ColumnDefinitions: printer.Columns, Rows: make([]metav1.TableRow, 0, len(items))}
 	jsonEncoder := codecs.Factory.SupportedMediaTypes()[0].Serializer
-	for _, item := range items {
-		row := metav1.TableRow{Cells: printer.Row(item, now)}
+	cells := printer.Rows(items, now)
+	for i, item := range items {
+		row := metav1.TableRow{Cells: cells[i]}
 		var embedded runtime.Object
 		switch t.includeObject {
 		case metav1.IncludeMetadata:
@@ -205,7 +206,7 @@ func (t readTarget) watchObject(store *registry.Store, typ watch.EventType, obj 
 // it defines them, else the built-in printer (or Name and Created At).
 func printerFor(info *resources.Info) (*printers.Printer, error) {
 	if len(info.PrinterColumns) == 0 {
-		return printers.For(schema.GroupResource{Group: info.Group, Resource: info.Resource}), nil
+		return printers.For(info.GroupVersionKind(), schema.GroupResource{Group: info.Group, Resource: info.Resource}), nil
 	}
 	columns := make([]printers.CustomColumn, len(info.PrinterColumns))
 	for i, c := range info.PrinterColumns {

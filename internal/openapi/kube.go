@@ -54,6 +54,7 @@ var markerDefaults = map[string]interface{}{
 	"io.k8s.api.core.v1.ScaleIOPersistentVolumeSource.storageMode":              "ThinProvisioned",
 	"io.k8s.api.core.v1.ScaleIOVolumeSource.fsType":                             "xfs",
 	"io.k8s.api.core.v1.ScaleIOVolumeSource.storageMode":                        "ThinProvisioned",
+	"io.k8s.api.resource.v1.DeviceToleration.operator":                          "Equal",
 	"io.k8s.api.core.v1.ServicePort.protocol":                                   "TCP",
 }
 
@@ -124,6 +125,18 @@ var requiredOverrides = map[string]bool{
 	"io.k8s.api.rbac.v1.ClusterRole.rules":                                                       false,
 	"io.k8s.api.rbac.v1.Role.rules":                                                              false,
 	"io.k8s.api.rbac.v1.RoleRef.apiGroup":                                                        false,
+	"io.k8s.api.resource.v1.AllocatedDeviceStatus.conditions":                                    false,
+	"io.k8s.api.resource.v1.CapacityRequestPolicy.default":                                       false,
+	"io.k8s.api.resource.v1.CapacityRequestPolicyRange.min":                                      true,
+	"io.k8s.api.resource.v1.CounterSet.counters":                                                 true,
+	"io.k8s.api.resource.v1.DeviceClaim.requests":                                                false,
+	"io.k8s.api.resource.v1.DeviceClass.spec":                                                    false,
+	"io.k8s.api.resource.v1.DeviceCounterConsumption.counters":                                   true,
+	"io.k8s.api.resource.v1.DeviceTaintRuleSpec.taint":                                           true,
+	"io.k8s.api.resource.v1.ResourceClaim.spec":                                                  false,
+	"io.k8s.api.resource.v1.ResourceClaimSpec.devices":                                           false,
+	"io.k8s.api.resource.v1.ResourceClaimTemplate.spec":                                          false,
+	"io.k8s.api.resource.v1.ResourceClaimTemplateSpec.spec":                                      false,
 	"io.k8s.api.scheduling.v1.PriorityClass.value":                                               false,
 	"io.k8s.api.storage.v1.CSINodeDriver.topologyKeys":                                           false,
 }
@@ -159,6 +172,10 @@ var listTypes = map[string]listType{
 	"io.k8s.api.flowcontrol.v1.ResourcePolicyRule.namespaces":                                    {Type: "set"},
 	"io.k8s.api.flowcontrol.v1.ResourcePolicyRule.resources":                                     {Type: "set"},
 	"io.k8s.api.flowcontrol.v1.ResourcePolicyRule.verbs":                                         {Type: "set"},
+	"io.k8s.api.resource.v1.AllocatedDeviceStatus.conditions":                                    {Type: "map", Keys: []string{"type"}},
+	"io.k8s.api.resource.v1.DeviceRequestAllocationResult.skipNodeOperations":                    {Type: "set"},
+	"io.k8s.api.resource.v1.ResourceClaimStatus.devices":                                         {Type: "map", Keys: []string{"driver", "device", "pool", "shareID"}},
+	"io.k8s.api.resource.v1.ResourceSliceSpec.skipNodeOperations":                                {Type: "set"},
 	"io.k8s.api.storage.v1.CSIDriverSpec.volumeLifecycleModes":                                   {Type: "set"},
 }
 

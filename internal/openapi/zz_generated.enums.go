@@ -257,6 +257,22 @@ var enums = map[string]enumType{
 		values: []string{"AlwaysAllow", "IfHealthyBudget"},
 		doc:    "Possible enum values:\n - `\"AlwaysAllow\"` policy means that all running pods (status.phase=\"Running\"), but not yet healthy are considered disrupted and can be evicted regardless of whether the criteria in a PDB is met. This means perspective running pods of a disrupted application might not get a chance to become healthy. Healthy pods will be subject to the PDB for eviction.\n - `\"IfHealthyBudget\"` policy means that running pods (status.phase=\"Running\"), but not yet healthy can be evicted only if the guarded application is not disrupted (status.currentHealthy is at least equal to status.desiredHealthy). Healthy pods will be subject to the PDB for eviction.",
 	},
+	"k8s.io/api/resource/v1.AllocationConfigSource": {
+		values: []string{"FromClaim", "FromClass"},
+		doc:    "Possible enum values:\n - `\"FromClaim\"`\n - `\"FromClass\"`",
+	},
+	"k8s.io/api/resource/v1.DeviceTaintEffect": {
+		values: []string{"NoExecute", "NoSchedule", "None"},
+		doc:    "Possible enum values:\n - `\"NoExecute\"` Evict any already-running pods that do not tolerate the device taint.\n - `\"NoSchedule\"` Do not allow new pods to schedule which use a tainted device unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running.\n - `\"None\"` No effect, the taint is purely informational.",
+	},
+	"k8s.io/api/resource/v1.DeviceTolerationOperator": {
+		values: []string{"Equal", "Exists"},
+		doc:    "Possible enum values:\n - `\"Equal\"`\n - `\"Exists\"`",
+	},
+	"k8s.io/api/resource/v1.SkipNodeOperation": {
+		values: []string{"*", "NodePrepareResources", "NodeUnprepareResources"},
+		doc:    "Possible enum values:\n - `\"*\"` indicates that all node-local resource operations are skipped.\n - `\"NodePrepareResources\"` indicates that NodePrepareResources gRPC calls are skipped.\n - `\"NodeUnprepareResources\"` indicates that NodeUnprepareResources gRPC calls are skipped.",
+	},
 	"k8s.io/api/storage/v1.StorageHealthStatusType": {
 		values: []string{"StorageDegraded", "StorageUnreachable"},
 		doc:    "Possible enum values:\n - `\"StorageDegraded\"` indicates the storage backend is functioning with reduced capability.\n - `\"StorageUnreachable\"` indicates the storage backend is unreachable.",

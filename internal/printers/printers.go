@@ -1,13 +1,11 @@
 // Package printers produces the server-side Table columns and rows that
-// kube-apiserver prints for the built-in resources, so that `kubectl get`
-// (and `kubectl get -o wide`) look the same against kapi as against a real
-// cluster.
-//
-// The logic follows kube-apiserver's pkg/printers/internalversion printers,
-// ported from the internal API types to the versioned (k8s.io/api) types the
-// kapi storage returns. Like kube-apiserver, every row is generated "wide":
-// the cells of the priority 1 columns are always present and kubectl decides
-// which columns to show.
+// kube-apiserver prints, so that `kubectl get` (and `kubectl get -o wide`)
+// look the same against kapi as against a real cluster: built-in objects
+// are printed by kube-apiserver's own printers
+// (k8s.io/kubernetes/pkg/printers/internalversion), custom resources by
+// their CRD's columns. Like kube-apiserver, every row is generated "wide":
+// the cells of the priority 1 columns are always present and kubectl
+// decides which columns to show.
 package printers
 
 import (
@@ -17,9 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
@@ -28,35 +24,21 @@ type Printer struct {
 	Columns []metav1.TableColumnDefinition
 	// Row returns the cells of obj's row, in column order.
 	Row func(obj runtime.Object, now time.Time) []interface{}
+	// rows, when set, prints a list at once (a printer may look at all
+	// items: kube marks the effective default StorageClass of a list).
+	rows func(items []runtime.Object, now time.Time) [][]interface{}
 }
 
-// For returns the printer for a built-in resource (group + plural resource
-// name), or the default printer (columns "Name" and "Created At") for
-// resources without one.
-//
-// The returned Printer is shared: callers must not modify it.
-func For(gr schema.GroupResource) *Printer {
-	if p, ok := registry[gr]; ok {
-		return p
+// Rows returns the cells of each item's row.
+func (p *Printer) Rows(items []runtime.Object, now time.Time) [][]interface{} {
+	if p.rows != nil {
+		return p.rows(items, now)
 	}
-	return defaultPrinter
-}
-
-// registry maps the resources kube-apiserver has a printer for to it.
-var registry = buildRegistry()
-
-func buildRegistry() map[schema.GroupResource]*Printer {
-	r := map[schema.GroupResource]*Printer{}
-	add := func(group string, p *Printer, resources ...string) {
-		for _, res := range resources {
-			r[schema.GroupResource{Group: group, Resource: res}] = p
-		}
+	out := make([][]interface{}, len(items))
+	for i, item := range items {
+		out[i] = p.Row(item, now)
 	}
-	addCore(add)
-	addApps(add)
-	addBatch(add)
-	addOther(add)
-	return r
+	return out
 }
 
 type addFunc func(group string, p *Printer, resources ...string)
@@ -66,29 +48,9 @@ var (
 	objectMetaDoc = metav1.ObjectMeta{}.SwaggerDoc()
 )
 
-const (
-	containersDescription = "Names of each container in the template."
-	imagesDescription     = "Images referenced by each container in the template."
-)
-
 // nameColumn is the "Name" column every printer starts with.
 func nameColumn() metav1.TableColumnDefinition {
 	return metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc["name"]}
-}
-
-// ageColumn is the "Age" column.
-func ageColumn() metav1.TableColumnDefinition {
-	return metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: objectMetaDoc["creationTimestamp"]}
-}
-
-// column is a priority 0 column.
-func column(name, typ, description string) metav1.TableColumnDefinition {
-	return metav1.TableColumnDefinition{Name: name, Type: typ, Description: description}
-}
-
-// wide is a priority 1 column (shown by `kubectl get -o wide`).
-func wide(name, typ, description string) metav1.TableColumnDefinition {
-	return metav1.TableColumnDefinition{Name: name, Type: typ, Priority: 1, Description: description}
 }
 
 // cols builds a column list.
@@ -101,53 +63,6 @@ func since(timestamp metav1.Time, now time.Time) string {
 		return "<unknown>"
 	}
 	return duration.HumanDuration(now.Sub(timestamp.Time))
-}
-
-// microSince is since for a MicroTime (kube's translateMicroTimestampSince).
-func microSince(timestamp metav1.MicroTime, now time.Time) string {
-	if timestamp.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(timestamp.Time))
-}
-
-// typedPtr constrains PT to be a pointer to T implementing runtime.Object.
-type typedPtr[T any] interface {
-	*T
-	runtime.Object
-}
-
-// typed makes a printer whose rows are computed by row from objects of type
-// PT. Unstructured objects are converted to PT first; anything else gets a
-// row holding only its name (and age).
-func typed[T any, PT typedPtr[T]](columns []metav1.TableColumnDefinition, row func(obj PT, now time.Time) []interface{}) *Printer {
-	return &Printer{
-		Columns: columns,
-		Row: func(obj runtime.Object, now time.Time) []interface{} {
-			if o, ok := as[T, PT](obj); ok {
-				return row(o, now)
-			}
-			return fallbackRow(columns, obj, now)
-		},
-	}
-}
-
-// as returns obj as a PT, converting it from unstructured content if needed.
-func as[T any, PT typedPtr[T]](obj runtime.Object) (PT, bool) {
-	switch o := obj.(type) {
-	case PT:
-		return o, o != nil
-	case *unstructured.Unstructured:
-		if o == nil {
-			return nil, false
-		}
-		out := PT(new(T))
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, out); err != nil {
-			return nil, false
-		}
-		return out, true
-	}
-	return nil, false
 }
 
 // fallbackRow is the row of an object a printer does not understand: its

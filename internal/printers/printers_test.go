@@ -30,9 +30,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kapi-dev/kapi/internal/resources"
 )
 
-var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+// now is when the test objects are aged from: kube's printers age objects
+// by the real clock.
+var now = time.Now()
 
 // ago is the time d before now.
 func ago(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
@@ -119,7 +123,7 @@ func TestColumns(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.gr.String(), func(t *testing.T) {
-			got := strings.Join(columnNames(For(tc.gr)), " ")
+			got := strings.Join(columnNames(forResource(tc.gr)), " ")
 			if got != tc.want {
 				t.Errorf("columns\n got: %s\nwant: %s", got, tc.want)
 			}
@@ -129,7 +133,7 @@ func TestColumns(t *testing.T) {
 
 func TestColumnDefinitions(t *testing.T) {
 	objectMeta := metav1.ObjectMeta{}.SwaggerDoc()
-	pod := For(gr("", "pods")).Columns
+	pod := forResource(gr("", "pods")).Columns
 	if c := pod[0]; c.Name != "Name" || c.Type != "string" || c.Format != "name" || c.Description != objectMeta["name"] || c.Description == "" {
 		t.Errorf("pod Name column = %+v", c)
 	}
@@ -142,7 +146,7 @@ func TestColumnDefinitions(t *testing.T) {
 	if c := pod[5]; c.Name != "IP" || c.Priority != 1 || c.Description != (corev1.PodStatus{}).SwaggerDoc()["podIP"] {
 		t.Errorf("pod IP column = %+v", c)
 	}
-	def := For(gr("rbac.authorization.k8s.io", "roles")).Columns
+	def := forResource(gr("rbac.authorization.k8s.io", "roles")).Columns
 	want := []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: objectMeta["name"]},
 		{Name: "Created At", Type: "date", Description: objectMeta["creationTimestamp"]},
@@ -150,14 +154,25 @@ func TestColumnDefinitions(t *testing.T) {
 	if !reflect.DeepEqual(def, want) {
 		t.Errorf("default columns = %+v, want %+v", def, want)
 	}
-	rs := For(gr("apps", "replicasets")).Columns
+	rs := forResource(gr("apps", "replicasets")).Columns
 	if rs[1].Type != "integer" || rs[1].Description == "" {
 		t.Errorf("replicaset Desired column = %+v", rs[1])
 	}
 	// Every column but the RuntimeClass handler (whose description kube
 	// looks up where there is none) is described.
-	for g, p := range registry {
-		for _, c := range p.Columns {
+	for _, g := range resources.NewBuiltin().Groups() {
+		for _, v := range g.Versions {
+			for _, info := range v.Resources {
+				checkColumns(t, info.GroupResource(), For(info.GroupVersionKind(), info.GroupResource()).Columns)
+			}
+		}
+	}
+}
+
+func checkColumns(t *testing.T, g schema.GroupResource, columns []metav1.TableColumnDefinition) {
+	t.Helper()
+	{
+		for _, c := range columns {
 			if c.Description == "" && !(g.Resource == "runtimeclasses" && c.Name == "Handler") {
 				t.Errorf("%s column %q has no description", g, c.Name)
 			}
@@ -740,7 +755,7 @@ func TestRows(t *testing.T) {
 			obj: &corev1.PersistentVolumeClaim{
 				ObjectMeta: func() metav1.ObjectMeta {
 					m := objMeta("data")
-					m.Annotations = map[string]string{betaStorageClassAnnotation: "legacy"}
+					m.Annotations = map[string]string{"volume.beta.kubernetes.io/storage-class": "legacy"}
 					return m
 				}(),
 				Spec: corev1.PersistentVolumeClaimSpec{
@@ -864,7 +879,7 @@ func TestRows(t *testing.T) {
 			name: "limitrange uses the default printer",
 			gr:   gr("", "limitranges"),
 			obj:  &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "limits", CreationTimestamp: metav1.NewTime(now)}},
-			want: []interface{}{"limits", "2026-03-01T12:00:00Z"},
+			want: []interface{}{"limits", now.UTC().Format(time.RFC3339)},
 		},
 		{
 			name: "lease",
@@ -1123,12 +1138,13 @@ func TestRows(t *testing.T) {
 			want: []interface{}{"gold", "pd.csi.storage.gke.io", "10m"},
 		},
 		{
-			name: "csistoragecapacity",
+			name: "csistoragecapacity uses the default printer",
 			gr:   gr("storage.k8s.io", "csistoragecapacities"),
 			obj: &storagev1.CSIStorageCapacity{
 				ObjectMeta: objMeta("csisc-1"), StorageClassName: "standard", Capacity: ptr(resource.MustParse("100Gi")),
 			},
-			want: []interface{}{"csisc-1", "standard", "100Gi"},
+			// kube-apiserver serves them with its default table.
+			want: []interface{}{"csisc-1", ago(10 * time.Minute).UTC().Format(time.RFC3339)},
 		},
 		{
 			name: "clustertrustbundle",
@@ -1146,7 +1162,7 @@ func TestRows(t *testing.T) {
 				},
 				Status: certificatesv1.PodCertificateRequestStatus{Conditions: []metav1.Condition{{Type: "Issued", Status: metav1.ConditionTrue}}},
 			},
-			want: []interface{}{"req-1", "web-0", "web", "node-1", "example.com/signer", "Issued"},
+			want: []interface{}{"req-1", "web-0", "web", "node-1", "example.com/signer", "Issued", "<none>"},
 		},
 		{
 			name: "mutatingadmissionpolicy",
@@ -1227,8 +1243,9 @@ func TestRows(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := For(tc.gr)
-			got := p.Row(tc.obj, now)
+			p := forResource(tc.gr)
+			// Printed as a list of one, as `kubectl get` lists.
+			got := p.Rows([]runtime.Object{tc.obj}, now)[0]
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("row\n got: %#v\nwant: %#v", got, tc.want)
 			}
@@ -1240,7 +1257,7 @@ func TestRows(t *testing.T) {
 }
 
 func TestIPAddressRowHasKubeExtraAgeCell(t *testing.T) {
-	p := For(gr("networking.k8s.io", "ipaddresses"))
+	p := forResource(gr("networking.k8s.io", "ipaddresses"))
 	got := p.Row(&networkingv1.IPAddress{
 		ObjectMeta: metav1.ObjectMeta{Name: "10.96.0.10", CreationTimestamp: ago(10 * time.Minute)},
 		Spec:       networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{Resource: "services", Namespace: "kube-system", Name: "kube-dns"}},
@@ -1255,19 +1272,17 @@ func TestIPAddressRowHasKubeExtraAgeCell(t *testing.T) {
 }
 
 func TestUnexpectedObjects(t *testing.T) {
-	// A printer given an object it does not know prints its name and age.
-	p := For(gr("apps", "deployments"))
-	got := p.Row(&corev1.ConfigMap{ObjectMeta: objMeta("cm")}, now)
-	want := []interface{}{"cm", "", "", "", "10m", "", "", ""}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("row = %#v, want %#v", got, want)
+	// A printer given an object of another type prints its name.
+	p := forResource(gr("apps", "deployments"))
+	if got := p.Row(&corev1.ConfigMap{ObjectMeta: objMeta("cm")}, now); len(got) == 0 || got[0] != "cm" {
+		t.Errorf("row = %#v, want one that starts with the name", got)
 	}
 	// Nil objects do not panic.
 	var nilPod *corev1.Pod
-	if got := For(gr("", "pods")).Row(nilPod, now); len(got) != 9 {
+	if got := forResource(gr("", "pods")).Row(nilPod, now); len(got) != 9 {
 		t.Errorf("nil pod row = %#v", got)
 	}
-	if got := For(gr("", "limitranges")).Row(nil, now); !reflect.DeepEqual(got, []interface{}{"", ""}) {
+	if got := forResource(gr("", "limitranges")).Row(nil, now); !reflect.DeepEqual(got, []interface{}{"", ""}) {
 		t.Errorf("nil default row = %#v", got)
 	}
 }
@@ -1287,11 +1302,26 @@ func TestAges(t *testing.T) {
 		{ago(400 * 24 * time.Hour), "400d"},
 		{metav1.NewTime(now.Add(time.Hour)), "<invalid>"},
 	}
-	p := For(gr("", "namespaces"))
+	p := forResource(gr("", "namespaces"))
 	for _, tc := range cases {
 		got := p.Row(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", CreationTimestamp: tc.created}}, now)[2]
 		if got != tc.want {
 			t.Errorf("age of %v = %v, want %s", tc.created, got, tc.want)
 		}
 	}
+}
+
+// forResource is For for a built-in resource named by group and resource,
+// in its preferred version.
+func forResource(gr schema.GroupResource) *Printer {
+	for _, g := range resources.NewBuiltin().Groups() {
+		for _, v := range g.Versions {
+			for _, info := range v.Resources {
+				if info.Group == gr.Group && info.Resource == gr.Resource {
+					return For(info.GroupVersionKind(), gr)
+				}
+			}
+		}
+	}
+	return defaultPrinter
 }

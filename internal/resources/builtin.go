@@ -177,6 +177,19 @@ var builtinResources = []Info{
 	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions", Singular: "customresourcedefinition", Kind: "CustomResourceDefinition", ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"}, Verbs: verbsAll, Generation: true,
 		Subresources: []SubresourceInfo{statusSubresource()}},
 
+	// resource.k8s.io/v1 (dynamic resource allocation)
+	{Group: "resource.k8s.io", Version: "v1", Resource: "deviceclasses", Singular: "deviceclass", Kind: "DeviceClass", Verbs: verbsAll, Generation: true},
+	{Group: "resource.k8s.io", Version: "v1", Resource: "devicetaintrules", Singular: "devicetaintrule", Kind: "DeviceTaintRule", Verbs: verbsAll, Generation: true,
+		Subresources: []SubresourceInfo{statusSubresource()}},
+	{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims", Singular: "resourceclaim", Kind: "ResourceClaim", Namespaced: true, Verbs: verbsAll,
+		Subresources: []SubresourceInfo{statusSubresource()}},
+	{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates", Singular: "resourceclaimtemplate", Kind: "ResourceClaimTemplate", Namespaced: true, Verbs: verbsAll},
+	{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices", Singular: "resourceslice", Kind: "ResourceSlice", Verbs: verbsAll, Generation: true},
+
+	// storagemigration.k8s.io/v1
+	{Group: "storagemigration.k8s.io", Version: "v1", Resource: "storageversionmigrations", Singular: "storageversionmigration", Kind: "StorageVersionMigration", Verbs: verbsAll,
+		Subresources: []SubresourceInfo{statusSubresource()}},
+
 	// flowcontrol.apiserver.k8s.io/v1
 	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Resource: "flowschemas", Singular: "flowschema", Kind: "FlowSchema", Verbs: verbsAll, Generation: true,
 		Subresources: []SubresourceInfo{statusSubresource()}},

@@ -46,7 +46,9 @@ var groupPriority = map[string]int{
 	"coordination.k8s.io":          16500,
 	"node.k8s.io":                  16300,
 	"discovery.k8s.io":             16200,
+	"resource.k8s.io":              16200,
 	"flowcontrol.apiserver.k8s.io": 16100,
+	"storagemigration.k8s.io":      15800,
 }
 
 // versionPriority orders versions within a group; the first is preferred.

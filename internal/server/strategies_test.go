@@ -7,6 +7,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -193,3 +195,36 @@ func (c *collectWarnings) HandleWarningHeader(code int, agent, text string) {
 }
 
 var _ rest.WarningHandler = (*collectWarnings)(nil)
+
+// TestDefaultGAResources: the GA resources the release serves by default
+// include dynamic resource allocation and storage version migration, with
+// their kube validation.
+func TestDefaultGAResources(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	for _, gv := range []string{"resource.k8s.io/v1", "storagemigration.k8s.io/v1"} {
+		if _, err := client.Discovery().ServerResourcesForGroupVersion(gv); err != nil {
+			t.Errorf("%s not served: %v", gv, err)
+		}
+	}
+	class := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu.example.com"}}
+	created, err := client.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{})
+	if err != nil || created.Generation != 1 {
+		t.Fatalf("device class: %+v, %v", created, err)
+	}
+	slice := &resourcev1.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-1-gpu"},
+		Spec:       resourcev1.ResourceSliceSpec{Driver: "not a driver name", Pool: resourcev1.ResourcePool{Name: "p", ResourceSliceCount: 1}, AllNodes: ptr.To(true)},
+	}
+	if _, err := client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("resource slice with an invalid driver: %v, want 422", err)
+	}
+	migration := &storagemigrationv1.StorageVersionMigration{
+		ObjectMeta: metav1.ObjectMeta{Name: "secrets"},
+		Spec:       storagemigrationv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Resource: "secrets"}},
+	}
+	if _, err := client.StoragemigrationV1().StorageVersionMigrations().Create(ctx, migration, metav1.CreateOptions{}); err != nil {
+		t.Errorf("storage version migration: %v", err)
+	}
+}

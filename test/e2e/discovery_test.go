@@ -27,8 +27,8 @@ func TestAggregatedDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(groups) != 17 { // the core group and 16 named groups
-		t.Errorf("%d groups, want 17", len(groups))
+	if len(groups) != 19 { // the core group and 18 named groups
+		t.Errorf("%d groups, want 19", len(groups))
 	}
 	found := map[string]bool{}
 	for _, list := range resources {

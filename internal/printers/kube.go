@@ -1,0 +1,134 @@
+package printers
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	kubeprinters "k8s.io/kubernetes/pkg/printers"
+	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
+
+	// The printers print internal objects: every served group's internal
+	// types and conversions must be in legacyscheme.
+	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"
+	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
+	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
+	_ "k8s.io/kubernetes/pkg/apis/events/install"
+	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"
+	_ "k8s.io/kubernetes/pkg/apis/node/install"
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/rbac/install"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install"
+	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"
+	_ "k8s.io/kubernetes/pkg/apis/storagemigration/install"
+)
+
+// generator is kube-apiserver's table generator with every built-in
+// type's printer (k8s.io/kubernetes/pkg/printers/internalversion). It
+// prints internal objects.
+var generator = kubeprinters.NewTableGenerator().With(printersinternal.AddHandlers)
+
+// wideTable is how kube-apiserver always generates tables: with the priority
+// columns, which kubectl shows for -o wide.
+var wideTable = kubeprinters.GenerateOptions{Wide: true}
+
+// defaultTable lists the resources kube-apiserver prints with its default
+// table (name, creation time) although a printer for their type exists.
+var defaultTable = map[schema.GroupResource]bool{
+	{Resource: "limitranges"}:                                      true,
+	{Group: "rbac.authorization.k8s.io", Resource: "roles"}:        true,
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}: true,
+	{Group: "storage.k8s.io", Resource: "csistoragecapacities"}:    true,
+}
+
+var kubePrinters sync.Map // schema.GroupVersionKind → *Printer
+
+// For returns the printer of a built-in resource of kind gvk:
+// kube-apiserver's own for its type, or the default printer (columns
+// "Name" and "Created At") where kube-apiserver has none.
+//
+// The returned Printer is shared: callers must not modify it.
+func For(gvk schema.GroupVersionKind, gr schema.GroupResource) *Printer {
+	if defaultTable[gr] {
+		return defaultPrinter
+	}
+	if p, ok := kubePrinters.Load(gvk); ok {
+		return p.(*Printer)
+	}
+	p := kubePrinter(gvk)
+	kubePrinters.Store(gvk, p)
+	return p
+}
+
+// kubePrinter prints objects of kind gvk by converting each to its
+// internal type and generating its row with kube's printer; its columns
+// are those of an empty list of the kind.
+func kubePrinter(gvk schema.GroupVersionKind) *Printer {
+	internalList, err := legacyscheme.Scheme.New(schema.GroupVersionKind{Group: gvk.Group, Version: runtime.APIVersionInternal, Kind: gvk.Kind + "List"})
+	if err != nil {
+		return defaultPrinter
+	}
+	empty, err := generator.GenerateTable(internalList, wideTable)
+	if err != nil {
+		return defaultPrinter
+	}
+	p := &Printer{Columns: empty.ColumnDefinitions}
+	p.Row = func(obj runtime.Object, now time.Time) []interface{} {
+		internal, err := legacyscheme.Scheme.ConvertToVersion(obj, runtime.InternalGroupVersioner)
+		if err != nil {
+			return fallbackRow(p.Columns, obj, now)
+		}
+		table, err := generator.GenerateTable(internal, wideTable)
+		if err != nil || len(table.Rows) == 0 {
+			return fallbackRow(p.Columns, obj, now)
+		}
+		return table.Rows[0].Cells
+	}
+	p.rows = func(items []runtime.Object, now time.Time) [][]interface{} {
+		if rows, ok := listRows(internalList.DeepCopyObject(), items); ok {
+			return rows
+		}
+		out := make([][]interface{}, len(items))
+		for i, item := range items {
+			out[i] = p.Row(item, now)
+		}
+		return out
+	}
+	return p
+}
+
+// listRows prints items as one internal list, as kube-apiserver prints a
+// list; ok is false if an item does not convert or the printer does not
+// give one row per item.
+func listRows(list runtime.Object, items []runtime.Object) (rows [][]interface{}, ok bool) {
+	internals := make([]runtime.Object, len(items))
+	for i, item := range items {
+		internal, err := legacyscheme.Scheme.ConvertToVersion(item, runtime.InternalGroupVersioner)
+		if err != nil {
+			return nil, false
+		}
+		internals[i] = internal
+	}
+	if err := meta.SetList(list, internals); err != nil {
+		return nil, false
+	}
+	table, err := generator.GenerateTable(list, wideTable)
+	if err != nil || len(table.Rows) != len(items) {
+		return nil, false
+	}
+	rows = make([][]interface{}, len(items))
+	for i := range table.Rows {
+		rows[i] = table.Rows[i].Cells
+	}
+	return rows, true
+}
