@@ -6,12 +6,14 @@ import (
 
 	// The install packages put each group's internal types, conversions
 	// and defaults into legacyscheme, which the strategies work with.
+	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
 	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
 	_ "k8s.io/kubernetes/pkg/apis/events/install"
 	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
 	_ "k8s.io/kubernetes/pkg/apis/networking/install"
@@ -23,6 +25,12 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	_ "k8s.io/kubernetes/pkg/apis/storagemigration/install"
 
+	"k8s.io/utils/clock"
+
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicy"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingwebhookconfiguration"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicy"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingwebhookconfiguration"
 	"k8s.io/kubernetes/pkg/registry/apps/controllerrevision"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
@@ -33,8 +41,10 @@ import (
 	"k8s.io/kubernetes/pkg/registry/batch/job"
 	"k8s.io/kubernetes/pkg/registry/certificates/certificates"
 	"k8s.io/kubernetes/pkg/registry/certificates/clustertrustbundle"
+	"k8s.io/kubernetes/pkg/registry/certificates/podcertificaterequest"
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
 	"k8s.io/kubernetes/pkg/registry/core/configmap"
+	"k8s.io/kubernetes/pkg/registry/core/endpoint"
 	"k8s.io/kubernetes/pkg/registry/core/event"
 	"k8s.io/kubernetes/pkg/registry/core/limitrange"
 	"k8s.io/kubernetes/pkg/registry/core/namespace"
@@ -47,6 +57,8 @@ import (
 	"k8s.io/kubernetes/pkg/registry/core/resourcequota"
 	"k8s.io/kubernetes/pkg/registry/core/secret"
 	"k8s.io/kubernetes/pkg/registry/core/service"
+	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
+	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/flowschema"
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/prioritylevelconfiguration"
 	"k8s.io/kubernetes/pkg/registry/networking/ingress"
@@ -89,18 +101,24 @@ func withActions(s *kubeStrategy, subresources ...string) *kubeStrategy {
 }
 
 // strategies are the kube registry strategies of the built-in types, by
-// group-resource. Types not listed keep kapi's generic strategy:
-// endpoints, endpointslices and serviceaccounts (their strategy packages
-// pull in controllers and token machinery), the admission policies and
-// webhook configurations (their validation needs the CEL environment and
-// an authorizer), podcertificaterequests (its status needs an authorizer),
-// (resourceclaims and resourceclaimtemplates are in dra.go),
+// group-resource (resourceclaims and resourceclaimtemplates are in
+// dra.go). Types not listed keep kapi's generic strategy: the admission
+// policy bindings (their strategy resolves the policy's parameter kind),
 // componentstatuses, bindings, and custom resource definitions.
+//
+// Strategies that check what the requester may do (the admission
+// policies' parameter kinds, signing pod certificates) get no authorizer
+// or one that allows everything, as kapi authorises everything until
+// RBAC exists.
 func strategies() map[schema.GroupResource]*kubeStrategy {
 	core := func(r string) schema.GroupResource { return schema.GroupResource{Resource: r} }
 	gr := func(g, r string) schema.GroupResource { return schema.GroupResource{Group: g, Resource: r} }
+	pcr := podcertificaterequest.NewStrategy()
+	vap := validatingadmissionpolicy.NewStrategy(nil, nil)
 	return map[schema.GroupResource]*kubeStrategy{
 		core("configmaps"):             strategy(configmap.Strategy, nil),
+		core("endpoints"):              strategy(endpoint.Strategy, nil),
+		core("serviceaccounts"):        strategy(serviceaccount.Strategy, nil),
 		core("events"):                 strategy(event.Strategy, nil),
 		core("limitranges"):            strategy(limitrange.Strategy, nil),
 		core("namespaces"):             strategy(namespace.Strategy, map[string]rest.RESTUpdateStrategy{"status": namespace.StatusStrategy, "finalize": namespace.FinalizeStrategy}),
@@ -151,6 +169,13 @@ func strategies() map[schema.GroupResource]*kubeStrategy {
 
 		gr("certificates.k8s.io", "certificatesigningrequests"): strategy(certificates.Strategy, status(certificates.StatusStrategy)),
 		gr("certificates.k8s.io", "clustertrustbundles"):        strategy(clustertrustbundle.Strategy, nil),
+		gr("certificates.k8s.io", "podcertificaterequests"):     strategy(pcr, status(podcertificaterequest.NewStatusStrategy(pcr, allowAll{}, clock.RealClock{}))),
+
+		gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"):   strategy(mutatingwebhookconfiguration.Strategy, nil),
+		gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"): strategy(validatingwebhookconfiguration.Strategy, nil),
+		gr("admissionregistration.k8s.io", "validatingadmissionpolicies"):     strategy(vap, status(validatingadmissionpolicy.NewStatusStrategy(vap))),
+		gr("admissionregistration.k8s.io", "mutatingadmissionpolicies"):       strategy(mutatingadmissionpolicy.NewStrategy(nil, nil), nil),
+		gr("discovery.k8s.io", "endpointslices"):                              strategy(endpointslice.Strategy, nil),
 
 		gr("resource.k8s.io", "deviceclasses"):    strategy(deviceclass.Strategy, nil),
 		gr("resource.k8s.io", "devicetaintrules"): strategy(devicetaintrule.Strategy, status(devicetaintrule.StatusStrategy)),

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,6 +62,24 @@ func TestBuiltinValidation(t *testing.T) {
 			}, metav1.CreateOptions{})
 			return err
 		}, "spec.ports[0].port"},
+		{"webhook configuration with a webhook name that is not a domain", func() error {
+			_, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+				ObjectMeta: metav1.ObjectMeta{Name: "w1"},
+				Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+					Name: "check", SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
+					ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://example.com/check")},
+				}},
+			}, metav1.CreateOptions{})
+			return err
+		}, "webhooks[0].name"},
+		{"endpoint slice with an invalid address", func() error {
+			_, err := client.DiscoveryV1().EndpointSlices("default").Create(ctx, &discoveryv1.EndpointSlice{
+				ObjectMeta:  metav1.ObjectMeta{Name: "e1"},
+				AddressType: discoveryv1.AddressTypeIPv4,
+				Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"not-an-ip"}}},
+			}, metav1.CreateOptions{})
+			return err
+		}, "endpoints[0].addresses[0]"},
 		{"configmap with an invalid key", func() error {
 			_, err := client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Name: "c1"}, Data: map[string]string{"no/slash": "x"},
