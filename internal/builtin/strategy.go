@@ -51,6 +51,13 @@ func strategy(main interface {
 
 func (k *kubeStrategy) Default(obj runtime.Object) { legacyscheme.Scheme.Default(obj) }
 
+func (k *kubeStrategy) AllowUnconditionalUpdate(ctx context.Context, subresource string) bool {
+	if s := k.update[subresource]; s != nil {
+		return s.AllowUnconditionalUpdate(ctx)
+	}
+	return true // an action's write, which prepares the object itself
+}
+
 func (k *kubeStrategy) Create(ctx context.Context, w registry.Write, obj runtime.Object) (runtime.Object, error) {
 	internal, err := toInternal(obj)
 	if err != nil {

@@ -215,3 +215,20 @@ func TestPartialObjectMetadataListItemsHaveKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestUnconditionalUpdates: a PUT without a resourceVersion applies to the
+// current object for most types; types whose strategy requires one (a
+// Lease) refuse it with kube-apiserver's 422.
+func TestUnconditionalUpdates(t *testing.T) {
+	api := writeAPI(t)
+	do(t, api, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"c"}}`, http.StatusCreated)
+	do(t, api, "PUT", "/api/v1/namespaces/default/configmaps/c", `{"metadata":{"name":"c"},"data":{"a":"b"}}`, http.StatusOK)
+
+	const leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+	do(t, api, "POST", leases, `{"metadata":{"name":"l"}}`, http.StatusCreated)
+	status := decodeInto[metav1.Status](t, do(t, api, "PUT", leases+"/l", `{"metadata":{"name":"l"},"spec":{"holderIdentity":"me"}}`, http.StatusUnprocessableEntity))
+	const want = `leases.coordination.k8s.io "l" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`
+	if status.Message != want {
+		t.Errorf("unconditional lease update: %q, want %q", status.Message, want)
+	}
+}

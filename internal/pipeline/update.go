@@ -6,6 +6,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -62,7 +64,15 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 		}
 	}
 	cur := mustAccessor(current)
-	if rv := mustAccessor(next).GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
+	rv := mustAccessor(next).GetResourceVersion()
+	if rv == "" && !strategy.AllowUnconditionalUpdate(ctx, opts.Subresource) {
+		// kube-apiserver names the resource where the kind goes here.
+		gr := store.GroupResource()
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
+		})
+	}
+	if rv != "" && rv != cur.GetResourceVersion() {
 		return nil, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
 	}
 	if hook := store.Backend().Hooks.BeforeUpdate; hook != nil && opts.Subresource == "" {

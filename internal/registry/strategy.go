@@ -23,6 +23,10 @@ type Strategy interface {
 	// Update prepares and validates obj as the next state of old through
 	// w.Subresource ("" for the object itself).
 	Update(ctx context.Context, w Write, obj, old runtime.Object) (runtime.Object, error)
+	// AllowUnconditionalUpdate reports whether an update through the
+	// sub-resource may leave out the resourceVersion (and so apply to
+	// whatever is current).
+	AllowUnconditionalUpdate(ctx context.Context, subresource string) bool
 }
 
 // Write says what is written: which version of which resource, through
