@@ -21,8 +21,10 @@ var storageVersions = map[schema.GroupResource]string{
 func Install(p *pipeline.Pipeline) error {
 	hooks := Hooks(p)
 	typeStrategies := strategies()
-	for gr, s := range draStrategies(p) {
-		typeStrategies[gr] = s
+	for _, more := range []map[schema.GroupResource]*kubeStrategy{draStrategies(p), policyBindingStrategies(p)} {
+		for gr, s := range more {
+			typeStrategies[gr] = s
+		}
 	}
 	byGR := map[schema.GroupResource][]*resources.Info{}
 	var order []schema.GroupResource

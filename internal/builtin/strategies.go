@@ -101,10 +101,10 @@ func withActions(s *kubeStrategy, subresources ...string) *kubeStrategy {
 }
 
 // strategies are the kube registry strategies of the built-in types, by
-// group-resource (resourceclaims and resourceclaimtemplates are in
-// dra.go). Types not listed keep kapi's generic strategy: the admission
-// policy bindings (their strategy resolves the policy's parameter kind),
-// componentstatuses, bindings, and custom resource definitions.
+// group-resource (resourceclaims and resourceclaimtemplates are in dra.go,
+// the admission policy bindings in policies.go). Types not listed keep
+// kapi's generic strategy: componentstatuses, bindings, and custom
+// resource definitions.
 //
 // Strategies that check what the requester may do (the admission
 // policies' parameter kinds, signing pod certificates) get no authorizer

@@ -72,6 +72,13 @@ func TestBuiltinValidation(t *testing.T) {
 			}, metav1.CreateOptions{})
 			return err
 		}, "webhooks[0].name"},
+		{"admission policy binding without a policy", func() error {
+			_, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "b1"},
+				Spec:       admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}},
+			}, metav1.CreateOptions{})
+			return err
+		}, "spec.policyName"},
 		{"endpoint slice with an invalid address", func() error {
 			_, err := client.DiscoveryV1().EndpointSlices("default").Create(ctx, &discoveryv1.EndpointSlice{
 				ObjectMeta:  metav1.ObjectMeta{Name: "e1"},
