@@ -1,6 +1,6 @@
 // Command kapi is a Kubernetes API server in one binary.
 //
-//	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory]
+//	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory] [--controllers LIST]
 package main
 
 import (
@@ -10,9 +10,11 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/server"
 )
 
@@ -28,7 +30,13 @@ func main() {
 	minTimeout := flags.Duration("min-request-timeout", 30*time.Minute, "watches without timeoutSeconds end at a random time between this and twice this")
 	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how often watches that allow bookmarks get one")
 	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir) or memory (gone when kapi stops)")
+	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
 	flags.Parse(os.Args[2:])
+	selection, err := controllers.ParseSelection(*controllerList)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "--controllers: %v\n", err)
+		os.Exit(2)
+	}
 	openStorage := server.StorageBackend(*storageName, *dataDir)
 	if openStorage == nil {
 		fmt.Fprintf(os.Stderr, "unknown --storage %q: pebble or memory\n", *storageName)
@@ -42,7 +50,7 @@ func main() {
 	srv, err := server.Start(ctx, server.Config{
 		DataDir: *dataDir, Listen: *listen, Logger: logger,
 		HistoryWindow: *window, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
-		OpenStorage: openStorage,
+		OpenStorage: openStorage, Controllers: selection,
 	})
 	if err != nil {
 		logger.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -35,6 +36,7 @@ func Install(p *pipeline.Pipeline) error {
 				if byGR[gr] == nil {
 					order = append(order, gr)
 				}
+				useKubeFieldLabels(info)
 				byGR[gr] = append(byGR[gr], info)
 			}
 		}
@@ -56,4 +58,16 @@ func Install(p *pipeline.Pipeline) error {
 		}
 	}
 	return nil
+}
+
+// useKubeFieldLabels makes a built-in resource convert field selector
+// labels with the conversion func kube registers for its kind.
+func useKubeFieldLabels(info *resources.Info) {
+	gvk := info.GroupVersionKind()
+	if !legacyscheme.Scheme.Recognizes(gvk) {
+		return
+	}
+	info.FieldLabelConversion = func(label, value string) (string, string, error) {
+		return legacyscheme.Scheme.ConvertFieldLabel(gvk, label, value)
+	}
 }

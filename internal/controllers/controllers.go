@@ -29,6 +29,11 @@ type Config struct {
 	// controllers act as.
 	Client *rest.Config
 	Logger *log.Logger
+	// Controllers selects the controllers that run (all when empty).
+	Controllers Selection
+	// RootCA is the PEM of the CA clients verify the server with, which
+	// every namespace gets in its kube-root-ca.crt ConfigMap.
+	RootCA []byte
 	// Resync is how often informers replay their whole cache to the
 	// controllers (0: never, as kube-controller-manager's default
 	// min-resync of 12 hours is, for a test server, never).
@@ -59,7 +64,19 @@ func Run(ctx context.Context, cfg Config) error {
 			run()
 		}()
 	}
-	runNamespaces(ctx, start, client, metadataClient, factory, cfg.Resync)
+	if cfg.Controllers.Enabled(NamespaceController) {
+		runNamespaces(ctx, start, client, metadataClient, factory, cfg.Resync)
+	}
+	if cfg.Controllers.Enabled(ServiceAccountController) {
+		if err := runServiceAccounts(ctx, start, client, factory); err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
+	}
+	if cfg.Controllers.Enabled(RootCACertificatePublisherController) {
+		if err := runRootCAPublisher(ctx, start, client, factory, cfg.RootCA); err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
+	}
 
 	factory.Start(ctx.Done())
 	<-ctx.Done()

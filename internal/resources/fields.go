@@ -9,6 +9,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
@@ -129,11 +130,22 @@ var fieldSupports = map[schema.GroupResource]fieldSupport{
 			"regarding.resourceVersion": "involvedObject.resourceVersion",
 			"regarding.fieldPath":       "involvedObject.fieldPath",
 			"reportingController":       "reportingComponent",
-			"source":                    "source",
 			"type":                      "type",
 			"metadata.namespace":        "metadata.namespace",
 			"metadata.name":             "metadata.name",
 		}),
+	},
+	{Group: "resource.k8s.io", Resource: "resourceslices"}: {
+		attrs: typedAttrs(func(slice *resourcev1.ResourceSlice) fields.Set {
+			return fields.Set{
+				resourcev1.ResourceSliceSelectorNodeName: ptrString(slice.Spec.NodeName),
+				resourcev1.ResourceSliceSelectorDriver:   slice.Spec.Driver,
+				"spec.pool.name":                         slice.Spec.Pool.Name,
+			}
+		}),
+		convert: acceptLabels(func(label string) error {
+			return fmt.Errorf("field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: %s", label)
+		}, "metadata.name", resourcev1.ResourceSliceSelectorNodeName, resourcev1.ResourceSliceSelectorDriver, "spec.pool.name"),
 	},
 	// apps/v1 registers no conversion func: status.replicas is exposed but
 	// rejected with the generic message.
@@ -233,6 +245,9 @@ func (i *Info) ConvertFieldSelector(sel fields.Selector) (fields.Selector, error
 
 // convertFieldLabel is scheme.ConvertFieldLabel for the resource.
 func (i *Info) convertFieldLabel(label, value string) (string, string, error) {
+	if i.FieldLabelConversion != nil {
+		return i.FieldLabelConversion(label, value)
+	}
 	gr := i.groupResource()
 	if fs, ok := fieldSupports[gr]; ok && fs.convert != nil {
 		return fs.convert(label, value)
@@ -352,4 +367,11 @@ func eventFields(involved corev1.ObjectReference, reason, reportingController, s
 		"source":                         source,
 		"type":                           eventType,
 	}
+}
+
+func ptrString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

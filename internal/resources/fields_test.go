@@ -357,7 +357,7 @@ func TestCheckFieldSelector(t *testing.T) {
 			res: gvr{"events.k8s.io", "v1", "events"},
 			accepted: []string{"metadata.name", "metadata.namespace", "regarding.kind", "regarding.namespace",
 				"regarding.name", "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
-				"regarding.fieldPath", "reason", "reportingController", "source", "type"},
+				"regarding.fieldPath", "reason", "reportingController", "type"},
 			rejected: map[string]string{"involvedObject.name": notSupp, "reportingComponent": notSupp, "note": notSupp},
 		},
 		{
@@ -536,7 +536,7 @@ func TestConvertedSelectorMatches(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: objectMeta("p", "ns"), Spec: corev1.PodSpec{NodeName: "n1"},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	ev := &eventsv1.Event{ObjectMeta: objectMeta("e", "ns"),
-		Regarding: corev1.ObjectReference{Kind: "Pod", Name: "p"}, ReportingController: "kubelet"}
+		Regarding: corev1.ObjectReference{Kind: "Pod", Name: "p"}, ReportingController: "kubelet", Type: "Normal"}
 	tests := []struct {
 		info     *Info
 		obj      runtime.Object
@@ -548,7 +548,7 @@ func TestConvertedSelectorMatches(t *testing.T) {
 		{lookup(t, r, "", "v1", "pods"), pod, "spec.hostNetwork=false,status.phase=Running", true},
 		{lookup(t, r, "", "v1", "pods"), pod, "metadata.namespace=ns,metadata.name!=p", false},
 		{lookup(t, r, "events.k8s.io", "v1", "events"), ev, "regarding.kind=Pod,regarding.name=p", true},
-		{lookup(t, r, "events.k8s.io", "v1", "events"), ev, "reportingController=kubelet,source=kubelet", true},
+		{lookup(t, r, "events.k8s.io", "v1", "events"), ev, "reportingController=kubelet,type=Normal", true},
 		{lookup(t, r, "events.k8s.io", "v1", "events"), ev, "regarding.name=q", false},
 	}
 	for _, tc := range tests {

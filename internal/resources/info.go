@@ -35,6 +35,10 @@ type Info struct {
 	// resource defined by data, such as a custom resource's
 	// additionalPrinterColumns.
 	PrinterColumns []PrinterColumn
+	// FieldLabelConversion, when set, is the field label conversion func
+	// kube registers for the kind (scheme.ConvertFieldLabel); it takes the
+	// place of this package's own table.
+	FieldLabelConversion func(label, value string) (string, string, error)
 
 	// ValidateName checks metadata.name; nil means a DNS subdomain.
 	ValidateName func(name string, prefix bool) []string

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kapi-dev/kapi/internal/controllers"
 )
 
 // TestNamespaceControllerActsAsItself deletes a namespace whose content a
@@ -114,5 +116,56 @@ func poll(t *testing.T, what string, done func() (bool, error)) {
 		func(context.Context) (bool, error) { return done() })
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// TestNamespacesGetTheirDefaults: a new namespace gets its "default"
+// ServiceAccount and a kube-root-ca.crt ConfigMap holding the CA clients
+// verify the server with, as kube-controller-manager's controllers give.
+func TestNamespacesGetTheirDefaults(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	cfg := restConfig(t, s.Kubeconfig)
+	client := kubernetes.NewForConfigOrDie(cfg)
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the default service account", func() (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts("team").Get(ctx, "default", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	var cm *corev1.ConfigMap
+	poll(t, "the root CA config map", func() (bool, error) {
+		var err error
+		cm, err = client.CoreV1().ConfigMaps("team").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if cm.Data["ca.crt"] != string(cfg.TLSClientConfig.CAData) {
+		t.Errorf("kube-root-ca.crt holds %q, want the kubeconfig's CA", cm.Data["ca.crt"])
+	}
+}
+
+// TestControllerSelection: --controllers takes kube-controller-manager's
+// forms and refuses unknown names.
+func TestControllerSelection(t *testing.T) {
+	sel, err := controllers.ParseSelection("*,-" + controllers.RootCACertificatePublisherController)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sel.Enabled(controllers.NamespaceController) || sel.Enabled(controllers.RootCACertificatePublisherController) {
+		t.Errorf("selection %v", sel)
+	}
+	only, _ := controllers.ParseSelection(controllers.NamespaceController)
+	if !only.Enabled(controllers.NamespaceController) || only.Enabled(controllers.ServiceAccountController) {
+		t.Errorf("selection %v", only)
+	}
+	if _, err := controllers.ParseSelection("nosuch-controller"); err == nil {
+		t.Error("an unknown controller was accepted")
 	}
 }

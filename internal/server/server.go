@@ -48,6 +48,9 @@ type Config struct {
 	BookmarkInterval time.Duration
 	// OpenStorage opens the storage backend; nil means Pebble in DataDir.
 	OpenStorage storage.Opener
+	// Controllers selects the built-in controllers that run (all when
+	// empty), as kube-controller-manager's --controllers flag.
+	Controllers controllers.Selection
 	// Clock is the time the watch cache and storage compaction go by
 	// (default: the real clock).
 	Clock clock.WithTicker
@@ -153,7 +156,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.health.bootstrapped.Store(true)
 	controllerClient := s.loopback.Config(controllerManager, "kube-controller-manager/"+ver.GitVersion)
 	s.background(func() {
-		err := controllers.Run(runCtx, controllers.Config{Client: controllerClient, Logger: cfg.Logger})
+		err := controllers.Run(runCtx, controllers.Config{
+			Client: controllerClient, Logger: cfg.Logger, RootCA: pki.CAPEM, Controllers: cfg.Controllers,
+		})
 		if err != nil {
 			cfg.Logger.Print(err)
 		}

@@ -13,7 +13,7 @@ import (
 // TestKillNineKeepsAcknowledgedWrites kills kapi with SIGKILL right after
 // a burst of acknowledged writes and checks every one is there afterwards.
 func TestKillNineKeepsAcknowledgedWrites(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	cms := k.clientset().CoreV1().ConfigMaps("default")
 	const n = 50
 	var last string

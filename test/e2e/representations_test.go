@@ -121,7 +121,7 @@ func TestCBORRoundTrip(t *testing.T) {
 }
 
 func TestTables(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	k.mustKubectl("create", "configmap", "one", "--from-literal=a=1", "--from-literal=b=2")
 	const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 	resp, data := rawDo(t, k, "GET", "/api/v1/namespaces/default/configmaps", "", tableAccept, nil)
@@ -158,7 +158,7 @@ func TestTables(t *testing.T) {
 }
 
 func TestMetadataClientAndInformer(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	k.mustKubectl("create", "configmap", "m", "--from-literal=a=1")
 	mc, err := metadata.NewForConfig(k.config)
 	if err != nil {

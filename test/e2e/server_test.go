@@ -62,6 +62,11 @@ type kapi struct {
 
 // startKapi starts kapi on a free loopback port with a new data directory,
 // passing extraArgs (e.g. "--bookmark-interval", "1s") to serve.
+// withoutRootCA leaves out the controller that puts a kube-root-ca.crt
+// ConfigMap in every namespace, for tests that count the ConfigMaps they
+// made or watch for their own events only.
+const withoutRootCA = "--controllers=*,-root-ca-certificate-publisher-controller"
+
 func startKapi(t *testing.T, extraArgs ...string) *kapi {
 	t.Helper()
 	k := &kapi{t: t, dataDir: t.TempDir(), args: extraArgs}

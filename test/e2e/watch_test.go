@@ -399,7 +399,7 @@ func TestInformer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, tc.watchList)
-			k := startKapi(t)
+			k := startKapi(t, withoutRootCA)
 			cfg := *k.config
 			if tc.json {
 				cfg.ContentType = "application/json"
@@ -735,7 +735,7 @@ func TestKubectlGetWatch(t *testing.T) {
 // 3. Watch semantics by resourceVersion
 
 func TestWatchResourceVersions(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	cs := k.clientset()
 	createNamespace(t, cs, "rv")
 	cms := cs.CoreV1().ConfigMaps("rv")
@@ -813,7 +813,7 @@ func TestWatchResourceVersions(t *testing.T) {
 // 4. Bookmarks
 
 func TestWatchBookmarks(t *testing.T) {
-	k := startKapi(t, "--bookmark-interval", "1s")
+	k := startKapi(t, "--bookmark-interval", "1s", withoutRootCA)
 	cs := k.clientset()
 	createNamespace(t, cs, "bm")
 	createConfigMap(t, cs.CoreV1().ConfigMaps("bm"), "idle", nil)
@@ -1055,7 +1055,7 @@ func TestListOptionValidation(t *testing.T) {
 // 9. Paging
 
 func TestPaging(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	cs := k.clientset()
 	createNamespace(t, cs, "pages")
 	cms := cs.CoreV1().ConfigMaps("pages")

@@ -1,0 +1,55 @@
+package controllers
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The controllers kapi runs, by kube-controller-manager's names.
+const (
+	NamespaceController                  = "namespace-controller"
+	ServiceAccountController             = "serviceaccount-controller"
+	RootCACertificatePublisherController = "root-ca-certificate-publisher-controller"
+)
+
+// All lists the controllers kapi can run.
+var All = []string{NamespaceController, ServiceAccountController, RootCACertificatePublisherController}
+
+// Selection says which controllers run, as kube-controller-manager's
+// --controllers flag does: "*" for every one, "name" to enable one,
+// "-name" to disable one; later entries win.
+type Selection []string
+
+// ParseSelection reads a comma-separated --controllers value, refusing
+// names kapi does not know.
+func ParseSelection(value string) (Selection, error) {
+	var sel Selection
+	for _, item := range strings.Split(value, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name := strings.TrimPrefix(item, "-")
+		if name != "*" && !slices.Contains(All, name) {
+			return nil, fmt.Errorf("unknown controller %q: known are %s", name, strings.Join(All, ", "))
+		}
+		sel = append(sel, item)
+	}
+	return sel, nil
+}
+
+// Enabled reports whether the controller named runs; an empty selection
+// runs every controller.
+func (s Selection) Enabled(name string) bool {
+	enabled := len(s) == 0
+	for _, item := range s {
+		switch item {
+		case "*", name:
+			enabled = true
+		case "-" + name:
+			enabled = false
+		}
+	}
+	return enabled
+}
