@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -167,5 +168,21 @@ func TestControllerSelection(t *testing.T) {
 	}
 	if _, err := controllers.ParseSelection("nosuch-controller"); err == nil {
 		t.Error("an unknown controller was accepted")
+	}
+}
+
+// TestKubernetesService: default/kubernetes exists from the start, on the
+// first address of the service range, port 443 to the server's port.
+func TestKubernetesService(t *testing.T) {
+	s := startServer(t)
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	svc, err := client.CoreV1().Services("default").Get(context.Background(), "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := s.listener.Addr().(*net.TCPAddr).Port
+	if svc.Spec.ClusterIP != "10.96.0.1" || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 443 ||
+		svc.Spec.Ports[0].TargetPort.IntValue() != port || svc.Labels["component"] != "apiserver" {
+		t.Errorf("kubernetes service: %+v", svc)
 	}
 }

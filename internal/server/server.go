@@ -168,6 +168,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.URL = "https://" + clientAddress(s.listener.Addr().(*net.TCPAddr))
+	if err := builtin.EnsureKubernetesService(ctx, writes, int32(s.listener.Addr().(*net.TCPAddr).Port)); err != nil {
+		return nil, fmt.Errorf("creating the kubernetes service: %w", err)
+	}
 	s.Kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
 	if err := pki.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
 		return nil, err

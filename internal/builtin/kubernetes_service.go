@@ -1,0 +1,67 @@
+package builtin
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kapi-dev/kapi/internal/pipeline"
+)
+
+// EnsureKubernetesService keeps the default/kubernetes Service that
+// kube-apiserver's bootstrap controller maintains: the first address of
+// the service range, port 443 (https) to the port the server listens on.
+// Clients in a cluster (and the e2e framework) look the API up by it.
+// There are no Endpoints: the server listens on loopback, which an
+// Endpoints address may not be.
+func EnsureKubernetesService(ctx context.Context, p *pipeline.Pipeline, port int32) error {
+	want := kubernetesService(port)
+	store := p.Registry().Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "services"})
+	current, err := store.Get(ctx, metav1.NamespaceDefault, want.Name)
+	if apierrors.IsNotFound(err) {
+		_, err = p.CreateObject(ctx, want, "kube-apiserver")
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	svc := current.(*corev1.Service)
+	if len(svc.Spec.Ports) == 1 && svc.Spec.Ports[0].TargetPort == want.Spec.Ports[0].TargetPort {
+		return nil
+	}
+	_, err = p.Update(ctx, store, metav1.NamespaceDefault, want.Name, pipeline.Options{Manager: "kube-apiserver"},
+		func(obj runtime.Object) (runtime.Object, error) {
+			svc := obj.DeepCopyObject().(*corev1.Service)
+			svc.Spec.Ports = want.Spec.Ports
+			return svc, nil
+		})
+	return err
+}
+
+// kubernetesService is the Service kube-apiserver's bootstrap controller
+// creates.
+func kubernetesService(port int32) *corev1.Service {
+	first := serviceCIDR.Addr().Next().String()
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "kubernetes", Namespace: metav1.NamespaceDefault,
+			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"},
+		},
+		Spec: corev1.ServiceSpec{
+			Type:            corev1.ServiceTypeClusterIP,
+			ClusterIP:       first,
+			SessionAffinity: corev1.ServiceAffinityNone,
+			Ports: []corev1.ServicePort{{
+				Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(port),
+			}},
+		},
+	}
+}
