@@ -14,6 +14,7 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
@@ -90,6 +91,23 @@ func (k *kubeStrategy) Update(ctx context.Context, w registry.Write, obj, old ru
 		return nil, err
 	}
 	return fromInternal(internal, w)
+}
+
+// GarbageCollectionPolicy is the strategy's default policy for the
+// dependents of deleted objects (background deletion where the strategy
+// has none, as kube's generic registry).
+func (k *kubeStrategy) GarbageCollectionPolicy(ctx context.Context, w registry.Write) string {
+	gc, ok := k.create.(rest.GarbageCollectionDeleteStrategy)
+	if !ok {
+		return pipeline.DeleteDependents
+	}
+	switch gc.DefaultGarbageCollectionPolicy(requestContext(ctx, w)) {
+	case rest.OrphanDependents:
+		return pipeline.OrphanDependents
+	case rest.Unsupported:
+		return pipeline.GCUnsupported
+	}
+	return pipeline.DeleteDependents
 }
 
 // keepSystemFields carries over what a write may not change.

@@ -16,9 +16,11 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 )
@@ -51,9 +53,16 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}
+	discoveryClient, err := discovery.NewDiscoveryClientForConfig(cfg.Client)
+	if err != nil {
+		return fmt.Errorf("controllers: %w", err)
+	}
 	ctx = klog.NewContext(ctx, logrTo(cfg.Logger))
 	factory := informers.NewSharedInformerFactory(client, cfg.Resync)
 	defer factory.Shutdown()
+	metadataFactory := metadatainformer.NewSharedInformerFactory(metadataClient, cfg.Resync)
+	defer metadataFactory.Shutdown()
+	informersStarted := make(chan struct{})
 
 	var running sync.WaitGroup
 	defer running.Wait()
@@ -78,7 +87,15 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 
+	if cfg.Controllers.Enabled(GarbageCollector) {
+		if err := runGarbageCollector(ctx, start, client, metadataClient, factory, metadataFactory, informersStarted, discoveryClient); err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
+	}
+
 	factory.Start(ctx.Done())
+	metadataFactory.Start(ctx.Done())
+	close(informersStarted)
 	<-ctx.Done()
 	return nil
 }

@@ -11,10 +11,11 @@ const (
 	NamespaceController                  = "namespace-controller"
 	ServiceAccountController             = "serviceaccount-controller"
 	RootCACertificatePublisherController = "root-ca-certificate-publisher-controller"
+	GarbageCollector                     = "garbage-collector-controller"
 )
 
 // All lists the controllers kapi can run.
-var All = []string{NamespaceController, ServiceAccountController, RootCACertificatePublisherController}
+var All = []string{NamespaceController, ServiceAccountController, RootCACertificatePublisherController, GarbageCollector}
 
 // Selection says which controllers run, as kube-controller-manager's
 // --controllers flag does: "*" for every one, "name" to enable one,

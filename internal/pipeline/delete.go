@@ -31,6 +31,12 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	if err := p.admission.Validate(ctx, attrs); err != nil {
 		return nil, false, err
 	}
+	w := registry.Write{Info: store.Info, Namespace: namespace, Name: name, Verb: "delete"}
+	if _, changed := gcFinalizers(ctx, strategyOf(store), w, opts, mustAccessor(current)); changed {
+		// The garbage collector finishes the delete (orphaning the
+		// dependents, or deleting them first).
+		return p.markDeleting(ctx, store, namespace, name, opts, current, dry)
+	}
 	keep, err := p.keeps(store, current.DeepCopyObject())
 	if err != nil {
 		return nil, false, err
@@ -73,6 +79,10 @@ func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, name
 	mark := func(cur runtime.Object) (runtime.Object, error) {
 		if err := checkPreconditions(store, opts, cur); err != nil {
 			return nil, err
+		}
+		w := registry.Write{Info: store.Info, Namespace: namespace, Name: name, Verb: "delete"}
+		if finalizers, changed := gcFinalizers(ctx, strategyOf(store), w, opts, mustAccessor(cur)); changed {
+			mustAccessor(cur).SetFinalizers(finalizers)
 		}
 		if _, err := p.keeps(store, cur); err != nil {
 			return nil, err

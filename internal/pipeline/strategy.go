@@ -29,6 +29,10 @@ func (genericStrategy) Default(runtime.Object) {}
 
 func (genericStrategy) AllowUnconditionalUpdate(context.Context, string) bool { return true }
 
+func (genericStrategy) GarbageCollectionPolicy(context.Context, registry.Write) string {
+	return DeleteDependents
+}
+
 func (genericStrategy) Create(_ context.Context, w registry.Write, obj runtime.Object) (runtime.Object, error) {
 	w.Info.PrepareForCreate(obj)
 	if errs := w.Info.ValidateCreate(obj); len(errs) > 0 {

@@ -27,6 +27,10 @@ type Strategy interface {
 	// sub-resource may leave out the resourceVersion (and so apply to
 	// whatever is current).
 	AllowUnconditionalUpdate(ctx context.Context, subresource string) bool
+	// GarbageCollectionPolicy is what deletes do with the dependents of
+	// an object by default (pipeline.DeleteDependents, OrphanDependents or
+	// GCUnsupported).
+	GarbageCollectionPolicy(ctx context.Context, w Write) string
 }
 
 // Write says what is written: which version of which resource, through

@@ -186,3 +186,63 @@ func TestKubernetesService(t *testing.T) {
 		t.Errorf("kubernetes service: %+v", svc)
 	}
 }
+
+// TestGarbageCollection: kube-controller-manager's garbage collector
+// deletes dependents whose owner is deleted (background), keeps them
+// without the reference when asked to orphan, and holds a foreground
+// deletion until the dependents are gone.
+func TestGarbageCollection(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	cms := client.CoreV1().ConfigMaps("default")
+	ownedBy := func(name string) (*corev1.ConfigMap, *corev1.ConfigMap) {
+		t.Helper()
+		owner, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dependent, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			Name:            name + "-dependent",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return owner, dependent
+	}
+	gone := func(name string) func() (bool, error) {
+		return func() (bool, error) {
+			_, err := cms.Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, err
+		}
+	}
+
+	owner, dependent := ownedBy("background")
+	if err := cms.Delete(ctx, owner.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the background dependent to be collected", gone(dependent.Name))
+
+	owner, dependent = ownedBy("orphaning")
+	orphan := metav1.DeletePropagationOrphan
+	if err := cms.Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the orphaning owner to go", gone(owner.Name))
+	poll(t, "the orphan to lose its owner reference", func() (bool, error) {
+		cm, err := cms.Get(ctx, dependent.Name, metav1.GetOptions{})
+		return err == nil && len(cm.OwnerReferences) == 0, err
+	})
+
+	owner, dependent = ownedBy("foreground")
+	foreground := metav1.DeletePropagationForeground
+	if err := cms.Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &foreground}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the foreground dependent to be collected", gone(dependent.Name))
+	poll(t, "the foreground owner to go after it", gone(owner.Name))
+}

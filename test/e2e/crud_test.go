@@ -36,7 +36,7 @@ func TestBootstrapNamespaces(t *testing.T) {
 }
 
 func TestConfigMapAndSecretCRUD(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	cs := k.clientset()
 	cms := cs.CoreV1().ConfigMaps("default")
 

@@ -500,7 +500,7 @@ func testInformer(t *testing.T, config *rest.Config, watchList bool) {
 // TestClientGoWatch lists and watches configmaps through client-go's typed
 // client, and sends the streaming list a WatchListClient reflector sends.
 func TestClientGoWatch(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	t.Run("json", func(t *testing.T) {
 		cfg := *k.config
 		cfg.ContentType = "application/json"
@@ -598,7 +598,7 @@ func testClientGoWatch(t *testing.T, cfg *rest.Config, ns string) {
 // sends and checks the stream: ADDED for every existing object, a bookmark
 // marking the end of the initial events, then live events.
 func TestStreamingListByHand(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	cs := k.clientset()
 	createNamespace(t, cs, "stream")
 	cms := cs.CoreV1().ConfigMaps("stream")
@@ -714,7 +714,7 @@ func kubectlBackground(t *testing.T, k *kapi, args ...string) *lineReader {
 }
 
 func TestKubectlGetWatch(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	cs := k.clientset()
 	createNamespace(t, cs, "kw")
 	cms := cs.CoreV1().ConfigMaps("kw")
@@ -855,7 +855,7 @@ func TestWatchBookmarks(t *testing.T) {
 // 5. timeoutSeconds
 
 func TestWatchTimeoutSeconds(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	start := time.Now()
 	w := openWatch(t, k, "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1")
 	w.waitEnd(5 * time.Second)
@@ -957,7 +957,7 @@ func TestWatchHistoryWindow(t *testing.T) {
 // 7. Resource versions from the future
 
 func TestFutureResourceVersion(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	createConfigMap(t, k.clientset().CoreV1().ConfigMaps("default"), "f", nil)
 	const base = "/api/v1/namespaces/default/configmaps"
 	current := rv(t, listRV(t, k, base))
@@ -1007,7 +1007,7 @@ func TestFutureResourceVersion(t *testing.T) {
 // 8. List option validation
 
 func TestListOptionValidation(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	cms := k.clientset().CoreV1().ConfigMaps("default")
 	createConfigMap(t, cms, "a", nil)
 	createConfigMap(t, cms, "b", nil)
@@ -1154,7 +1154,7 @@ func TestPaging(t *testing.T) {
 // 10. Field and label selectors
 
 func TestSelectors(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	cs := k.clientset()
 	createNamespace(t, cs, "sel")
 	pods := cs.CoreV1().Pods("sel")
@@ -1241,7 +1241,7 @@ func TestSelectors(t *testing.T) {
 // out of it: entering is ADDED, leaving is DELETED carrying the last
 // matching content at the leaving write's resourceVersion.
 func TestFilteredWatch(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutRootCA)
 	cs := k.clientset()
 	createNamespace(t, cs, "fw")
 	cms := cs.CoreV1().ConfigMaps("fw")
