@@ -48,7 +48,7 @@ func (r *recorder) Validate(_ context.Context, a *admission.Attributes) error {
 
 // newPipeline returns the built-in resources' write pipeline over a fresh
 // store, with the default namespace and rec as admission plugin.
-func newPipeline(t *testing.T, rec *recorder) *pipeline.Pipeline {
+func newPipeline(t testing.TB, rec *recorder) *pipeline.Pipeline {
 	t.Helper()
 	s, err := pebble.OpenInMemory()
 	if err != nil {
