@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"io"
+	"log"
 	"net"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kapi-dev/kapi/internal/controllers"
 )
@@ -245,4 +248,31 @@ func TestGarbageCollection(t *testing.T) {
 	}
 	poll(t, "the foreground dependent to be collected", gone(dependent.Name))
 	poll(t, "the foreground owner to go after it", gone(owner.Name))
+}
+
+// TestKubernetesServiceIsRepaired: a deleted kubernetes Service comes back
+// on the next round of the server's clock.
+func TestKubernetesServiceIsRepaired(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	s, err := Start(context.Background(), Config{
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+		OpenStorage: StorageBackend("memory", ""), Clock: fc,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	ctx := context.Background()
+	services := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig)).CoreV1().Services("default")
+	if err := services.Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the kubernetes service to come back", func() (bool, error) {
+		fc.Step(kubernetesServiceInterval)
+		_, err := services.Get(ctx, "kubernetes", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 }

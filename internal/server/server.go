@@ -168,9 +168,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.URL = "https://" + clientAddress(s.listener.Addr().(*net.TCPAddr))
-	if err := builtin.EnsureKubernetesService(ctx, writes, int32(s.listener.Addr().(*net.TCPAddr).Port)); err != nil {
+	port := int32(s.listener.Addr().(*net.TCPAddr).Port)
+	if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil {
 		return nil, fmt.Errorf("creating the kubernetes service: %w", err)
 	}
+	s.background(func() { keepKubernetesService(runCtx, writes, port, cfg.Clock, cfg.Logger) })
 	s.Kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
 	if err := pki.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
 		return nil, err
@@ -196,6 +198,27 @@ func StorageBackend(name, dataDir string) storage.Opener {
 		return pebble.InMemory()
 	}
 	return nil
+}
+
+// kubernetesServiceInterval is how often the kubernetes Service is put
+// back if it was deleted or changed, as kube-apiserver's bootstrap
+// controller does.
+const kubernetesServiceInterval = 10 * time.Second
+
+// keepKubernetesService repairs the kubernetes Service until ctx ends.
+func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, port int32, clk clock.WithTicker, logger *log.Logger) {
+	tick := clk.NewTicker(kubernetesServiceInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C():
+			if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil && ctx.Err() == nil {
+				logger.Printf("repairing the kubernetes service: %v", err)
+			}
+		}
+	}
 }
 
 // background runs fn in a goroutine that close waits for.
