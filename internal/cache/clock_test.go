@@ -163,6 +163,10 @@ func TestCompactedContinuationGoesOnAtLatest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	page, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 1, Continue: latest})
+	if err != nil || len(page.Items) != 1 || page.Remaining == nil || *page.Remaining != 2 {
+		t.Fatalf("a page of one at latest: %d items, remaining %v, %v; want c with 2 remaining", len(page.Items), page.Remaining, err)
+	}
 	rest, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Continue: latest})
 	if err != nil {
 		t.Fatal(err)
