@@ -179,3 +179,44 @@ func TestCompactedContinuationGoesOnAtLatest(t *testing.T) {
 		t.Fatalf("continued at latest: %v at %d, want c,d,e at %d", names, rest.Revision, rev)
 	}
 }
+
+// TestContinuationPastCompactionIsGone: once storage has compacted past a
+// continue token's revision the token is gone, even though nothing in the
+// resource changed and the cache could still answer it (kube-apiserver's
+// tokens expire with etcd's compaction); a token at the compacted revision
+// itself still works.
+func TestContinuationPastCompactionIsGone(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := s.Create(ctx, []byte(prefix+"ns/"+name), configMapValue(name, nil, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WaitFresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, _ := DecodeToken(first.Continue)
+	if err := s.Compact(ctx, first.Revision); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 1, Continue: token}); err != nil {
+		t.Fatalf("continue at the compacted revision itself: %v", err)
+	}
+	// A write elsewhere moves the revision on; compaction passes the token.
+	rev, err := s.Create(ctx, []byte("/elsewhere"), []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 1, Continue: token})
+	if g, ok := err.(*ErrGone); !ok || g.Continue == "" {
+		t.Fatalf("continue past compaction: %v, want ErrGone with a token", err)
+	}
+}

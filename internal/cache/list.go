@@ -109,6 +109,11 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 		c.mu.RUnlock()
 		return &ListResult{Items: p.items, Encodings: p.encodings, Revision: rev}, nil
 	}
+	if req.Consistency == Exact && req.Revision < c.store.CompactedRevision() {
+		// Storage has compacted past the revision asked for: it is gone,
+		// as in kube-apiserver, even if the cache could still answer it.
+		return nil, gone(req)
+	}
 	tree, rev := c.stateFor(req)
 	if tree == nil {
 		return c.listFromStorage(ctx, req, start)
@@ -165,6 +170,16 @@ func countFrom(tree *btree.BTreeG[*entry], prefix, from string) int64 {
 	return n
 }
 
+// gone is the 410 for a list at a revision storage has compacted away. A
+// continuation gets, as from kube-apiserver, a token to go on from the same
+// key at the latest revision.
+func gone(req ListRequest) error {
+	if req.Continue != nil {
+		return &ErrGone{Message: msgContinueTooOld, Continue: encodeToken(latestRevision, req.Continue.Start)}
+	}
+	return &ErrGone{Message: msgListTooOld}
+}
+
 // listFromStorage reads an exact revision the cache no longer holds from
 // storage, which keeps history until compaction.
 func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start string) (*ListResult, error) {
@@ -178,12 +193,7 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 		batch := req.Limit
 		r, err := c.store.Range(ctx, storage.RangeOptions{Prefix: prefix, Start: from, Limit: batch, Revision: req.Revision})
 		if errors.Is(err, storage.ErrCompacted) {
-			if req.Continue != nil {
-				// As kube-apiserver: a token to go on from the same key
-				// at the latest revision comes with the 410.
-				return nil, &ErrGone{Message: msgContinueTooOld, Continue: encodeToken(latestRevision, req.Continue.Start)}
-			}
-			return nil, &ErrGone{Message: msgListTooOld}
+			return nil, gone(req)
 		}
 		if err != nil {
 			return nil, err
