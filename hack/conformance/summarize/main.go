@@ -73,6 +73,20 @@ type run struct {
 	duration    float64
 }
 
+type failureGroup struct {
+	count   int
+	example string
+	types   map[string]bool
+}
+
+// generated matches what differs between runs in a failure message: numbers,
+// hex and random suffixes of generated names.
+var generated = regexp.MustCompile(`[0-9]+|-[a-z0-9]{5}\b`)
+
+func normalize(msg string) string {
+	return generated.ReplaceAllString(msg, "#")
+}
+
 type category struct {
 	re     *regexp.Regexp
 	source string
@@ -435,6 +449,51 @@ func write(b *strings.Builder, runs []*run, release, focus, skip, nodes, e2eArgs
 		fmt.Fprintf(b, " %s |\n", strings.Join(parts, "<br>"))
 	}
 	fmt.Fprintln(b)
+
+	// Failures grouped by message, to see what to fix first.
+	groups := map[string]*failureGroup{}
+	for _, name := range selected {
+		for _, r := range runs {
+			res := r.results[name]
+			if res.outcome != failed {
+				continue
+			}
+			key := normalize(res.message)
+			g := groups[key]
+			if g == nil {
+				g = &failureGroup{example: res.message, types: map[string]bool{}}
+				groups[key] = g
+			}
+			g.count++
+			g.types[r.label] = true
+		}
+	}
+	if len(groups) > 0 {
+		var list []*failureGroup
+		for _, g := range groups {
+			list = append(list, g)
+		}
+		sort.Slice(list, func(i, j int) bool {
+			if list[i].count != list[j].count {
+				return list[i].count > list[j].count
+			}
+			return list[i].example < list[j].example
+		})
+		fmt.Fprintf(b, "## Failures by message\n\n")
+		fmt.Fprintf(b, "Failures (test × content type) grouped by their first line, numbers and generated names left out; most frequent first.\n\n")
+		fmt.Fprintf(b, "| Failures | Content types | Message (one example) |\n| ---: | --- | --- |\n")
+		for _, g := range list {
+			var types []string
+			for _, r := range runs {
+				if g.types[r.label] {
+					types = append(types, r.label)
+				}
+			}
+			fmt.Fprintf(b, "| %d | %s | `%s` |\n", g.count, strings.Join(types, ", "),
+				strings.ReplaceAll(strings.ReplaceAll(g.example, "`", "'"), "|", `\|`))
+		}
+		fmt.Fprintln(b)
+	}
 
 	// Skipped categories.
 	fmt.Fprintf(b, "## Skipped\n\n")
