@@ -15,7 +15,6 @@ import (
 	"encoding/xml"
 	"flag"
 	"fmt"
-	"html"
 	"os"
 	"regexp"
 	"sort"
@@ -57,6 +56,7 @@ const (
 	passed                     // ran and passed
 	failed                     // failed, timed out, panicked, interrupted or aborted
 	skippedLive                // selected, but skipped itself at run time
+	didNotRun                  // selected, but never started (the suite timed out or was interrupted)
 )
 
 type result struct {
@@ -133,6 +133,18 @@ func main() {
 			fatalf("%v", err)
 		}
 		runs = append(runs, rn)
+	}
+	// Ginkgo reports a spec it never got to (suite timeout, interrupt) as
+	// "skipped", as it does one that focus and skip left out: a spec that
+	// focus selects and skip does not is one that did not run.
+	for _, rn := range runs {
+		for name, res := range rn.results {
+			if res.outcome == filtered && (focusRE == nil || focusRE.MatchString(name)) &&
+				(skipRE == nil || !skipRE.MatchString(name)) {
+				res.outcome = didNotRun
+				rn.results[name] = res
+			}
+		}
 	}
 
 	var b strings.Builder
@@ -310,7 +322,7 @@ func shortLabel(ctype string) string {
 
 // cell escapes text for a Markdown table cell.
 func cell(s string) string {
-	s = html.EscapeString(s)
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return s
 }
@@ -379,10 +391,10 @@ func write(b *strings.Builder, runs []*run, release, focus, skip, nodes, e2eArgs
 
 	// Totals.
 	fmt.Fprintf(b, "## Totals\n\n")
-	fmt.Fprintf(b, "| Content type | Selected | Passed | Failed | Skipped at run time | Skipped by us | Test time |\n")
-	fmt.Fprintf(b, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(b, "| Content type | Selected | Passed | Failed | Skipped at run time | Not run (suite timeout) | Skipped by us | Test time |\n")
+	fmt.Fprintf(b, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range runs {
-		var sel, pass, fail, live, ours int
+		var sel, pass, fail, live, notrun, ours int
 		for name, res := range r.results {
 			switch res.outcome {
 			case passed:
@@ -391,14 +403,16 @@ func write(b *strings.Builder, runs []*run, release, focus, skip, nodes, e2eArgs
 				fail++
 			case skippedLive:
 				live++
+			case didNotRun:
+				notrun++
 			case filtered:
 				if (focusRE == nil || focusRE.MatchString(name)) && (skipRE == nil || skipRE.MatchString(name)) {
 					ours++
 				}
 			}
 		}
-		sel = pass + fail + live
-		fmt.Fprintf(b, "| `%s` | %d | %d | %d | %d | %d | %s |\n", r.contentType, sel, pass, fail, live, ours,
+		sel = pass + fail + live + notrun
+		fmt.Fprintf(b, "| `%s` | %d | %d | %d | %d | %d | %d | %s |\n", r.contentType, sel, pass, fail, live, notrun, ours,
 			time.Duration(r.duration*float64(time.Second)).Round(time.Second).String())
 	}
 	fmt.Fprintln(b)
@@ -410,13 +424,14 @@ func write(b *strings.Builder, runs []*run, release, focus, skip, nodes, e2eArgs
 
 	// Every selected test.
 	fmt.Fprintf(b, "## Results\n\n")
-	fmt.Fprintf(b, "pass, **FAIL**, skip (the test skipped itself at run time), or — (not run). "+
-		"For failures and skips: the first line of the message.\n\n")
+	fmt.Fprintf(b, "pass, **FAIL**, skip (the test skipped itself at run time), not run (the suite timed out first), "+
+		"or — (not in that run). "+
+		"For failures and skips: the start of the message (a short first line gets the next ones).\n\n")
 	fmt.Fprintf(b, "| # | Test |")
 	for _, r := range runs {
 		fmt.Fprintf(b, " %s |", r.label)
 	}
-	fmt.Fprintf(b, " First failure line |\n| ---: | --- |")
+	fmt.Fprintf(b, " Failure (first lines) |\n| ---: | --- |")
 	for range runs {
 		fmt.Fprintf(b, " :---: |")
 	}
@@ -434,6 +449,8 @@ func write(b *strings.Builder, runs []*run, release, focus, skip, nodes, e2eArgs
 				fmt.Fprintf(b, " **FAIL** |")
 			case skippedLive:
 				fmt.Fprintf(b, " skip |")
+			case didNotRun:
+				fmt.Fprintf(b, " not run |")
 			default:
 				fmt.Fprintf(b, " — |")
 			}
