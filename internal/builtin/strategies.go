@@ -1,8 +1,11 @@
 package builtin
 
 import (
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kube-aggregator/pkg/registry/apiservice"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	// The install packages put each group's internal types, conversions
 	// and defaults into legacyscheme, which the strategies work with.
@@ -103,8 +106,7 @@ func withActions(s *kubeStrategy, subresources ...string) *kubeStrategy {
 // strategies are the kube registry strategies of the built-in types, by
 // group-resource (resourceclaims and resourceclaimtemplates are in dra.go,
 // the admission policy bindings in policies.go). Types not listed keep
-// kapi's generic strategy: componentstatuses, bindings, and custom
-// resource definitions.
+// kapi's generic strategy: componentstatuses and bindings.
 //
 // Strategies that check what the requester may do (the admission
 // policies' parameter kinds, signing pod certificates) get no authorizer
@@ -182,6 +184,9 @@ func strategies() map[schema.GroupResource]*kubeStrategy {
 		gr("resource.k8s.io", "resourceslices"):   strategy(resourceslice.Strategy, nil),
 
 		gr("storagemigration.k8s.io", "storageversionmigrations"): strategy(storagemigration.Strategy, status(storagemigration.StatusStrategy)),
+
+		gr("apiextensions.k8s.io", "customresourcedefinitions"): strategy(customresourcedefinition.NewStrategy(legacyscheme.Scheme), status(customresourcedefinition.NewStatusStrategy(legacyscheme.Scheme))),
+		gr("apiregistration.k8s.io", "apiservices"):             strategy(apiservice.NewStrategy(legacyscheme.Scheme), status(apiservice.NewStatusStrategy(legacyscheme.Scheme))),
 
 		gr("flowcontrol.apiserver.k8s.io", "flowschemas"):                 strategy(flowschema.Strategy, status(flowschema.StatusStrategy)),
 		gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): strategy(prioritylevelconfiguration.Strategy, status(prioritylevelconfiguration.StatusStrategy)),

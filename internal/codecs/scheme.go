@@ -22,6 +22,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
@@ -32,10 +33,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // Scheme knows the Go type of every built-in kind kapi serves. Kinds it does
-// not know (custom resources, CRDs themselves for now) are unstructured.
+// not know (custom resources) are unstructured.
 var Scheme = runtime.NewScheme()
 
 // Factory holds the serializers for every media type over Scheme.
@@ -50,6 +52,7 @@ func init() {
 		discoveryv1.AddToScheme, nodev1.AddToScheme, certificatesv1.AddToScheme,
 		admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme,
 		resourcev1.AddToScheme, storagemigrationv1.AddToScheme,
+		apiextensionsv1.AddToScheme, apiregistrationv1.AddToScheme,
 	} {
 		utilruntime.Must(add(Scheme))
 	}

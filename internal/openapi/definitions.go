@@ -579,29 +579,19 @@ func enforcedDefault(t reflect.Type, omitEmpty bool) interface{} {
 	}
 }
 
-// untypedPackages names the packages of the kinds kapi serves without a Go
-// type, as kube-apiserver names their definitions.
-var untypedPackages = map[string]string{
-	"apiextensions.k8s.io": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
-}
-
-// untypedName is the definition name of a kind without a Go type: kube's
-// name for the API extension kinds, else the reversed group, version and
-// kind, as kube-apiserver names custom resources.
+// untypedName is the definition name of a kind without a Go type (a
+// custom resource): the reversed group, version and kind, as
+// kube-apiserver names custom resources.
 func untypedName(gvk schema.GroupVersionKind) string {
-	pkg, ok := untypedPackages[gvk.Group]
-	if !ok {
-		labels := strings.Split(gvk.Group, ".")
-		for i, j := 0, len(labels)-1; i < j; i, j = i+1, j-1 {
-			labels[i], labels[j] = labels[j], labels[i]
-		}
-		pkg = strings.Join(labels, ".")
+	labels := strings.Split(gvk.Group, ".")
+	for i, j := 0, len(labels)-1; i < j; i, j = i+1, j-1 {
+		labels[i], labels[j] = labels[j], labels[i]
 	}
-	return pkg + "." + gvk.Version + "." + gvk.Kind
+	return strings.Join(labels, ".") + "." + gvk.Version + "." + gvk.Kind
 }
 
 // addUntyped defines the kinds of reg the scheme has no Go type for (custom
-// resources, and CustomResourceDefinition itself): objects with the type
+// resources): objects with the type
 // and object metadata of every kind, whose other fields are kept as sent,
 // and their lists.
 func (b *builder) addUntyped(reg *resources.Registry) {

@@ -1,12 +1,16 @@
 package printers
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/rest"
+	apiserviceetcd "k8s.io/kube-aggregator/pkg/registry/apiservice/etcd"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	kubeprinters "k8s.io/kubernetes/pkg/printers"
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
@@ -65,20 +69,38 @@ func For(gvk schema.GroupVersionKind, gr schema.GroupResource) *Printer {
 	if p, ok := kubePrinters.Load(gvk); ok {
 		return p.(*Printer)
 	}
-	p := kubePrinter(gvk)
+	generate := generateTable
+	if convertor, ok := tableConvertors[gr]; ok {
+		generate = func(obj runtime.Object) (*metav1.Table, error) {
+			return convertor.ConvertToTable(context.Background(), obj, nil)
+		}
+	}
+	p := kubePrinter(gvk, generate)
 	kubePrinters.Store(gvk, p)
 	return p
 }
 
+// generateTable prints internal objects with kube-apiserver's printers.
+func generateTable(obj runtime.Object) (*metav1.Table, error) {
+	return generator.GenerateTable(obj, wideTable)
+}
+
+// tableConvertors are the resources kube-apiserver prints with a table
+// convertor of their own storage instead of its printers: those of
+// kube-apiserver's other servers.
+var tableConvertors = map[schema.GroupResource]rest.TableConvertor{
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: &apiserviceetcd.REST{},
+}
+
 // kubePrinter prints objects of kind gvk by converting each to its
-// internal type and generating its row with kube's printer; its columns
-// are those of an empty list of the kind.
-func kubePrinter(gvk schema.GroupVersionKind) *Printer {
+// internal type and generating its row with generate; its columns are
+// those of an empty list of the kind.
+func kubePrinter(gvk schema.GroupVersionKind, generate func(runtime.Object) (*metav1.Table, error)) *Printer {
 	internalList, err := legacyscheme.Scheme.New(schema.GroupVersionKind{Group: gvk.Group, Version: runtime.APIVersionInternal, Kind: gvk.Kind + "List"})
 	if err != nil {
 		return defaultPrinter
 	}
-	empty, err := generator.GenerateTable(internalList, wideTable)
+	empty, err := generate(internalList)
 	if err != nil {
 		return defaultPrinter
 	}
@@ -88,14 +110,14 @@ func kubePrinter(gvk schema.GroupVersionKind) *Printer {
 		if err != nil {
 			return fallbackRow(p.Columns, obj, now)
 		}
-		table, err := generator.GenerateTable(internal, wideTable)
+		table, err := generate(internal)
 		if err != nil || len(table.Rows) == 0 {
 			return fallbackRow(p.Columns, obj, now)
 		}
 		return table.Rows[0].Cells
 	}
 	p.rows = func(items []runtime.Object, now time.Time) [][]interface{} {
-		if rows, ok := listRows(internalList.DeepCopyObject(), items); ok {
+		if rows, ok := listRows(internalList.DeepCopyObject(), items, generate); ok {
 			return rows
 		}
 		out := make([][]interface{}, len(items))
@@ -110,7 +132,7 @@ func kubePrinter(gvk schema.GroupVersionKind) *Printer {
 // listRows prints items as one internal list, as kube-apiserver prints a
 // list; ok is false if an item does not convert or the printer does not
 // give one row per item.
-func listRows(list runtime.Object, items []runtime.Object) (rows [][]interface{}, ok bool) {
+func listRows(list runtime.Object, items []runtime.Object, generate func(runtime.Object) (*metav1.Table, error)) (rows [][]interface{}, ok bool) {
 	internals := make([]runtime.Object, len(items))
 	for i, item := range items {
 		internal, err := legacyscheme.Scheme.ConvertToVersion(item, runtime.InternalGroupVersioner)
@@ -122,7 +144,7 @@ func listRows(list runtime.Object, items []runtime.Object) (rows [][]interface{}
 	if err := meta.SetList(list, internals); err != nil {
 		return nil, false
 	}
-	table, err := generator.GenerateTable(list, wideTable)
+	table, err := generate(list)
 	if err != nil || len(table.Rows) != len(items) {
 		return nil, false
 	}

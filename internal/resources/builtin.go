@@ -177,6 +177,10 @@ var builtinResources = []Info{
 	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions", Singular: "customresourcedefinition", Kind: "CustomResourceDefinition", ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"}, Verbs: verbsAll, Generation: true,
 		Subresources: []SubresourceInfo{statusSubresource()}},
 
+	// apiregistration.k8s.io/v1
+	{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices", Singular: "apiservice", Kind: "APIService", Categories: []string{"api-extensions"}, Verbs: verbsAll,
+		Subresources: []SubresourceInfo{statusSubresource()}},
+
 	// resource.k8s.io/v1 (dynamic resource allocation)
 	{Group: "resource.k8s.io", Version: "v1", Resource: "deviceclasses", Singular: "deviceclass", Kind: "DeviceClass", Verbs: verbsAll, Generation: true},
 	{Group: "resource.k8s.io", Version: "v1", Resource: "devicetaintrules", Singular: "devicetaintrule", Kind: "DeviceTaintRule", Verbs: verbsAll, Generation: true,

@@ -31,6 +31,7 @@ type VersionResources struct {
 // first); groups of equal priority sort by name.
 var groupPriority = map[string]int{
 	"":                             18000,
+	"apiregistration.k8s.io":       17900, // the aggregator lists its own group first under /apis
 	"apps":                         17800,
 	"events.k8s.io":                17750,
 	"autoscaling":                  17500,

@@ -77,8 +77,8 @@ func TestGroupsOrder(t *testing.T) {
 	if groups[0].Group != "" {
 		t.Errorf("first group %q, want the core group", groups[0].Group)
 	}
-	if groups[1].Group != "apps" {
-		t.Errorf("second group %q, want apps", groups[1].Group)
+	if groups[1].Group != "apiregistration.k8s.io" {
+		t.Errorf("second group %q, want apiregistration.k8s.io, which the aggregator lists first under /apis", groups[1].Group)
 	}
 	seen := map[string]bool{}
 	for _, g := range groups {
