@@ -39,7 +39,17 @@ type PKI struct {
 	// AdminCertPEM and AdminKeyPEM are the admin's client credentials.
 	AdminCertPEM []byte
 	AdminKeyPEM  []byte
+	// FrontProxyCAPEM signs FrontProxyCertPEM, the client certificate
+	// kapi presents when it proxies a request to an aggregated API
+	// server; those servers trust the identity headers of a client that
+	// CA verifies, as they trust kube-apiserver's front proxy.
+	FrontProxyCAPEM   []byte
+	FrontProxyCertPEM []byte
+	FrontProxyKeyPEM  []byte
 }
+
+// FrontProxyUser is the name in the front proxy's client certificate.
+const FrontProxyUser = "front-proxy-client"
 
 // LoadOrCreate reads the credentials in dir, creating whatever is missing.
 // The serving certificate covers 127.0.0.1, ::1, localhost and host; it is
@@ -88,8 +98,41 @@ func LoadOrCreate(dir, host string) (*PKI, error) {
 		return nil, err
 	}
 	p.AdminCertPEM = pemCert(adminCert)
-	p.AdminKeyPEM, err = pemKey(adminKey)
-	return p, err
+	if p.AdminKeyPEM, err = pemKey(adminKey); err != nil {
+		return nil, err
+	}
+	return p, p.loadOrCreateFrontProxy(dir)
+}
+
+// loadOrCreateFrontProxy reads or creates the front proxy's CA (a CA of
+// its own, so that kapi's client CA never vouches for identity headers)
+// and its client certificate.
+func (p *PKI) loadOrCreateFrontProxy(dir string) error {
+	ca, caKey, err := loadOrCreate(dir, "front-proxy-ca", func() (*x509.Certificate, *ecdsa.PrivateKey, error) {
+		return newCert(&x509.Certificate{
+			Subject:               pkix.Name{CommonName: "kapi-front-proxy-ca"},
+			IsCA:                  true,
+			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+			BasicConstraintsValid: true,
+		}, nil, nil)
+	}, nil)
+	if err != nil {
+		return err
+	}
+	cert, key, err := loadOrCreate(dir, "front-proxy-client", func() (*x509.Certificate, *ecdsa.PrivateKey, error) {
+		return newCert(&x509.Certificate{
+			Subject:     pkix.Name{CommonName: FrontProxyUser},
+			KeyUsage:    x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}, ca, caKey)
+	}, func(c *x509.Certificate) bool { return c.CheckSignatureFrom(ca) == nil })
+	if err != nil {
+		return err
+	}
+	p.FrontProxyCAPEM = pemCert(ca)
+	p.FrontProxyCertPEM = pemCert(cert)
+	p.FrontProxyKeyPEM, err = pemKey(key)
+	return err
 }
 
 type sanSet struct {

@@ -50,7 +50,13 @@ type Snapshot struct {
 	Resources *resources.Registry
 	backends  map[schema.GroupResource]*Backend
 	stores    map[schema.GroupVersionResource]*Store
+	// replaced is closed when a newer snapshot is published.
+	replaced chan struct{}
 }
+
+// Replaced is closed once a newer snapshot than s is published: those who
+// follow the served resources (the APIService registration) wait on it.
+func (s *Snapshot) Replaced() <-chan struct{} { return s.replaced }
 
 // Backend is everything kapi keeps for one group-resource: the Info and
 // store of each served version, the version objects are stored in, one
@@ -79,6 +85,7 @@ func New(s storage.Store, convert Converter, opts cache.Options) *Registry {
 		Resources: resources.New(nil),
 		backends:  map[schema.GroupResource]*Backend{},
 		stores:    map[schema.GroupVersionResource]*Store{},
+		replaced:  make(chan struct{}),
 	})
 	return r
 }
@@ -180,7 +187,11 @@ func (r *Registry) Remove(gr schema.GroupResource) {
 	r.publish(old.with(func(backends map[schema.GroupResource]*Backend) { delete(backends, gr) }))
 }
 
-func (r *Registry) publish(next *Snapshot) { r.snap.Store(next) }
+// publish makes next current; callers hold r's write lock.
+func (r *Registry) publish(next *Snapshot) {
+	old := r.snap.Swap(next)
+	close(old.replaced)
+}
 
 // with returns a copy of s with change applied to its backends.
 func (s *Snapshot) with(change func(map[schema.GroupResource]*Backend)) *Snapshot {
@@ -189,7 +200,10 @@ func (s *Snapshot) with(change func(map[schema.GroupResource]*Backend)) *Snapsho
 		backends[gr] = b
 	}
 	change(backends)
-	next := &Snapshot{Generation: s.Generation + 1, backends: backends, stores: map[schema.GroupVersionResource]*Store{}}
+	next := &Snapshot{
+		Generation: s.Generation + 1, backends: backends,
+		stores: map[schema.GroupVersionResource]*Store{}, replaced: make(chan struct{}),
+	}
 	var infos []*resources.Info
 	for _, b := range backends {
 		for _, store := range b.Stores {

@@ -6,6 +6,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 )
 
 // Registry is the set of served resources, indexed for request routing and
@@ -52,8 +53,41 @@ var groupPriority = map[string]int{
 	"storagemigration.k8s.io":      15800,
 }
 
-// versionPriority orders versions within a group; the first is preferred.
-var versionPriority = map[string]int{"v2": 30, "v1": 15}
+// versionPriority is kube-apiserver's priority of a built-in version within
+// its group where it is not the usual 15.
+var versionPriority = map[schema.GroupVersion]int32{
+	{Version: "v1"}:                                        1,
+	{Group: "autoscaling", Version: "v2"}:                  30,
+	{Group: "resource.k8s.io", Version: "v1"}:              21,
+	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}: 21,
+}
+
+// The priorities of the group-versions of custom resources, as
+// kube-apiserver's CRD registration gives them.
+const (
+	customGroupPriority   = 1000
+	customVersionPriority = 100
+)
+
+// IsBuiltinGroupVersion reports whether a group is one of kapi's own.
+func IsBuiltinGroupVersion(group, _ string) bool {
+	_, ok := groupPriority[group]
+	return ok
+}
+
+// APIServicePriority is the groupPriorityMinimum and versionPriority of a
+// served group-version's APIService, as kube-apiserver registers them.
+func APIServicePriority(group, ver string) (groupMinimum, versionPriority32 int32) {
+	g, ok := groupPriority[group]
+	if !ok {
+		return customGroupPriority, customVersionPriority
+	}
+	v, ok := versionPriority[schema.GroupVersion{Group: group, Version: ver}]
+	if !ok {
+		v = 15
+	}
+	return int32(g), v
+}
 
 // NewBuiltin returns the registry of kapi's built-in resources.
 func NewBuiltin() *Registry {
@@ -85,12 +119,18 @@ func New(infos []*Info) *Registry {
 			gv.Versions = append(gv.Versions, VersionResources{Version: version, Resources: list})
 		}
 		sort.Slice(gv.Versions, func(i, j int) bool {
-			return versionPriority[gv.Versions[i].Version] > versionPriority[gv.Versions[j].Version]
+			_, pi := APIServicePriority(group, gv.Versions[i].Version)
+			_, pj := APIServicePriority(group, gv.Versions[j].Version)
+			if pi != pj {
+				return pi > pj
+			}
+			return version.CompareKubeAwareVersionStrings(gv.Versions[i].Version, gv.Versions[j].Version) > 0
 		})
 		r.groups = append(r.groups, gv)
 	}
 	sort.Slice(r.groups, func(i, j int) bool {
-		pi, pj := groupPriority[r.groups[i].Group], groupPriority[r.groups[j].Group]
+		pi, _ := APIServicePriority(r.groups[i].Group, "")
+		pj, _ := APIServicePriority(r.groups[j].Group, "")
 		if pi != pj {
 			return pi > pj
 		}

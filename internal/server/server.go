@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/kapi-dev/kapi/internal/aggregator"
 	"github.com/kapi-dev/kapi/internal/auth"
 	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/cache"
@@ -61,6 +62,10 @@ type Config struct {
 var controllerManager = &auth.User{
 	Name: "system:kube-controller-manager", Groups: []string{"system:authenticated"},
 }
+
+// apiserverLoopback is the identity of kapi's own clients of itself (the
+// aggregation layer), as kube-apiserver's loopback client.
+var apiserverLoopback = &auth.User{Name: "system:apiserver", Groups: []string{"system:authenticated", auth.AdminGroup}}
 
 // Server is a running kapi.
 type Server struct {
@@ -138,11 +143,20 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	api := handlers.New(writes, ver.GitVersion, handlers.Options{MinRequestTimeout: cfg.MinRequestTimeout})
-	chain := filters.Chain(s.routes(api, ver), filters.Config{
+	s.loopback = loopback.NewListener()
+	agg, err := aggregator.New(aggregator.Config{
+		Client:       s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion),
+		Registry:     reg,
+		ProxyCertPEM: pki.FrontProxyCertPEM, ProxyKeyPEM: pki.FrontProxyKeyPEM,
+		Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	chain := filters.Chain(s.routes(agg.Handler(api), ver), filters.Config{
 		Authenticator: auth.NewAuthenticator(pki.ClientCAs()),
 		Logf:          cfg.Logger.Printf,
 	})
-	s.loopback = loopback.NewListener()
 	s.inProcess = loopback.NewServer(chain)
 	go s.inProcess.Serve(s.loopback)
 	reg.Run(runCtx)
@@ -151,6 +165,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if err := ensureNamespaces(ctx, writes); err != nil {
+		return nil, err
+	}
+	trust := builtin.AuthenticationTrust{
+		ClientCA: pki.CAPEM, FrontProxyCA: pki.FrontProxyCAPEM, FrontProxyNames: []string{auth.FrontProxyUser},
+	}
+	if err := builtin.EnsureAuthenticationTrust(ctx, writes, trust); err != nil {
+		return nil, fmt.Errorf("publishing the authentication trust: %w", err)
+	}
+	if err := agg.Run(runCtx); err != nil {
 		return nil, err
 	}
 	s.health.bootstrapped.Store(true)

@@ -1,0 +1,356 @@
+package aggregator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/transport"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationv1helper "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
+
+	"github.com/kapi-dev/kapi/internal/resources"
+)
+
+// remoteGroups are the APIServices backed by a Service, a slice per group
+// in kube-aggregator's order (group priority, then version priority).
+func (a *Aggregator) remoteGroups() [][]*apiregistrationv1.APIService {
+	all, err := a.apiServices.List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var remote []*apiregistrationv1.APIService
+	for _, svc := range all {
+		if svc.Spec.Service != nil {
+			remote = append(remote, svc)
+		}
+	}
+	if len(remote) == 0 {
+		return nil
+	}
+	return apiregistrationv1helper.SortedByGroupAndVersion(remote)
+}
+
+// serveGroupList serves /apis: kapi's groups and the aggregated ones, in
+// the legacy or the aggregated form the client asked for.
+func (a *Aggregator) serveGroupList(w http.ResponseWriter, r *http.Request, local http.Handler) {
+	remote := a.remoteGroups()
+	if len(remote) == 0 {
+		local.ServeHTTP(w, r)
+		return
+	}
+	doc := record(local, r)
+	if doc.code != http.StatusOK {
+		doc.replay(w)
+		return
+	}
+	var err error
+	if strings.Contains(doc.header.Get("Content-Type"), "as=APIGroupDiscoveryList") {
+		err = rewrite(doc, func(list *apidiscoveryv2.APIGroupDiscoveryList) {
+			list.Items = mergeAggregated(list.Items, a.discovery.groups(r.Context(), remote))
+		})
+	} else {
+		err = rewrite(doc, func(list *metav1.APIGroupList) {
+			list.Groups = mergeGroups(list.Groups, remote)
+		})
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	doc.replay(w)
+}
+
+// serveGroup serves /apis/GROUP: the group's versions served by kapi and
+// by APIServices.
+func (a *Aggregator) serveGroup(w http.ResponseWriter, r *http.Request, group string, local http.Handler) {
+	var versions []*apiregistrationv1.APIService
+	for _, g := range a.remoteGroups() {
+		if g[0].Spec.Group == group {
+			versions = g
+		}
+	}
+	if versions == nil {
+		local.ServeHTTP(w, r)
+		return
+	}
+	doc := record(local, r)
+	var err error
+	if doc.code == http.StatusOK {
+		err = rewrite(doc, func(g *metav1.APIGroup) {
+			*g = mergeGroups([]metav1.APIGroup{*g}, [][]*apiregistrationv1.APIService{versions})[0]
+		})
+	} else {
+		g := mergeGroups(nil, [][]*apiregistrationv1.APIService{versions})[0]
+		g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+		doc = &recorded{code: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}}
+		doc.body, err = json.Marshal(&g)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	doc.replay(w)
+}
+
+// mergeGroups adds the aggregated group-versions to kapi's groups, each
+// group in priority order as kube-aggregator lists them.
+func mergeGroups(groups []metav1.APIGroup, remote [][]*apiregistrationv1.APIService) []metav1.APIGroup {
+	priority := map[string]int32{}
+	index := map[string]int{}
+	for i, g := range groups {
+		priority[g.Name], _ = resources.APIServicePriority(g.Name, "")
+		index[g.Name] = i
+	}
+	for _, versions := range remote {
+		name := versions[0].Spec.Group
+		i, ok := index[name]
+		if !ok {
+			groups = append(groups, metav1.APIGroup{Name: name})
+			i = len(groups) - 1
+			index[name] = i
+			priority[name] = versions[0].Spec.GroupPriorityMinimum
+		}
+		for _, svc := range versions {
+			gv := metav1.GroupVersionForDiscovery{GroupVersion: name + "/" + svc.Spec.Version, Version: svc.Spec.Version}
+			if !hasVersion(groups[i].Versions, gv.Version) {
+				groups[i].Versions = append(groups[i].Versions, gv)
+			}
+		}
+		if groups[i].PreferredVersion.Version == "" {
+			groups[i].PreferredVersion = groups[i].Versions[0]
+		}
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return priority[groups[i].Name] > priority[groups[j].Name] })
+	return groups
+}
+
+func hasVersion(versions []metav1.GroupVersionForDiscovery, version string) bool {
+	for _, v := range versions {
+		if v.Version == version {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeAggregated adds the aggregated groups' discovery to kapi's.
+func mergeAggregated(local, remote []apidiscoveryv2.APIGroupDiscovery) []apidiscoveryv2.APIGroupDiscovery {
+	index := map[string]int{}
+	for i, g := range local {
+		index[g.Name] = i
+	}
+	for _, g := range remote {
+		i, ok := index[g.Name]
+		if !ok {
+			local = append(local, g)
+			continue
+		}
+		for _, v := range g.Versions {
+			if !hasAggregatedVersion(local[i].Versions, v.Version) {
+				local[i].Versions = append(local[i].Versions, v)
+			}
+		}
+	}
+	return local
+}
+
+func hasAggregatedVersion(versions []apidiscoveryv2.APIVersionDiscovery, version string) bool {
+	for _, v := range versions {
+		if v.Version == version {
+			return true
+		}
+	}
+	return false
+}
+
+// remoteDiscovery fetches and caches the discovery documents of the
+// aggregated group-versions, as kube-aggregator's discovery manager does.
+type remoteDiscovery struct {
+	a     *Aggregator
+	mu    sync.Mutex
+	cache map[string]fetched // by APIService name
+}
+
+type fetched struct {
+	resourceVersion string
+	at              time.Time
+	version         apidiscoveryv2.APIVersionDiscovery
+	ok              bool // fetched at least once
+}
+
+// discoveryTTL is how long a fetched document is reused while its
+// APIService does not change.
+const discoveryTTL = 30 * time.Second
+
+func newRemoteDiscovery(a *Aggregator) *remoteDiscovery {
+	return &remoteDiscovery{a: a, cache: map[string]fetched{}}
+}
+
+// groups returns the aggregated discovery of the available remote
+// group-versions. A version whose server does not answer is marked
+// stale with what was last fetched, or left out if nothing ever was.
+func (d *remoteDiscovery) groups(ctx context.Context, remote [][]*apiregistrationv1.APIService) []apidiscoveryv2.APIGroupDiscovery {
+	var out []apidiscoveryv2.APIGroupDiscovery
+	for _, versions := range remote {
+		g := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: versions[0].Spec.Group}}
+		for _, svc := range versions {
+			if v, ok := d.version(ctx, svc); ok {
+				g.Versions = append(g.Versions, v)
+			}
+		}
+		if len(g.Versions) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func (d *remoteDiscovery) version(ctx context.Context, svc *apiregistrationv1.APIService) (apidiscoveryv2.APIVersionDiscovery, bool) {
+	d.mu.Lock()
+	entry, ok := d.cache[svc.Name]
+	d.mu.Unlock()
+	if ok && entry.resourceVersion == svc.ResourceVersion && time.Since(entry.at) < discoveryTTL {
+		return entry.version, entry.ok
+	}
+	list, err := d.fetch(ctx, svc)
+	if err != nil {
+		entry.version.Freshness = apidiscoveryv2.DiscoveryFreshnessStale
+	} else {
+		entry.version, entry.ok = toAggregated(svc, list), true
+	}
+	entry.resourceVersion, entry.at = svc.ResourceVersion, time.Now()
+	d.mu.Lock()
+	d.cache[svc.Name] = entry
+	d.mu.Unlock()
+	return entry.version, entry.ok
+}
+
+// fetch reads /apis/GROUP/VERSION from svc's server as the aggregator
+// itself.
+func (d *remoteDiscovery) fetch(ctx context.Context, svc *apiregistrationv1.APIService) (*metav1.APIResourceList, error) {
+	if !apiregistrationv1helper.IsAPIServiceConditionTrue(svc, apiregistrationv1.Available) {
+		return nil, fmt.Errorf("%s is not available", svc.Name)
+	}
+	endpoint, err := d.a.resolver.ResolveEndpoint(svc.Spec.Service.Namespace, svc.Spec.Service.Name, port(svc))
+	if err != nil {
+		return nil, err
+	}
+	rt, err := d.a.transport(svc)
+	if err != nil {
+		return nil, err
+	}
+	rt = transport.NewAuthProxyRoundTripper("system:kube-aggregator", "", []string{"system:masters"}, nil, rt)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	u := url.URL{Scheme: "https", Host: endpoint.Host, Path: "/apis/" + svc.Spec.Group + "/" + svc.Spec.Version}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", u.String(), resp.Status)
+	}
+	list := &metav1.APIResourceList{}
+	return list, json.NewDecoder(resp.Body).Decode(list)
+}
+
+// toAggregated turns a group-version's legacy discovery into its
+// aggregated form.
+func toAggregated(svc *apiregistrationv1.APIService, list *metav1.APIResourceList) apidiscoveryv2.APIVersionDiscovery {
+	out := apidiscoveryv2.APIVersionDiscovery{Version: svc.Spec.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
+	kind := func(r metav1.APIResource) *metav1.GroupVersionKind {
+		gvk := &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+		if gvk.Version == "" {
+			gvk.Group, gvk.Version = svc.Spec.Group, svc.Spec.Version
+		}
+		return gvk
+	}
+	parents := map[string]int{}
+	for _, r := range list.APIResources {
+		if strings.Contains(r.Name, "/") {
+			continue
+		}
+		scope := apidiscoveryv2.ScopeCluster
+		if r.Namespaced {
+			scope = apidiscoveryv2.ScopeNamespace
+		}
+		parents[r.Name] = len(out.Resources)
+		out.Resources = append(out.Resources, apidiscoveryv2.APIResourceDiscovery{
+			Resource: r.Name, ResponseKind: kind(r), Scope: scope, SingularResource: r.SingularName,
+			Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories,
+		})
+	}
+	for _, r := range list.APIResources {
+		parent, sub, ok := strings.Cut(r.Name, "/")
+		i, known := parents[parent]
+		if !ok || !known {
+			continue
+		}
+		out.Resources[i].Subresources = append(out.Resources[i].Subresources, apidiscoveryv2.APISubresourceDiscovery{
+			Subresource: sub, ResponseKind: kind(r), Verbs: r.Verbs,
+		})
+	}
+	return out
+}
+
+// recorded is a response of the local handler, kept to be rewritten.
+type recorded struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+func record(h http.Handler, r *http.Request) *recorded {
+	rec := &recorder{header: http.Header{}, code: http.StatusOK}
+	h.ServeHTTP(rec, r)
+	return &recorded{code: rec.code, header: rec.header, body: rec.body.Bytes()}
+}
+
+// rewrite decodes the body into the type edit takes, edits and re-encodes it.
+func rewrite[T any](doc *recorded, edit func(*T)) error {
+	var v T
+	if err := json.Unmarshal(doc.body, &v); err != nil {
+		return fmt.Errorf("decoding kapi's discovery: %w", err)
+	}
+	edit(&v)
+	body, err := json.Marshal(&v)
+	doc.body = append(body, '\n')
+	return err
+}
+
+func (doc *recorded) replay(w http.ResponseWriter) {
+	for k, v := range doc.header {
+		w.Header()[k] = v
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(doc.code)
+	w.Write(doc.body)
+}
+
+// recorder is an http.ResponseWriter that keeps the response.
+type recorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) WriteHeader(code int)        { r.code = code }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }

@@ -1,0 +1,69 @@
+package aggregator
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	"k8s.io/kube-aggregator/pkg/controllers/autoregister"
+
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/resources"
+)
+
+// followServedVersions keeps the autoregister controller's set of local
+// APIServices equal to the group-versions the registry serves, until ctx
+// ends. Built-in group-versions are registered "on start" (kept as they
+// were if an admin changes them later), the others (custom resources)
+// for as long as they are served, as kube-apiserver's CRD registration
+// does.
+func followServedVersions(ctx context.Context, reg *registry.Registry, auto autoregister.AutoAPIServiceRegistration) {
+	registered := map[string]bool{}
+	snap := reg.Snapshot()
+	for {
+		served := map[string]bool{}
+		for _, svc := range localAPIServices(snap.Resources) {
+			served[svc.Name] = true
+			if resources.IsBuiltinGroupVersion(svc.Spec.Group, svc.Spec.Version) {
+				auto.AddAPIServiceToSyncOnStart(svc)
+			} else {
+				auto.AddAPIServiceToSync(svc)
+			}
+		}
+		for name := range registered {
+			if !served[name] {
+				auto.RemoveAPIServiceToSync(name)
+			}
+		}
+		registered = served
+		select {
+		case <-ctx.Done():
+			return
+		case <-snap.Replaced():
+			snap = reg.Snapshot()
+		}
+	}
+}
+
+// localAPIServices are the APIServices of the group-versions reg serves,
+// without a Service: kapi serves them itself. The aggregator's own group
+// has none, as in kube-apiserver.
+func localAPIServices(reg *resources.Registry) []*apiregistrationv1.APIService {
+	var out []*apiregistrationv1.APIService
+	for _, g := range reg.Groups() {
+		if g.Group == apiregistrationv1.GroupName {
+			continue
+		}
+		for _, v := range g.Versions {
+			groupPriority, versionPriority := resources.APIServicePriority(g.Group, v.Version)
+			out = append(out, &apiregistrationv1.APIService{
+				ObjectMeta: metav1.ObjectMeta{Name: v.Version + "." + g.Group},
+				Spec: apiregistrationv1.APIServiceSpec{
+					Group: g.Group, Version: v.Version,
+					GroupPriorityMinimum: groupPriority, VersionPriority: versionPriority,
+				},
+			})
+		}
+	}
+	return out
+}
