@@ -19,8 +19,9 @@ func Hooks(p *pipeline.Pipeline) map[schema.GroupResource]registry.Hooks {
 	return map[schema.GroupResource]registry.Hooks{
 		{Resource: "services"}:   serviceHooks(p),
 		{Resource: "namespaces"}: namespaceHooks(),
-		{Resource: "pods"}:       {Actions: map[string]registry.Action{"binding": b.bindPod}},
-		{Resource: "bindings"}:   {Actions: map[string]registry.Action{"": b.bindPod}},
+		{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: crdHooks(),
+		{Resource: "pods"}:     {Actions: map[string]registry.Action{"binding": b.bindPod}},
+		{Resource: "bindings"}: {Actions: map[string]registry.Action{"": b.bindPod}},
 
 		{Group: "apps", Resource: "deployments"}:  {Scale: workloadScale},
 		{Group: "apps", Resource: "replicasets"}:  {Scale: workloadScale},

@@ -33,6 +33,9 @@ type kubeStrategy struct {
 	// pod's binding), which prepares the object itself, as kube's binding
 	// storage writes the pod without its strategy.
 	byAction map[string]bool
+	// unstructured strategies (custom resources') work on the written
+	// object itself, which has no internal type and no scheme defaults.
+	unstructured bool
 }
 
 var _ registry.Strategy = (*kubeStrategy)(nil)
@@ -50,7 +53,23 @@ func strategy(main interface {
 	return &kubeStrategy{create: main, update: update}
 }
 
-func (k *kubeStrategy) Default(obj runtime.Object) { legacyscheme.Scheme.Default(obj) }
+// UnstructuredStrategy applies a registry strategy that works on the
+// versioned unstructured object, as apiextensions' strategy of custom
+// resources does, with the strategies of its sub-resources.
+func UnstructuredStrategy(main interface {
+	rest.RESTCreateStrategy
+	rest.RESTUpdateStrategy
+}, subresources map[string]rest.RESTUpdateStrategy) registry.Strategy {
+	k := strategy(main, subresources)
+	k.unstructured = true
+	return k
+}
+
+func (k *kubeStrategy) Default(obj runtime.Object) {
+	if !k.unstructured {
+		legacyscheme.Scheme.Default(obj)
+	}
+}
 
 func (k *kubeStrategy) AllowUnconditionalUpdate(ctx context.Context, subresource string) bool {
 	if s := k.update[subresource]; s != nil {
@@ -60,6 +79,9 @@ func (k *kubeStrategy) AllowUnconditionalUpdate(ctx context.Context, subresource
 }
 
 func (k *kubeStrategy) Create(ctx context.Context, w registry.Write, obj runtime.Object) (runtime.Object, error) {
+	if k.unstructured {
+		return obj, rest.BeforeCreate(k.create, requestContext(ctx, w), obj)
+	}
 	internal, err := toInternal(obj)
 	if err != nil {
 		return nil, err
@@ -78,6 +100,9 @@ func (k *kubeStrategy) Update(ctx context.Context, w registry.Write, obj, old ru
 	}
 	if s == nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("no update strategy for %s/%s", w.Info.Resource, w.Subresource))
+	}
+	if k.unstructured {
+		return obj, rest.BeforeUpdate(s, requestContext(ctx, w), obj, old)
 	}
 	internal, err := toInternal(obj)
 	if err != nil {

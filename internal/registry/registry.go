@@ -128,6 +128,25 @@ type Spec struct {
 	StorageVersion string
 	Hooks          Hooks
 	Strategy       Strategy
+	// Schemas, for a type defined by data (a custom resource), are the
+	// schema of each served version, by version name.
+	Schemas map[string]Schema
+	// Converter, when set, converts between the versions instead of the
+	// registry's converter (custom resources convert as their CRD says).
+	Converter Converter
+}
+
+// Schema is what the schema of a version defined by data does when its
+// objects are read, as kube-apiserver's custom resource codecs do.
+type Schema interface {
+	// Serializers decode request bodies: fields the schema does not know
+	// are dropped and reported as strict decoding errors, and defaults
+	// are set.
+	Serializers() []runtime.SerializerInfo
+	// FromStorage drops unknown fields from an object read from storage
+	// and sets its defaults (a default added to the schema later applies
+	// to objects stored before).
+	FromStorage(obj runtime.Object)
 }
 
 // Put adds a backend, or replaces the one of the same group-resource (whose
@@ -140,16 +159,21 @@ func (r *Registry) Put(spec Spec) error {
 	b := &Backend{GroupResource: gr, StorageVersion: spec.StorageVersion, Stores: map[string]*Store{}, Hooks: spec.Hooks, Strategy: spec.Strategy}
 	for _, info := range spec.Versions {
 		b.Stores[info.Version] = NewStore(info, r.storage)
+		b.Stores[info.Version].schema = spec.Schemas[info.Version]
 	}
 	storageStore := b.Stores[spec.StorageVersion]
 	if storageStore == nil {
 		return fmt.Errorf("registry: storage version %q of %s is not served", spec.StorageVersion, gr)
 	}
+	convert := r.convert
+	if spec.Converter != nil {
+		convert = spec.Converter
+	}
 	for _, store := range b.Stores {
 		store.backend = b
-		if store != storageStore && r.convert != nil {
+		if store != storageStore && convert != nil {
 			store.storageGVK = storageStore.gvk
-			store.convert = r.convert
+			store.convert = convert
 		}
 	}
 	opts := r.cacheOpts

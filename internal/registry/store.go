@@ -38,6 +38,9 @@ type Store struct {
 	// and out.
 	storageGVK schema.GroupVersionKind
 	convert    Converter
+	// schema, for a version defined by data, prunes and defaults what is
+	// read.
+	schema Schema
 }
 
 // Backend is the backend the store serves a version of.
@@ -51,7 +54,11 @@ func (s *Store) Converts() bool { return s.convert != nil }
 // the store's version. Objects in the store's own version are returned as
 // they are.
 func (s *Store) FromStorage(obj runtime.Object) (runtime.Object, error) {
-	return s.convertTo(obj, s.gvk.GroupVersion())
+	out, err := s.convertTo(obj, s.gvk.GroupVersion())
+	if err == nil && s.convert != nil && s.schema != nil {
+		s.schema.FromStorage(out) // a converted copy, not the cache's object
+	}
+	return out, err
 }
 
 // toStorage returns obj in the storage version.
@@ -168,6 +175,9 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 	obj, _, err := s.codec.Decode(kv.Value, &gvk, into)
 	if err == nil {
 		obj, err = s.FromStorage(obj)
+	}
+	if err == nil && s.convert == nil && s.schema != nil {
+		s.schema.FromStorage(obj)
 	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("decoding stored %s %s: %w", s.gr, kv.Key, err))
@@ -366,6 +376,9 @@ const ConflictMessage = "the object has been modified; please apply your changes
 // Serializers lists the media types the resource is served in, the default
 // first. Custom resources have no protobuf.
 func (s *Store) Serializers() []runtime.SerializerInfo {
+	if s.schema != nil {
+		return s.schema.Serializers()
+	}
 	if s.typed {
 		return codecs.Factory.SupportedMediaTypes()
 	}

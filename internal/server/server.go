@@ -26,6 +26,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/convert"
+	"github.com/kapi-dev/kapi/internal/crd"
 	"github.com/kapi-dev/kapi/internal/filters"
 	"github.com/kapi-dev/kapi/internal/handlers"
 	"github.com/kapi-dev/kapi/internal/loopback"
@@ -174,6 +175,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("publishing the authentication trust: %w", err)
 	}
 	if err := agg.Run(runCtx); err != nil {
+		return nil, err
+	}
+	if err := crd.Run(runCtx, crd.Config{
+		Client: s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion), Registry: reg, Logger: cfg.Logger,
+	}); err != nil {
 		return nil, err
 	}
 	s.health.bootstrapped.Store(true)

@@ -1,0 +1,203 @@
+package crd
+
+import (
+	"fmt"
+
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/kapi-dev/kapi/internal/builtin"
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/resources"
+)
+
+// verbs of every custom resource, as kube-apiserver serves them.
+var verbs = []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+
+// backendSpec is the registry backend that serves crd's custom resources:
+// one store per served version under the accepted names, each with its
+// structural schema, and the storage version's strategy.
+func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool) (registry.Spec, error) {
+	storageVersion, err := apiextensionshelpers.GetCRDStorageVersion(crd)
+	if err != nil {
+		return registry.Spec{}, err
+	}
+	names := crd.Status.AcceptedNames
+	spec := registry.Spec{
+		StorageVersion: storageVersion,
+		Schemas:        map[string]registry.Schema{},
+		Converter:      noneConverter{},
+	}
+	var strategies map[string]registry.Strategy
+	for _, v := range crd.Spec.Versions {
+		if !v.Served && v.Name != storageVersion {
+			continue
+		}
+		structural, err := structuralFor(crd, v.Name)
+		if err != nil {
+			return registry.Spec{}, err
+		}
+		gk := schema.GroupKind{Group: crd.Spec.Group, Kind: names.Kind}
+		spec.Schemas[v.Name] = newVersionSchema(gk, structural, crd.Spec.PreserveUnknownFields)
+		strategy, err := versionStrategy(crd, v, structural)
+		if err != nil {
+			return registry.Spec{}, err
+		}
+		if strategies == nil {
+			strategies = map[string]registry.Strategy{}
+		}
+		strategies[v.Name] = strategy
+		info, hooks, err := versionInfo(crd, v)
+		if err != nil {
+			return registry.Spec{}, err
+		}
+		spec.Versions = append(spec.Versions, info)
+		if v.Name == storageVersion {
+			spec.Hooks = hooks
+		}
+	}
+	spec.Strategy = byVersion{versions: strategies, terminating: terminating}
+	return spec, nil
+}
+
+// structuralFor is the structural schema of a version with its defaults
+// pruned, as kube-apiserver serves it; nil when the version has none.
+func structuralFor(crd *apiextensionsv1.CustomResourceDefinition, version string) (*structuralschema.Structural, error) {
+	validation, err := apiextensionshelpers.GetSchemaForVersion(crd, version)
+	if err != nil || validation == nil {
+		return nil, err
+	}
+	internal := &apiextensionsinternal.CustomResourceValidation{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(validation, internal, nil); err != nil {
+		return nil, err
+	}
+	s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
+	if err != nil {
+		if crd.Spec.PreserveUnknownFields {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("the server could not properly serve the CR schema: %w", err)
+	}
+	s = s.DeepCopy()
+	if err := structuraldefaulting.PruneDefaults(s); err != nil {
+		return nil, fmt.Errorf("the server could not properly serve the CR schema: %w", err)
+	}
+	return s, nil
+}
+
+// versionStrategy is apiextensions' strategy of one version's custom
+// resources: schema and CEL validation, status and scale rules.
+func versionStrategy(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, structural *structuralschema.Structural) (registry.Strategy, error) {
+	var props *apiextensionsinternal.JSONSchemaProps
+	validation, err := apiextensionshelpers.GetSchemaForVersion(crd, v.Name)
+	if err != nil {
+		return nil, err
+	}
+	if validation != nil {
+		internal := &apiextensionsinternal.CustomResourceValidation{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(validation, internal, nil); err != nil {
+			return nil, err
+		}
+		props = internal.OpenAPIV3Schema
+	}
+	validator, _, err := apiservervalidation.NewSchemaValidator(props)
+	if err != nil {
+		return nil, err
+	}
+	subresources, err := apiextensionshelpers.GetSubresourcesForVersion(crd, v.Name)
+	if err != nil {
+		return nil, err
+	}
+	var statusSpec *apiextensionsinternal.CustomResourceSubresourceStatus
+	var statusValidator apiservervalidation.SchemaValidator
+	if subresources != nil && subresources.Status != nil {
+		statusSpec = &apiextensionsinternal.CustomResourceSubresourceStatus{}
+		if props != nil && props.Properties != nil {
+			if statusSchema, ok := props.Properties["status"]; ok {
+				if statusValidator, _, err = apiservervalidation.NewSchemaValidator(&statusSchema); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	var scaleSpec *apiextensionsinternal.CustomResourceSubresourceScale
+	if subresources != nil && subresources.Scale != nil {
+		scaleSpec = &apiextensionsinternal.CustomResourceSubresourceScale{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(subresources.Scale, scaleSpec, nil); err != nil {
+			return nil, err
+		}
+	}
+	kind := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Status.AcceptedNames.Kind}
+	main := customresource.NewStrategy(unstructuredTyper{}, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, kind,
+		validator, statusValidator, structural, statusSpec, scaleSpec, v.SelectableFields)
+	subs := map[string]rest.RESTUpdateStrategy{}
+	if statusSpec != nil {
+		subs["status"] = customresource.NewStatusStrategy(main)
+	}
+	return builtin.UnstructuredStrategy(main, subs), nil
+}
+
+// versionInfo describes one served version for routing, discovery and
+// tables, with the hooks of its sub-resources.
+func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion) (*resources.Info, registry.Hooks, error) {
+	names := crd.Status.AcceptedNames
+	info := &resources.Info{
+		Group: crd.Spec.Group, Version: v.Name, Resource: names.Plural, Singular: names.Singular, Kind: names.Kind,
+		Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+		ShortNames: names.ShortNames, Categories: names.Categories, Verbs: verbs,
+		Generation: true,
+	}
+	var hooks registry.Hooks
+	subresources, err := apiextensionshelpers.GetSubresourcesForVersion(crd, v.Name)
+	if err != nil {
+		return nil, hooks, err
+	}
+	if subresources != nil && subresources.Status != nil {
+		info.Subresources = append(info.Subresources, resources.SubresourceInfo{
+			Name: "status", Verbs: []string{"get", "patch", "update"}, Served: true,
+		})
+	}
+	if subresources != nil && subresources.Scale != nil {
+		info.Subresources = append(info.Subresources, resources.SubresourceInfo{
+			Name: "scale", Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}, Served: true,
+		})
+		hooks.Scale = scaleHooks(subresources.Scale)
+	}
+	for _, c := range columnsFor(crd, v) {
+		info.PrinterColumns = append(info.PrinterColumns, resources.PrinterColumn{
+			Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority, JSONPath: c.JSONPath,
+		})
+	}
+	return info, hooks, nil
+}
+
+// columnsFor are a version's printer columns; a version without any gets
+// kube-apiserver's default Age column.
+func columnsFor(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion) []apiextensionsv1.CustomResourceColumnDefinition {
+	if len(v.AdditionalPrinterColumns) > 0 {
+		return v.AdditionalPrinterColumns
+	}
+	return []apiextensionsv1.CustomResourceColumnDefinition{{
+		Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp",
+		Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"],
+	}}
+}
+
+// unstructuredTyper types unstructured objects by their own apiVersion
+// and kind, as kube's strategies of custom resources expect.
+type unstructuredTyper struct{}
+
+func (unstructuredTyper) ObjectKinds(obj runtime.Object) ([]schema.GroupVersionKind, bool, error) {
+	return []schema.GroupVersionKind{obj.GetObjectKind().GroupVersionKind()}, false, nil
+}
+
+func (unstructuredTyper) Recognizes(schema.GroupVersionKind) bool { return true }

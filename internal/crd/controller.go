@@ -1,0 +1,161 @@
+// Package crd serves custom resources as kube-apiserver's apiextensions
+// server does: it follows the CustomResourceDefinitions through the API,
+// runs apiextensions' own controllers (names, establishing, non-structural
+// schemas, API approval, the cleanup finalizer), and puts a registry
+// backend for each CRD whose names are accepted, with the CRD's schemas,
+// apiextensions' strategy of custom resources and its sub-resources.
+package crd
+
+import (
+	"context"
+	"log"
+	"reflect"
+	"sync"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	crdclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	crdinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
+	"k8s.io/apiextensions-apiserver/pkg/controller/apiapproval"
+	"k8s.io/apiextensions-apiserver/pkg/controller/establish"
+	"k8s.io/apiextensions-apiserver/pkg/controller/finalizer"
+	"k8s.io/apiextensions-apiserver/pkg/controller/nonstructuralschema"
+	"k8s.io/apiextensions-apiserver/pkg/controller/status"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// Config is what serving custom resources needs.
+type Config struct {
+	// Client reaches kapi itself with the identity of kube-apiserver's
+	// loopback client.
+	Client   *rest.Config
+	Registry *registry.Registry
+	Logger   *log.Logger
+}
+
+// workers per apiextensions controller, as kube-apiserver runs them.
+const workers = 5
+
+// Run starts following CRDs and returns once the CRDs that exist are
+// served; the controllers run until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	client, err := crdclient.NewForConfig(cfg.Client)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg.Client)
+	if err != nil {
+		return err
+	}
+	factory := crdinformers.NewSharedInformerFactory(client, 0)
+	crds := factory.Apiextensions().V1().CustomResourceDefinitions()
+	crdsV1 := client.ApiextensionsV1()
+
+	establishing := establish.NewEstablishingController(crds, crdsV1)
+	s := &server{cfg: cfg, establishing: establishing, served: map[string]served{}}
+	if _, err := crds.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { s.sync(obj.(*apiextensionsv1.CustomResourceDefinition)) },
+		UpdateFunc: func(_, obj interface{}) { s.sync(obj.(*apiextensionsv1.CustomResourceDefinition)) },
+		DeleteFunc: s.remove,
+	}); err != nil {
+		return err
+	}
+	naming := status.NewNamingConditionController(klog.FromContext(ctx), crds, crdsV1)
+	nonStructural := nonstructuralschema.NewConditionController(crds, crdsV1)
+	approval := apiapproval.NewKubernetesAPIApprovalPolicyConformantConditionController(crds, crdsV1)
+	cleanup := finalizer.NewCRDFinalizer(crds, crdsV1, dynamicCRClients{dyn})
+
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	go naming.RunWithContext(ctx)
+	go establishing.RunWithContext(ctx)
+	go nonStructural.RunWithContext(workers, ctx)
+	go approval.RunWithContext(workers, ctx)
+	go cleanup.RunWithContext(workers, ctx)
+	return ctx.Err()
+}
+
+// server keeps the registry's backends of custom resources equal to the
+// CRDs.
+type server struct {
+	cfg          Config
+	establishing *establish.EstablishingController
+	mu           sync.Mutex
+	served       map[string]served // by CRD name
+}
+
+// served is what a backend was made from: a CRD change that leaves it
+// alone (a status condition) keeps the backend and its watchers.
+type served struct {
+	resource schema.GroupResource
+	spec     *apiextensionsv1.CustomResourceDefinitionSpec
+	names    apiextensionsv1.CustomResourceDefinitionNames
+	ending   bool // terminating
+}
+
+// sync serves crd's resources once its names are accepted (or it is
+// established), as kube-apiserver's custom resource handler does, and
+// asks for it to be established once its names are accepted.
+func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
+	namesAccepted := apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.NamesAccepted)
+	established := apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)
+	if namesAccepted && !established {
+		s.establishing.QueueCRD(crd.Name, 0)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !namesAccepted && !established {
+		s.removeLocked(crd.Name)
+		return
+	}
+	want := served{
+		resource: schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural},
+		spec:     &crd.Spec, names: crd.Status.AcceptedNames,
+		ending: !crd.DeletionTimestamp.IsZero() || apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating),
+	}
+	if have, ok := s.served[crd.Name]; ok && have.resource == want.resource && have.ending == want.ending &&
+		reflect.DeepEqual(have.spec, want.spec) && reflect.DeepEqual(have.names, want.names) {
+		return
+	}
+	spec, err := backendSpec(crd, want.ending)
+	if err != nil {
+		s.cfg.Logger.Printf("crd %s: %v", crd.Name, err)
+		s.removeLocked(crd.Name)
+		return
+	}
+	if have, ok := s.served[crd.Name]; ok && have.resource != want.resource {
+		s.cfg.Registry.Remove(have.resource)
+	}
+	if err := s.cfg.Registry.Put(spec); err != nil {
+		s.cfg.Logger.Printf("crd %s: %v", crd.Name, err)
+		return
+	}
+	s.served[crd.Name] = want
+}
+
+// remove stops serving a deleted CRD's resources.
+func (s *server) remove(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.removeLocked(crd.Name)
+}
+
+func (s *server) removeLocked(name string) {
+	if have, ok := s.served[name]; ok {
+		s.cfg.Registry.Remove(have.resource)
+		delete(s.served, name)
+	}
+}

@@ -1,0 +1,120 @@
+package crd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// byVersion applies the strategy of the version a write is in: each
+// version of a custom resource has its own schema.
+type byVersion struct {
+	versions map[string]registry.Strategy
+	// terminating refuses creates while the CRD is being deleted.
+	terminating bool
+}
+
+func (b byVersion) of(version string) registry.Strategy { return b.versions[version] }
+
+func (b byVersion) Default(obj runtime.Object) {} // the schema's codec defaults
+
+func (b byVersion) Create(ctx context.Context, w registry.Write, obj runtime.Object) (runtime.Object, error) {
+	if b.terminating {
+		return nil, apierrors.NewForbidden(w.Info.GroupResource(), w.Name,
+			errors.New("create not allowed while custom resource definition is terminating"))
+	}
+	return b.of(w.Info.Version).Create(ctx, w, obj)
+}
+
+func (b byVersion) Update(ctx context.Context, w registry.Write, obj, old runtime.Object) (runtime.Object, error) {
+	return b.of(w.Info.Version).Update(ctx, w, obj, old)
+}
+
+func (b byVersion) AllowUnconditionalUpdate(ctx context.Context, subresource string) bool {
+	return false // custom resources' strategy never allows it
+}
+
+func (b byVersion) GarbageCollectionPolicy(ctx context.Context, w registry.Write) string {
+	return b.of(w.Info.Version).GarbageCollectionPolicy(ctx, w)
+}
+
+// noneConverter converts custom resources between versions as the CRD
+// conversion strategy None does: only apiVersion changes.
+type noneConverter struct{}
+
+func (noneConverter) Convert(obj runtime.Object, to schema.GroupVersion) (runtime.Object, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("custom resource of type %T", obj)
+	}
+	out := u.DeepCopy()
+	out.SetAPIVersion(to.String())
+	return out, nil
+}
+
+// scaleHooks serve the scale sub-resource from the JSON paths the CRD
+// names, as apiextensions' scale storage does.
+func scaleHooks(scale *apiextensionsv1.CustomResourceSubresourceScale) *registry.Scale {
+	return &registry.Scale{
+		Of: func(obj runtime.Object) (*autoscalingv1.Scale, error) {
+			u := obj.(*unstructured.Unstructured)
+			out := &autoscalingv1.Scale{}
+			out.Name, out.Namespace, out.UID = u.GetName(), u.GetNamespace(), u.GetUID()
+			out.ResourceVersion, out.CreationTimestamp = u.GetResourceVersion(), u.GetCreationTimestamp()
+			if v, ok, err := nestedInt(u, scale.SpecReplicasPath); err != nil {
+				return nil, err
+			} else if ok {
+				out.Spec.Replicas = int32(v)
+			}
+			if v, ok, err := nestedInt(u, scale.StatusReplicasPath); err != nil {
+				return nil, err
+			} else if ok {
+				out.Status.Replicas = int32(v)
+			}
+			if scale.LabelSelectorPath != nil {
+				if s, ok, _ := unstructured.NestedString(u.Object, pathFields(*scale.LabelSelectorPath)...); ok {
+					out.Status.Selector = s
+				}
+			}
+			return out, nil
+		},
+		WithReplicas: func(obj runtime.Object, replicas int32) (runtime.Object, error) {
+			u := obj.(*unstructured.Unstructured).DeepCopy()
+			if err := unstructured.SetNestedField(u.Object, int64(replicas), pathFields(scale.SpecReplicasPath)...); err != nil {
+				return nil, apierrors.NewBadRequest(err.Error())
+			}
+			return u, nil
+		},
+	}
+}
+
+// nestedInt reads an integer at a JSON path of the form .a.b.
+func nestedInt(u *unstructured.Unstructured, path string) (int64, bool, error) {
+	v, ok, err := unstructured.NestedFieldNoCopy(u.Object, pathFields(path)...)
+	if err != nil || !ok || v == nil {
+		return 0, false, nil
+	}
+	switch n := v.(type) {
+	case int64:
+		return n, true, nil
+	case float64:
+		return int64(n), true, nil
+	}
+	return 0, false, apierrors.NewInternalError(fmt.Errorf("value at %s is %T, not an integer", path, v))
+}
+
+// pathFields splits a CRD scale path (".spec.replicas") into its fields;
+// CRD validation allows only such dotted paths.
+func pathFields(path string) []string {
+	return strings.Split(strings.TrimPrefix(path, "."), ".")
+}
