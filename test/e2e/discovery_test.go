@@ -27,8 +27,8 @@ func TestAggregatedDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(groups) != 19 { // the core group and 18 named groups
-		t.Errorf("%d groups, want 19", len(groups))
+	if len(groups) != 20 { // the core group and 19 named groups
+		t.Errorf("%d groups, want 20", len(groups))
 	}
 	found := map[string]bool{}
 	for _, list := range resources {
@@ -37,7 +37,8 @@ func TestAggregatedDiscovery(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"v1 pods", "v1 pods/status", "apps/v1 deployments", "autoscaling/v2 horizontalpodautoscalers",
-		"apiextensions.k8s.io/v1 customresourcedefinitions", "flowcontrol.apiserver.k8s.io/v1 flowschemas"} {
+		"apiextensions.k8s.io/v1 customresourcedefinitions", "flowcontrol.apiserver.k8s.io/v1 flowschemas",
+		"apiregistration.k8s.io/v1 apiservices"} {
 		if !found[want] {
 			t.Errorf("discovery lacks %s", want)
 		}

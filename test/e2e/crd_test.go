@@ -1,0 +1,288 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// widgetsCRD is a namespaced CRD with status and scale sub-resources,
+// printer columns, defaults, an enum, a CEL rule and a transition rule.
+const widgetsCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd], categories: [all]}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Color, type: string, jsonPath: .spec.color}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - {rule: "self.size <= 10", message: "size must be at most 10"}
+            properties:
+              size: {type: integer, default: 3}
+              replicas: {type: integer}
+              color: {type: string, enum: [red, blue]}
+              owner:
+                type: string
+                x-kubernetes-validations:
+                - {rule: "self == oldSelf", message: "owner is immutable"}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+`
+
+var widgets = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+
+// createCRD applies a CRD and waits until its resources are served.
+func createCRD(t *testing.T, k *kapi, manifest, resource string) {
+	t.Helper()
+	apply(t, k, manifest)
+	waitFor(t, 10*time.Second, resource+" to be established", func() bool {
+		out, _ := k.kubectl("get", "crd", resource, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+		return out == "True"
+	})
+	waitFor(t, 10*time.Second, resource+" to be served", func() bool {
+		_, err := k.kubectl("get", strings.SplitN(resource, ".", 2)[0])
+		return err == nil
+	})
+}
+
+func dynamicClient(t *testing.T, k *kapi) dynamic.Interface {
+	t.Helper()
+	d, err := dynamic.NewForConfig(k.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func widget(name string, spec map[string]interface{}) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]interface{}{"name": name},
+		"spec":     spec,
+	}}
+}
+
+// TestCustomResourcesServed: a CRD's resources are served with discovery,
+// defaults, pruning, schema and CEL validation, printer columns and the
+// status and scale sub-resources, as kube-apiserver serves them.
+func TestCustomResourcesServed(t *testing.T) {
+	k := startKapi(t)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	if out := k.mustKubectl("get", "crd", "widgets.example.com", "-o",
+		`jsonpath={.status.acceptedNames.kind} {.status.storedVersions} {.status.conditions[?(@.type=="NamesAccepted")].status}`); out != `Widget ["v1"] True` {
+		t.Errorf("CRD status = %q", out)
+	}
+	if out := k.mustKubectl("api-resources", "--api-group=example.com", "--no-headers"); !strings.Contains(out, "widgets") || !strings.Contains(out, "wd") {
+		t.Errorf("kubectl api-resources does not list widgets with their short name:\n%s", out)
+	}
+	if out := k.mustKubectl("get", "apiservice", "v1.example.com", "-o", "jsonpath={.spec.groupPriorityMinimum}/{.spec.versionPriority}"); out != "1000/100" {
+		t.Errorf("the CRD's APIService priorities = %s, want 1000/100", out)
+	}
+
+	d := dynamicClient(t, k).Resource(widgets).Namespace("default")
+	w, err := d.Create(ctx, widget("w1", map[string]interface{}{"color": "red", "replicas": int64(2)}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size, _, _ := unstructured.NestedInt64(w.Object, "spec", "size"); size != 3 || w.GetGeneration() != 1 {
+		t.Errorf("created widget: size %d generation %d, want the default 3 and generation 1", size, w.GetGeneration())
+	}
+
+	// Unknown fields: pruned with a warning (Warn), refused (Strict).
+	warnings := &warningRecorder{}
+	warnCfg := rest.CopyConfig(k.config)
+	warnCfg.WarningHandler = warnings
+	warnClient, _ := dynamic.NewForConfig(warnCfg)
+	w2, err := warnClient.Resource(widgets).Namespace("default").Create(ctx,
+		widget("w2", map[string]interface{}{"bogus": "x"}), metav1.CreateOptions{FieldValidation: "Warn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(w2.Object, "spec", "bogus"); found {
+		t.Errorf("unknown field spec.bogus was stored: %v", w2.Object["spec"])
+	}
+	if got := warnings.all(); len(got) != 1 || got[0] != `unknown field "spec.bogus"` {
+		t.Errorf("warnings = %q, want the unknown field", got)
+	}
+	_, err = d.Create(ctx, widget("w3", map[string]interface{}{"bogus": "x"}), metav1.CreateOptions{FieldValidation: "Strict"})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), `strict decoding error: unknown field "spec.bogus"`) {
+		t.Errorf("strict create with an unknown field: %v, want a 400 naming it", err)
+	}
+
+	// Schema and CEL validation.
+	_, err = d.Create(ctx, widget("w4", map[string]interface{}{"color": "green"}), metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `spec.color: Unsupported value: "green": supported values: "red", "blue"`) {
+		t.Errorf("create with a color outside the enum: %v", err)
+	}
+	_, err = d.Create(ctx, widget("w5", map[string]interface{}{"size": int64(11)}), metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "size must be at most 10") {
+		t.Errorf("create breaking a CEL rule: %v", err)
+	}
+	owned, err := d.Create(ctx, widget("w6", map[string]interface{}{"owner": "ann"}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unstructured.SetNestedField(owned.Object, "bob", "spec", "owner")
+	if _, err := d.Update(ctx, owned, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "owner is immutable") {
+		t.Errorf("update breaking a transition rule: %v", err)
+	}
+
+	// Printer columns through kubectl.
+	out := k.mustKubectl("get", "widgets")
+	if !hasRow(out, "w1 ", "3", "red") || !strings.HasPrefix(out, "NAME") || !strings.Contains(strings.SplitN(out, "\n", 2)[0], "COLOR") {
+		t.Errorf("kubectl get widgets:\n%s", out)
+	}
+	if out := k.mustKubectl("get", "all", "-o", "name"); !strings.Contains(out, "widget.example.com/w1") {
+		t.Errorf("kubectl get all does not include the widgets (category all):\n%s", out)
+	}
+
+	// Scale and status sub-resources.
+	k.mustKubectl("scale", "widget", "w1", "--replicas=5")
+	k.mustKubectl("patch", "widget", "w1", "--subresource=status", "--type=merge", "-p", `{"status":{"replicas":4},"spec":{"replicas":9}}`)
+	w, err = d.Get(ctx, "w1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas, _, _ := unstructured.NestedInt64(w.Object, "spec", "replicas")
+	status, _, _ := unstructured.NestedInt64(w.Object, "status", "replicas")
+	if replicas != 5 || status != 4 || w.GetGeneration() != 2 {
+		t.Errorf("after scale to 5 and a status write: spec.replicas %d, status.replicas %d, generation %d; want 5, 4, 2",
+			replicas, status, w.GetGeneration())
+	}
+}
+
+// TestCustomResourceWatchAndCleanup: an informer on custom resources sees
+// their events; deleting the CRD deletes every custom resource, then the
+// CRD, and its resources are no longer served.
+func TestCustomResourceWatchAndCleanup(t *testing.T) {
+	k := startKapi(t)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	client := dynamicClient(t, k)
+
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
+	informer := factory.ForResource(widgets).Informer()
+	var mu sync.Mutex
+	added := 0
+	informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(interface{}) { mu.Lock(); added++; mu.Unlock() }})
+	stop := make(chan struct{})
+	defer close(stop)
+	factory.Start(stop)
+	cache.WaitForCacheSync(stop, informer.HasSynced)
+
+	const n = 150
+	for i := 0; i < n; i++ {
+		ns := []string{"default", "kube-public"}[i%2]
+		if _, err := client.Resource(widgets).Namespace(ns).Create(ctx, widget(fmt.Sprintf("w%03d", i), map[string]interface{}{}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 10*time.Second, "the informer to see every widget", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return added == n
+	})
+
+	k.mustKubectl("delete", "crd", "widgets.example.com", "--wait=true", "--timeout=60s")
+	if _, err := k.kubectl("get", "crd", "widgets.example.com"); err == nil {
+		t.Error("the CRD is still there after kubectl delete --wait")
+	}
+	waitFor(t, 10*time.Second, "widgets to stop being served", func() bool {
+		_, err := client.Resource(widgets).List(ctx, metav1.ListOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	// Recreated, the CRD serves an empty collection: the old widgets went.
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	list, err := client.Resource(widgets).List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(list.Items) != 0 {
+		t.Errorf("after recreating the CRD: %d widgets, %v; want none", len(list.Items), err)
+	}
+}
+
+// TestClusterScopedCustomResource: a cluster-scoped CRD's resources live
+// outside namespaces.
+func TestClusterScopedCustomResource(t *testing.T) {
+	k := startKapi(t)
+	createCRD(t, k, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`, "gadgets.example.com")
+	gadgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}
+	client := dynamicClient(t, k)
+	g := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": map[string]interface{}{"name": "g1"},
+		"anything": map[string]interface{}{"kept": true},
+	}}
+	if _, err := client.Resource(gadgets).Create(ctx, g, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := client.Resource(gadgets).Get(ctx, "g1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept, _, _ := unstructured.NestedBool(got.Object, "anything", "kept"); !kept || got.GetNamespace() != "" {
+		t.Errorf("gadget = %v, want its preserved fields and no namespace", got.Object)
+	}
+	if _, err := client.Resource(gadgets).Namespace("default").Create(ctx, g, metav1.CreateOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("creating a cluster-scoped resource in a namespace: %v, want 404", err)
+	}
+}
+
+// warningRecorder keeps the warnings a client got.
+type warningRecorder struct {
+	mu       sync.Mutex
+	messages []string
+}
+
+func (w *warningRecorder) HandleWarningHeader(_ int, _ string, message string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.messages = append(w.messages, message)
+}
+
+func (w *warningRecorder) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.messages...)
+}
