@@ -166,4 +166,6 @@ func (d *schemaDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, i
 	return u, gvk, nil
 }
 
-func (d *schemaDecoder) Encode(obj runtime.Object, w io.Writer) error { return d.Serializer.Encode(obj, w) }
+func (d *schemaDecoder) Encode(obj runtime.Object, w io.Writer) error {
+	return d.Serializer.Encode(obj, w)
+}
