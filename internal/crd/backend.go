@@ -9,13 +9,16 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kapi-dev/kapi/internal/builtin"
+	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/resources"
 )
@@ -37,7 +40,8 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 		Schemas:        map[string]registry.Schema{},
 		Converter:      noneConverter{},
 	}
-	var strategies map[string]registry.Strategy
+	strategies := map[string]registry.Strategy{}
+	schemas := map[string]*versionSchema{}
 	for _, v := range crd.Spec.Versions {
 		if !v.Served && v.Name != storageVersion {
 			continue
@@ -47,13 +51,11 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 			return registry.Spec{}, err
 		}
 		gk := schema.GroupKind{Group: crd.Spec.Group, Kind: names.Kind}
-		spec.Schemas[v.Name] = newVersionSchema(gk, structural, crd.Spec.PreserveUnknownFields)
+		schemas[v.Name] = newVersionSchema(gk, structural, crd.Spec.PreserveUnknownFields)
+		spec.Schemas[v.Name] = schemas[v.Name]
 		strategy, err := versionStrategy(crd, v, structural)
 		if err != nil {
 			return registry.Spec{}, err
-		}
-		if strategies == nil {
-			strategies = map[string]registry.Strategy{}
 		}
 		strategies[v.Name] = strategy
 		info, hooks, err := versionInfo(crd, v)
@@ -65,7 +67,7 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 			spec.Hooks = hooks
 		}
 	}
-	spec.Strategy = byVersion{versions: strategies, terminating: terminating}
+	spec.Strategy = byVersion{versions: strategies, schemas: schemas, terminating: terminating}
 	return spec, nil
 }
 
@@ -172,12 +174,41 @@ func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv
 		})
 		hooks.Scale = scaleHooks(subresources.Scale)
 	}
+	if info.Schema, info.SchemaV2, err = openAPISchemas(crd, v.Name); err != nil {
+		return nil, hooks, err
+	}
+	info.PreserveUnknownFields = crd.Spec.PreserveUnknownFields
 	for _, c := range columnsFor(crd, v) {
 		info.PrinterColumns = append(info.PrinterColumns, resources.PrinterColumn{
 			Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority, JSONPath: c.JSONPath,
 		})
 	}
 	return info, hooks, nil
+}
+
+// openAPISchemas are the OpenAPI v3 and v2 definitions of a version's
+// kind, as apiextensions' OpenAPI builder makes them for kube-apiserver's
+// published documents.
+func openAPISchemas(crd *apiextensionsv1.CustomResourceDefinition, version string) (v3, v2 *spec.Schema, err error) {
+	name := openapi.CustomDefinitionName(schema.GroupVersionKind{Group: crd.Spec.Group, Version: version, Kind: crd.Status.AcceptedNames.Kind})
+	opts := builder.Options{IncludeSelectableFields: true}
+	doc3, err := builder.BuildOpenAPIV3(crd, version, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.V2 = true
+	doc2, err := builder.BuildOpenAPIV2(crd, version, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if doc3.Components == nil || doc3.Components.Schemas[name] == nil {
+		return nil, nil, fmt.Errorf("no OpenAPI definition %s", name)
+	}
+	v2def, ok := doc2.Definitions[name]
+	if !ok {
+		return nil, nil, fmt.Errorf("no OpenAPI v2 definition %s", name)
+	}
+	return doc3.Components.Schemas[name], &v2def, nil
 }
 
 // columnsFor are a version's printer columns; a version without any gets

@@ -8,6 +8,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,13 +21,24 @@ import (
 // version of a custom resource has its own schema.
 type byVersion struct {
 	versions map[string]registry.Strategy
+	schemas  map[string]*versionSchema
 	// terminating refuses creates while the CRD is being deleted.
 	terminating bool
 }
 
 func (b byVersion) of(version string) registry.Strategy { return b.versions[version] }
 
-func (b byVersion) Default(obj runtime.Object) {} // the schema's codec defaults
+// Default sets the schema's defaults on an object that did not come
+// through the schema's codec (a server-side apply).
+func (b byVersion) Default(obj runtime.Object) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	if s := b.schemas[u.GroupVersionKind().Version]; s != nil && s.structural != nil {
+		structuraldefaulting.Default(u.Object, s.structural)
+	}
+}
 
 func (b byVersion) Create(ctx context.Context, w registry.Write, obj runtime.Object) (runtime.Object, error) {
 	if b.terminating {

@@ -85,7 +85,11 @@ func (d *defSet) forRegistry(reg *resources.Registry) *defSet {
 		return d
 	}
 	// Copies of the maps: the built-in set is shared.
-	b := &builder{defs: map[string]*spec.Schema{}, v3: d.v3, byGVK: map[schema.GroupVersionKind]string{}, gvks: map[reflect.Type][]schema.GroupVersionKind{}, names: map[reflect.Type]string{}}
+	v3 := make(map[string]*spec.Schema, len(d.v3))
+	for name, s := range d.v3 {
+		v3[name] = s
+	}
+	b := &builder{defs: map[string]*spec.Schema{}, v3: v3, byGVK: map[schema.GroupVersionKind]string{}, gvks: map[reflect.Type][]schema.GroupVersionKind{}, names: map[reflect.Type]string{}}
 	for name, s := range d.v2 {
 		b.defs[name] = s
 	}
@@ -96,7 +100,7 @@ func (d *defSet) forRegistry(reg *resources.Registry) *defSet {
 		b.names[t] = name
 	}
 	b.addUntyped(reg)
-	return &defSet{v2: b.defs, v3: d.v3, byGVK: b.byGVK, types: d.types, names: b.names}
+	return &defSet{v2: b.defs, v3: b.v3, byGVK: b.byGVK, types: d.types, names: b.names}
 }
 
 var builtin = sync.OnceValue(func() *defSet {
@@ -579,10 +583,10 @@ func enforcedDefault(t reflect.Type, omitEmpty bool) interface{} {
 	}
 }
 
-// untypedName is the definition name of a kind without a Go type (a
+// CustomDefinitionName is the definition name of a kind without a Go type (a
 // custom resource): the reversed group, version and kind, as
 // kube-apiserver names custom resources.
-func untypedName(gvk schema.GroupVersionKind) string {
+func CustomDefinitionName(gvk schema.GroupVersionKind) string {
 	labels := strings.Split(gvk.Group, ".")
 	for i, j := 0, len(labels)-1; i < j; i, j = i+1, j-1 {
 		labels[i], labels[j] = labels[j], labels[i]
@@ -603,20 +607,15 @@ func (b *builder) addUntyped(reg *resources.Registry) {
 				if _, typed := codecs.Scheme.AllKnownTypes()[gvk]; typed {
 					continue
 				}
-				name := untypedName(gvk)
+				name := CustomDefinitionName(gvk)
 				if _, done := b.defs[name]; done {
 					continue
 				}
 				listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
-				obj := &spec.Schema{}
-				obj.Description = typeDescriptions[name]
-				obj.Type = []string{"object"}
-				b.addMembers(obj, typeMeta)
-				obj.Properties["metadata"] = refSchema(b.ref(reflect.TypeFor[metav1.ObjectMeta]()),
-					"Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
-				obj.AddExtension(extPreserve, true)
-				obj.AddExtension(extGVK, []interface{}{gvkExtension(gvk)})
-				b.defs[name] = obj
+				b.defs[name] = b.untypedObject(info, name)
+				if info.Schema != nil {
+					b.v3[name] = info.Schema
+				}
 				b.byGVK[gvk] = name
 
 				list := &spec.Schema{}
@@ -641,6 +640,24 @@ func (b *builder) addUntyped(reg *resources.Registry) {
 			}
 		}
 	}
+}
+
+// untypedObject is the definition of a kind without a Go type: its
+// schema when it has one, else any object with the type and object
+// metadata of every kind.
+func (b *builder) untypedObject(info *resources.Info, name string) *spec.Schema {
+	if info.SchemaV2 != nil {
+		return info.SchemaV2
+	}
+	obj := &spec.Schema{}
+	obj.Description = typeDescriptions[name]
+	obj.Type = []string{"object"}
+	b.addMembers(obj, reflect.TypeFor[metav1.TypeMeta]())
+	obj.Properties["metadata"] = refSchema(b.ref(reflect.TypeFor[metav1.ObjectMeta]()),
+		"Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
+	obj.AddExtension(extPreserve, true)
+	obj.AddExtension(extGVK, []interface{}{gvkExtension(info.GroupVersionKind())})
+	return obj
 }
 
 // refSchema is a reference to a definition, with a description.

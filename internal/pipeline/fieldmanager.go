@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -39,7 +40,9 @@ func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedf
 	if f.err != nil {
 		return nil, f.err
 	}
-	key := info.Group + "/" + info.Version + "/" + info.Resource + "/" + subresource
+	// A custom resource's Info is replaced with its CRD: the manager
+	// follows the Info it was made for.
+	key := fmt.Sprintf("%s/%s/%s/%s/%p", info.Group, info.Version, info.Resource, subresource, info)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if m, ok := f.managers[key]; ok {
@@ -52,13 +55,35 @@ func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedf
 	if codecs.Scheme.Recognizes(gvk) {
 		m, err = managedfields.NewDefaultFieldManager(f.converter, versionConvertor{codecs.Scheme, f.convert}, noDefaults{}, kindedCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
 	} else {
-		m, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), identityConvertor{}, noDefaults{}, unstructuredCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
+		converter, cerr := f.customConverter(info)
+		if cerr != nil {
+			return nil, cerr
+		}
+		m, err = managedfields.NewDefaultCRDFieldManager(converter, identityConvertor{}, noDefaults{}, unstructuredCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
 	}
 	if err != nil {
 		return nil, err
 	}
 	f.managers[key] = m
 	return m, nil
+}
+
+// customConverter is the type converter of a kind defined by data: its
+// schema with the built-in definitions it refers to (object metadata), as
+// kube-apiserver builds it for a custom resource, so that apply merges
+// lists and maps as the schema's x-kubernetes-list-type and map-type say;
+// a kind without a schema gets types deduced from the objects.
+func (f *fieldManagers) customConverter(info *resources.Info) (managedfields.TypeConverter, error) {
+	if info.Schema == nil {
+		return managedfields.NewDeducedTypeConverter(), nil
+	}
+	builtin := openapi.Definitions()
+	models := make(map[string]*spec.Schema, len(builtin)+1)
+	for name, s := range builtin {
+		models[name] = s
+	}
+	models[openapi.CustomDefinitionName(info.GroupVersionKind())] = info.Schema
+	return managedfields.NewTypeConverter(models, info.PreserveUnknownFields)
 }
 
 // resetFields are the fields an endpoint does not own: the main resource

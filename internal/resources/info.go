@@ -3,7 +3,10 @@
 // defaults and validates its objects. It knows nothing about HTTP or storage.
 package resources
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
 
 // Info is what discovery reports about one resource, plus the few facts the
 // generic handlers need to treat it the way kube-apiserver does.
@@ -42,6 +45,14 @@ type Info struct {
 
 	// ValidateName checks metadata.name; nil means a DNS subdomain.
 	ValidateName func(name string, prefix bool) []string
+
+	// Schema and SchemaV2, for a kind defined by data (a custom
+	// resource), are the OpenAPI v3 and v2 definitions of its objects, as
+	// kube-apiserver publishes them; nil means objects of any shape.
+	Schema, SchemaV2 *spec.Schema
+	// PreserveUnknownFields is set when objects keep fields their schema
+	// does not name (a CRD's spec.preserveUnknownFields).
+	PreserveUnknownFields bool
 }
 
 // SubresourceInfo describes one sub-resource such as status or scale.
