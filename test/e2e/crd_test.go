@@ -286,3 +286,89 @@ func (w *warningRecorder) all() []string {
 	defer w.mu.Unlock()
 	return append([]string(nil), w.messages...)
 }
+
+// TestCustomResourceSchemaChanges: kubectl explain reads the CRD's schema
+// from OpenAPI; server-side apply merges by the schema's list types and
+// refuses fields it does not declare; a default added to the schema
+// later shows on objects stored before; and an update that leaves an
+// invalid value unchanged is let through (validation ratcheting).
+func TestCustomResourceSchemaChanges(t *testing.T) {
+	k := startKapi(t)
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: rigs.example.com
+spec:
+  group: example.com
+  names: {plural: rigs, singular: rig, kind: Rig}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              name: {type: string, maxLength: %d, description: "The rig's name."}
+              mode: {type: string%s}
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [port]
+                items:
+                  type: object
+                  required: [port]
+                  properties:
+                    port: {type: integer}
+                    protocol: {type: string}
+`
+	createCRD(t, k, fmt.Sprintf(crd, 20, ""), "rigs.example.com")
+	if out := k.mustKubectl("explain", "rig.spec.name"); !strings.Contains(out, "The rig's name.") {
+		t.Errorf("kubectl explain rig.spec.name:\n%s", out)
+	}
+
+	apply := func(manager, manifest string) (string, error) {
+		path := t.TempDir() + "/rig.yaml"
+		if err := writeFile(path, manifest); err != nil {
+			t.Fatal(err)
+		}
+		return k.kubectl("apply", "--server-side", "--field-manager="+manager, "-f", path)
+	}
+	if out, err := apply("a", "apiVersion: example.com/v1\nkind: Rig\nmetadata: {name: r1}\nspec:\n  name: long-but-fine\n  ports: [{port: 80, protocol: TCP}]\n"); err != nil {
+		t.Fatalf("apply a: %v\n%s", err, out)
+	}
+	if out, err := apply("b", "apiVersion: example.com/v1\nkind: Rig\nmetadata: {name: r1}\nspec:\n  ports: [{port: 443, protocol: TCP}]\n"); err != nil {
+		t.Fatalf("apply b: %v\n%s", err, out)
+	}
+	if out := k.mustKubectl("get", "rig", "r1", "-o", "jsonpath={.spec.ports[*].port}"); out != "80 443" {
+		t.Errorf("ports after two appliers = %q, want both entries of the map list", out)
+	}
+	if out, err := apply("c", "apiVersion: example.com/v1\nkind: Rig\nmetadata: {name: r1}\nspec: {bogus: 1}\n"); err == nil ||
+		!strings.Contains(out, ".spec.bogus: field not declared in schema") {
+		t.Errorf("apply of an undeclared field: %v\n%s", err, out)
+	}
+
+	// Tighten maxLength and add a default: the stored name (13 characters)
+	// is now too long, the stored object has no mode.
+	apply2 := fmt.Sprintf(crd, 5, ", default: fast")
+	path := t.TempDir() + "/crd.yaml"
+	if err := writeFile(path, apply2); err != nil {
+		t.Fatal(err)
+	}
+	k.mustKubectl("apply", "-f", path)
+	waitFor(t, 10*time.Second, "the default to show on the stored rig", func() bool {
+		out, _ := k.kubectl("get", "rig", "r1", "-o", "jsonpath={.spec.mode}")
+		return out == "fast"
+	})
+	if out, err := k.kubectl("label", "rig", "r1", "touched=yes"); err != nil {
+		t.Errorf("an update that keeps the too-long name was refused (no ratcheting): %v\n%s", err, out)
+	}
+	if out, err := k.kubectl("patch", "rig", "r1", "--type=merge", "-p", `{"spec":{"name":"still-too-long"}}`); err == nil ||
+		!strings.Contains(out, "spec.name: Too long") {
+		t.Errorf("changing the name to another too-long one: %v\n%s", err, out)
+	}
+}

@@ -226,3 +226,5 @@ func waitFor(t *testing.T, timeout time.Duration, what string, done func() bool)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }
