@@ -6,6 +6,7 @@ import (
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -29,8 +30,12 @@ var verbs = []string{"delete", "deletecollection", "get", "list", "patch", "crea
 // backendSpec is the registry backend that serves crd's custom resources:
 // one store per served version under the accepted names, each with its
 // structural schema, and the storage version's strategy.
-func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool) (registry.Spec, error) {
+func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool, conversions *conversion.CRConverterFactory) (registry.Spec, error) {
 	storageVersion, err := apiextensionshelpers.GetCRDStorageVersion(crd)
+	if err != nil {
+		return registry.Spec{}, err
+	}
+	safe, _, err := conversions.NewConverter(crd)
 	if err != nil {
 		return registry.Spec{}, err
 	}
@@ -38,7 +43,7 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 	spec := registry.Spec{
 		StorageVersion: storageVersion,
 		Schemas:        map[string]registry.Schema{},
-		Converter:      noneConverter{},
+		Converter:      converter{safe},
 	}
 	strategies := map[string]registry.Strategy{}
 	schemas := map[string]*versionSchema{}

@@ -14,6 +14,7 @@ import (
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	crdclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	crdinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
 	"k8s.io/apiextensions-apiserver/pkg/controller/apiapproval"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/controller/status"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -57,8 +59,16 @@ func Run(ctx context.Context, cfg Config) error {
 	crds := factory.Apiextensions().V1().CustomResourceDefinitions()
 	crdsV1 := client.ApiextensionsV1()
 
+	kube, err := kubernetes.NewForConfig(cfg.Client)
+	if err != nil {
+		return err
+	}
+	conversions, err := conversion.NewCRConverterFactory(webhookServices{kube}, nil)
+	if err != nil {
+		return err
+	}
 	establishing := establish.NewEstablishingController(crds, crdsV1)
-	s := &server{cfg: cfg, establishing: establishing, served: map[string]served{}}
+	s := &server{cfg: cfg, establishing: establishing, conversions: conversions, served: map[string]served{}}
 	if _, err := crds.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { s.sync(obj.(*apiextensionsv1.CustomResourceDefinition)) },
 		UpdateFunc: func(_, obj interface{}) { s.sync(obj.(*apiextensionsv1.CustomResourceDefinition)) },
@@ -86,6 +96,7 @@ func Run(ctx context.Context, cfg Config) error {
 type server struct {
 	cfg          Config
 	establishing *establish.EstablishingController
+	conversions  *conversion.CRConverterFactory
 	mu           sync.Mutex
 	served       map[string]served // by CRD name
 }
@@ -123,7 +134,7 @@ func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 		reflect.DeepEqual(have.spec, want.spec) && reflect.DeepEqual(have.names, want.names) {
 		return
 	}
-	spec, err := backendSpec(crd, want.ending)
+	spec, err := backendSpec(crd, want.ending, s.conversions)
 	if err != nil {
 		s.cfg.Logger.Printf("crd %s: %v", crd.Name, err)
 		s.removeLocked(crd.Name)

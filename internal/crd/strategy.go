@@ -60,18 +60,13 @@ func (b byVersion) GarbageCollectionPolicy(ctx context.Context, w registry.Write
 	return b.of(w.Info.Version).GarbageCollectionPolicy(ctx, w)
 }
 
-// noneConverter converts custom resources between versions as the CRD
-// conversion strategy None does: only apiVersion changes.
-type noneConverter struct{}
+// converter converts custom resources between the versions of their CRD
+// with apiextensions' converter: apiVersion only for the None strategy,
+// a ConversionReview to the CRD's webhook for the Webhook strategy.
+type converter struct{ safe runtime.ObjectConvertor }
 
-func (noneConverter) Convert(obj runtime.Object, to schema.GroupVersion) (runtime.Object, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return nil, fmt.Errorf("custom resource of type %T", obj)
-	}
-	out := u.DeepCopy()
-	out.SetAPIVersion(to.String())
-	return out, nil
+func (c converter) Convert(obj runtime.Object, to schema.GroupVersion) (runtime.Object, error) {
+	return c.safe.ConvertToVersion(obj, to)
 }
 
 // scaleHooks serve the scale sub-resource from the JSON paths the CRD

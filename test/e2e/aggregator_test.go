@@ -178,7 +178,8 @@ func writeJSON(w http.ResponseWriter, v interface{}) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// servingCertificate makes a CA and a serving certificate for dnsName,
+// servingCertificate makes a CA and a serving certificate for dnsName (or
+// an IP address),
 // returning the CA's PEM.
 func servingCertificate(t *testing.T, dnsName string) ([]byte, tls.Certificate) {
 	t.Helper()
@@ -198,6 +199,9 @@ func servingCertificate(t *testing.T, dnsName string) ([]byte, tls.Certificate) 
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: dnsName}, DNSNames: []string{dnsName},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if ip := net.ParseIP(dnsName); ip != nil {
+		tmpl.DNSNames, tmpl.IPAddresses = nil, []net.IP{ip}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {

@@ -2,15 +2,22 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -371,4 +378,131 @@ spec:
 		!strings.Contains(out, "spec.name: Too long") {
 		t.Errorf("changing the name to another too-long one: %v\n%s", err, out)
 	}
+}
+
+// TestCustomResourceConversionWebhook: a CRD with two versions converts
+// between them through its conversion webhook (a ConversionReview over
+// TLS verified with the CRD's caBundle), both ways, for objects and lists.
+func TestCustomResourceConversionWebhook(t *testing.T) {
+	k := startKapi(t)
+	caPEM, serving := servingCertificate(t, "127.0.0.1")
+	url := startConversionWebhook(t, serving)
+	createCRD(t, k, fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: boxes.example.com
+spec:
+  group: example.com
+  names: {plural: boxes, singular: box, kind: Box}
+  scope: Namespaced
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig: {url: "%s", caBundle: %s}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {width: {type: integer}}}
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: object, properties: {width: {type: integer}}}}}
+`, url, base64.StdEncoding.EncodeToString(caPEM)), "boxes.example.com")
+
+	client := dynamicClient(t, k)
+	v1 := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "boxes"}
+	v2 := schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "boxes"}
+	box := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "example.com/v1", "kind": "Box", "metadata": map[string]interface{}{"name": "b1"},
+		"spec": map[string]interface{}{"width": int64(7)},
+	}}
+	if _, err := client.Resource(v1).Namespace("default").Create(ctx, box, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := client.Resource(v2).Namespace("default").Get(ctx, "b1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _, _ := unstructured.NestedInt64(got.Object, "spec", "size", "width"); w != 7 || got.GetAPIVersion() != "example.com/v2" {
+		t.Errorf("v1 box read in v2 = %v, want spec.size.width 7", got.Object)
+	}
+	box2 := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "example.com/v2", "kind": "Box", "metadata": map[string]interface{}{"name": "b2"},
+		"spec": map[string]interface{}{"size": map[string]interface{}{"width": int64(9)}},
+	}}
+	if _, err := client.Resource(v2).Namespace("default").Create(ctx, box2, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = client.Resource(v1).Namespace("default").Get(ctx, "b2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _, _ := unstructured.NestedInt64(got.Object, "spec", "width"); w != 9 {
+		t.Errorf("v2 box read in v1 = %v, want spec.width 9", got.Object)
+	}
+	list, err := client.Resource(v2).Namespace("default").List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 2 {
+		t.Fatalf("list in v2: %v, %v", list, err)
+	}
+	for _, item := range list.Items {
+		if _, found, _ := unstructured.NestedInt64(item.Object, "spec", "size", "width"); !found || item.GetAPIVersion() != "example.com/v2" {
+			t.Errorf("listed in v2: %v", item.Object)
+		}
+	}
+}
+
+// startConversionWebhook serves the boxes' conversion: v1 spec.width is
+// v2 spec.size.width.
+func startConversionWebhook(t *testing.T, serving tls.Certificate) string {
+	t.Helper()
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review apiextensionsv1.ConversionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+			http.Error(w, "bad review", http.StatusBadRequest)
+			return
+		}
+		resp := &apiextensionsv1.ConversionResponse{UID: review.Request.UID, Result: metav1.Status{Status: metav1.StatusSuccess}}
+		for _, raw := range review.Request.Objects {
+			var obj map[string]interface{}
+			json.Unmarshal(raw.Raw, &obj)
+			spec, _ := obj["spec"].(map[string]interface{})
+			if spec == nil {
+				spec = map[string]interface{}{}
+			}
+			switch review.Request.DesiredAPIVersion {
+			case "example.com/v2":
+				if width, ok := spec["width"]; ok {
+					spec = map[string]interface{}{"size": map[string]interface{}{"width": width}}
+				}
+			case "example.com/v1":
+				if size, ok := spec["size"].(map[string]interface{}); ok {
+					spec = map[string]interface{}{"width": size["width"]}
+				}
+			}
+			obj["spec"] = spec
+			obj["apiVersion"] = review.Request.DesiredAPIVersion
+			out, _ := json.Marshal(obj)
+			resp.ConvertedObjects = append(resp.ConvertedObjects, runtime.RawExtension{Raw: out})
+		}
+		review.Response, review.Request = resp, nil
+		writeJSON(w, review)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler, TLSConfig: &tls.Config{Certificates: []tls.Certificate{serving}}}
+	go srv.ServeTLS(ln, "", "")
+	t.Cleanup(func() { srv.Close() })
+	return "https://" + ln.Addr().String() + "/convert"
 }
