@@ -13,8 +13,10 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
@@ -35,7 +37,7 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 	if err != nil {
 		return registry.Spec{}, err
 	}
-	safe, _, err := conversions.NewConverter(crd)
+	safe, unsafe, err := conversions.NewConverter(crd)
 	if err != nil {
 		return registry.Spec{}, err
 	}
@@ -58,7 +60,7 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 		gk := schema.GroupKind{Group: crd.Spec.Group, Kind: names.Kind}
 		schemas[v.Name] = newVersionSchema(gk, structural, crd.Spec.PreserveUnknownFields)
 		spec.Schemas[v.Name] = schemas[v.Name]
-		strategy, err := versionStrategy(crd, v, structural)
+		strategy, attrs, err := versionStrategy(crd, v, structural)
 		if err != nil {
 			return registry.Spec{}, err
 		}
@@ -66,6 +68,11 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 		info, hooks, err := versionInfo(crd, v)
 		if err != nil {
 			return registry.Spec{}, err
+		}
+		info.FieldAttrs = attrs
+		gvk := info.GroupVersionKind()
+		info.FieldLabelConversion = func(label, value string) (string, string, error) {
+			return unsafe.ConvertFieldLabel(gvk, label, value)
 		}
 		spec.Versions = append(spec.Versions, info)
 		if v.Name == storageVersion {
@@ -102,27 +109,28 @@ func structuralFor(crd *apiextensionsv1.CustomResourceDefinition, version string
 }
 
 // versionStrategy is apiextensions' strategy of one version's custom
-// resources: schema and CEL validation, status and scale rules.
-func versionStrategy(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, structural *structuralschema.Structural) (registry.Strategy, error) {
+// resources (schema and CEL validation, status and scale rules), with the
+// fields its objects can be selected by (selectableFields).
+func versionStrategy(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, structural *structuralschema.Structural) (registry.Strategy, func(runtime.Object) fields.Set, error) {
 	var props *apiextensionsinternal.JSONSchemaProps
 	validation, err := apiextensionshelpers.GetSchemaForVersion(crd, v.Name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if validation != nil {
 		internal := &apiextensionsinternal.CustomResourceValidation{}
 		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(validation, internal, nil); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		props = internal.OpenAPIV3Schema
 	}
 	validator, _, err := apiservervalidation.NewSchemaValidator(props)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	subresources, err := apiextensionshelpers.GetSubresourcesForVersion(crd, v.Name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var statusSpec *apiextensionsinternal.CustomResourceSubresourceStatus
 	var statusValidator apiservervalidation.SchemaValidator
@@ -131,7 +139,7 @@ func versionStrategy(crd *apiextensionsv1.CustomResourceDefinition, v apiextensi
 		if props != nil && props.Properties != nil {
 			if statusSchema, ok := props.Properties["status"]; ok {
 				if statusValidator, _, err = apiservervalidation.NewSchemaValidator(&statusSchema); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 		}
@@ -140,7 +148,7 @@ func versionStrategy(crd *apiextensionsv1.CustomResourceDefinition, v apiextensi
 	if subresources != nil && subresources.Scale != nil {
 		scaleSpec = &apiextensionsinternal.CustomResourceSubresourceScale{}
 		if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(subresources.Scale, scaleSpec, nil); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	kind := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Status.AcceptedNames.Kind}
@@ -150,7 +158,14 @@ func versionStrategy(crd *apiextensionsv1.CustomResourceDefinition, v apiextensi
 	if statusSpec != nil {
 		subs["status"] = customresource.NewStatusStrategy(main)
 	}
-	return builtin.UnstructuredStrategy(main, subs), nil
+	attrs := func(obj runtime.Object) fields.Set {
+		_, set, err := main.GetAttrs(obj)
+		if err != nil {
+			return nil
+		}
+		return set
+	}
+	return builtin.UnstructuredStrategy(main, subs), attrs, nil
 }
 
 // versionInfo describes one served version for routing, discovery and
@@ -183,12 +198,36 @@ func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv
 		return nil, hooks, err
 	}
 	info.PreserveUnknownFields = crd.Spec.PreserveUnknownFields
+	if v.Deprecated {
+		info.Warnings = []string{deprecationWarning(crd, v)}
+	}
 	for _, c := range columnsFor(crd, v) {
 		info.PrinterColumns = append(info.PrinterColumns, resources.PrinterColumn{
 			Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority, JSONPath: c.JSONPath,
 		})
 	}
 	return info, hooks, nil
+}
+
+// deprecationWarning is the warning of a deprecated version: the CRD's
+// own, else kube-apiserver's default naming the newest served version
+// that is not deprecated.
+func deprecationWarning(crd *apiextensionsv1.CustomResourceDefinition, deprecated apiextensionsv1.CustomResourceDefinitionVersion) string {
+	if deprecated.DeprecationWarning != nil {
+		return *deprecated.DeprecationWarning
+	}
+	msg := fmt.Sprintf("%s/%s %s is deprecated", crd.Spec.Group, deprecated.Name, crd.Spec.Names.Kind)
+	newest := ""
+	for _, v := range crd.Spec.Versions {
+		if v.Served && !v.Deprecated && version.CompareKubeAwareVersionStrings(deprecated.Name, v.Name) < 0 &&
+			(newest == "" || version.CompareKubeAwareVersionStrings(v.Name, newest) > 0) {
+			newest = v.Name
+		}
+	}
+	if newest != "" {
+		msg += fmt.Sprintf("; use %s/%s %s", crd.Spec.Group, newest, crd.Spec.Names.Kind)
+	}
+	return msg
 }
 
 // openAPISchemas are the OpenAPI v3 and v2 definitions of a version's

@@ -21,6 +21,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 	"github.com/kapi-dev/kapi/internal/resources"
+	"github.com/kapi-dev/kapi/internal/respond"
 )
 
 // Options tune the API.
@@ -90,6 +91,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if store == nil || !routable(store.Info, req) {
 		writeError(w, r, errNoRoute)
 		return
+	}
+	for _, warning := range store.Info.Warnings {
+		respond.Warning(w, warning)
 	}
 	if !a.allowed(store.Info, req) {
 		writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), req.Verb))

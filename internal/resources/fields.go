@@ -204,7 +204,11 @@ var builtinGroupResources = func() map[schema.GroupResource]bool {
 // resource's type, gets only the metadata fields.
 func (i *Info) SelectableFields(obj runtime.Object) fields.Set {
 	set := fields.Set{}
-	if fs, ok := fieldSupports[i.groupResource()]; ok && fs.attrs != nil {
+	if i.FieldAttrs != nil {
+		for k, v := range i.FieldAttrs(obj) {
+			set[k] = v
+		}
+	} else if fs, ok := fieldSupports[i.groupResource()]; ok && fs.attrs != nil {
 		for k, v := range fs.attrs(obj) {
 			set[k] = v
 		}

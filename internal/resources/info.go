@@ -4,6 +4,8 @@
 package resources
 
 import (
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -42,6 +44,10 @@ type Info struct {
 	// kube registers for the kind (scheme.ConvertFieldLabel); it takes the
 	// place of this package's own table.
 	FieldLabelConversion func(label, value string) (string, string, error)
+	// FieldAttrs, when set, are the fields a field selector matches on an
+	// object besides its metadata (a custom resource's selectableFields);
+	// it takes the place of this package's own table.
+	FieldAttrs func(obj runtime.Object) fields.Set
 
 	// ValidateName checks metadata.name; nil means a DNS subdomain.
 	ValidateName func(name string, prefix bool) []string
@@ -50,6 +56,9 @@ type Info struct {
 	// resource), are the OpenAPI v3 and v2 definitions of its objects, as
 	// kube-apiserver publishes them; nil means objects of any shape.
 	Schema, SchemaV2 *spec.Schema
+	// Warnings are sent with every request to the version (a deprecated
+	// custom resource version's deprecation warning).
+	Warnings []string
 	// PreserveUnknownFields is set when objects keep fields their schema
 	// does not name (a CRD's spec.preserveUnknownFields).
 	PreserveUnknownFields bool

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -505,4 +506,69 @@ func startConversionWebhook(t *testing.T, serving tls.Certificate) string {
 	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
 	return "https://" + ln.Addr().String() + "/convert"
+}
+
+// TestCustomResourceSelectableFieldsAndDeprecation: a CRD's
+// selectableFields work as field selectors (and others are refused as
+// kube-apiserver refuses them), and requests to a deprecated version get
+// its deprecation warning.
+func TestCustomResourceSelectableFieldsAndDeprecation(t *testing.T) {
+	k := startKapi(t)
+	createCRD(t, k, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crayons.example.com
+spec:
+  group: example.com
+  names: {plural: crayons, singular: crayon, kind: Crayon}
+  scope: Namespaced
+  versions:
+  - name: v1beta1
+    served: true
+    storage: false
+    deprecated: true
+    selectableFields: [{jsonPath: .spec.color}]
+    schema:
+      openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {color: {type: string}}}}}
+  - name: v1
+    served: true
+    storage: true
+    selectableFields: [{jsonPath: .spec.color}]
+    schema:
+      openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {color: {type: string}}}}}
+`, "crayons.example.com")
+	for _, c := range [][2]string{{"c1", "red"}, {"c2", "blue"}, {"c3", "red"}} {
+		k.mustKubectl("create", "-f", writeTemp(t, fmt.Sprintf("apiVersion: example.com/v1\nkind: Crayon\nmetadata: {name: %s}\nspec: {color: %s}\n", c[0], c[1])))
+	}
+	if out := k.mustKubectl("get", "crayons.v1.example.com", "--field-selector=spec.color=red", "-o", "name"); out != "crayon.example.com/c1\ncrayon.example.com/c3\n" {
+		t.Errorf("crayons with spec.color=red:\n%s", out)
+	}
+	if out, err := k.kubectl("get", "crayons.v1.example.com", "--field-selector=spec.size=1"); err == nil ||
+		!strings.Contains(out, `field label not supported: spec.size`) {
+		t.Errorf("a field that is not selectable: %v\n%s", err, out)
+	}
+
+	warnings := &warningRecorder{}
+	cfg := rest.CopyConfig(k.config)
+	cfg.WarningHandler = warnings
+	client, _ := dynamic.NewForConfig(cfg)
+	beta := schema.GroupVersionResource{Group: "example.com", Version: "v1beta1", Resource: "crayons"}
+	if _, err := client.Resource(beta).Namespace("default").Get(ctx, "c1", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := warnings.all(); len(got) != 1 || got[0] != "example.com/v1beta1 Crayon is deprecated; use example.com/v1 Crayon" {
+		t.Errorf("warnings = %q", got)
+	}
+}
+
+// writeTemp writes content to a new file and returns its path.
+func writeTemp(t *testing.T, content string) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(content)
+	f.Close()
+	return f.Name()
 }
