@@ -94,6 +94,7 @@ type Cache struct {
 	lastChange int64
 	events     []*Event // oldest first
 	watchers   map[*Watcher]struct{}
+	stopped    bool // Run has returned: new watches end at once
 	// snapshots keep the index as of a revision for paged lists.
 	snapshots map[int64]*snapshot
 	ready     chan struct{}
@@ -140,6 +141,7 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 // index from a fresh list and ends every watch, whose clients resume or
 // relist as they would against kube-apiserver.
 func (c *Cache) Run(ctx context.Context) {
+	defer c.endWatches()
 	for ctx.Err() == nil {
 		err := c.sync(ctx)
 		if ctx.Err() != nil {
@@ -218,6 +220,20 @@ func (c *Cache) prepare(obj runtime.Object) *Encodings {
 		c.opts.Prepare(obj, enc)
 	}
 	return enc
+}
+
+// endWatches ends every watch for good once the cache stops (its
+// resource is no longer served, or is served by a new cache, as when a
+// CRD changes): clients see the watch end, as kube-apiserver ends the
+// watches of a custom resource whose definition changed, and watch again.
+func (c *Cache) endWatches() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	for w := range c.watchers {
+		w.stop(nil)
+	}
+	c.watchers = map[*Watcher]struct{}{}
 }
 
 // reset installs a freshly listed index and ends every watch made on the

@@ -313,3 +313,41 @@ func TestSlowWatcherIsEnded(t *testing.T) {
 		t.Fatalf("reading watcher got %d events", n)
 	}
 }
+
+// TestStoppedCacheEndsWatches: a cache that stops (its resource replaced,
+// as when a CRD changes) ends its watches, and watches started on it
+// afterwards end at once, instead of waiting for events that never come.
+func TestStoppedCacheEndsWatches(t *testing.T) {
+	s, err := pebble.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := New(s, prefix, decodeConfigMap, Options{})
+	stopped := make(chan struct{})
+	go func() { c.Run(ctx); close(stopped) }()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, _, err := c.WatchFrom(context.Background(), 0, Filter{Prefix: prefix}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-stopped
+	select {
+	case <-w.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch did not end when the cache stopped")
+	}
+	late, _, err := c.WatchFrom(context.Background(), 0, Filter{Prefix: prefix}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-late.Done():
+	default:
+		t.Fatal("a watch started on a stopped cache did not end at once")
+	}
+}

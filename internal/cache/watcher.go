@@ -152,7 +152,7 @@ func (c *Cache) WatchFrom(ctx context.Context, rev int64, filter Filter, bookmar
 		}
 	}
 	w.after = max(rev, c.rev)
-	c.watchers[w] = struct{}{}
+	c.register(w)
 	return w, backlog, nil
 }
 
@@ -166,10 +166,20 @@ func (c *Cache) WatchWithState(ctx context.Context, filter Filter, bookmarks boo
 	c.mu.Lock()
 	tree, rev := c.tree.Clone(), c.rev
 	w := c.newWatcher(filter, rev, bookmarks)
-	c.watchers[w] = struct{}{}
+	c.register(w)
 	c.mu.Unlock()
 	p := collect(tree, filter, "", 0)
 	return w, p.items, p.encodings, rev, nil
+}
+
+// register adds w to the watchers, or ends it at once if the cache has
+// stopped; callers hold c.mu.
+func (c *Cache) register(w *Watcher) {
+	if c.stopped {
+		w.stop(nil)
+		return
+	}
+	c.watchers[w] = struct{}{}
 }
 
 func (c *Cache) newWatcher(filter Filter, after int64, bookmarks bool) *Watcher {

@@ -221,6 +221,22 @@ func TestCustomResourceWatchAndCleanup(t *testing.T) {
 		return added == n
 	})
 
+	// A change of the CRD ends the watches on its resources, as in
+	// kube-apiserver; the informer watches again and misses nothing.
+	k.mustKubectl("patch", "crd", "widgets.example.com", "--type=json", "-p",
+		`[{"op":"add","path":"/spec/versions/0/additionalPrinterColumns/-","value":{"name":"Owner","type":"string","jsonPath":".spec.owner"}}]`)
+	waitFor(t, 10*time.Second, "the new column to be served", func() bool {
+		out, _ := k.kubectl("get", "widgets", "w000")
+		return strings.Contains(out, "OWNER")
+	})
+	if _, err := client.Resource(widgets).Namespace("default").Create(ctx, widget("late", map[string]interface{}{}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the informer to see a widget made after the CRD changed", func() bool {
+		_, exists, _ := informer.GetStore().GetByKey("default/late")
+		return exists
+	})
+
 	k.mustKubectl("delete", "crd", "widgets.example.com", "--wait=true", "--timeout=60s")
 	if _, err := k.kubectl("get", "crd", "widgets.example.com"); err == nil {
 		t.Error("the CRD is still there after kubectl delete --wait")
