@@ -208,7 +208,7 @@ func TestCustomResourceWatchAndCleanup(t *testing.T) {
 	factory.Start(stop)
 	cache.WaitForCacheSync(stop, informer.HasSynced)
 
-	const n = 150
+	const n = 200
 	for i := 0; i < n; i++ {
 		ns := []string{"default", "kube-public"}[i%2]
 		if _, err := client.Resource(widgets).Namespace(ns).Create(ctx, widget(fmt.Sprintf("w%03d", i), map[string]interface{}{}), metav1.CreateOptions{}); err != nil {
