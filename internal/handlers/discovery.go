@@ -76,6 +76,7 @@ func resourceList(gv string, infos []*resources.Info) *metav1.APIResourceList {
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: info.Resource, SingularName: info.Singular, Namespaced: info.Namespaced,
 			Kind: info.Kind, Verbs: info.Verbs, ShortNames: info.ShortNames, Categories: info.Categories,
+			StorageVersionHash: info.StorageVersionHash,
 		})
 		for _, sub := range info.Subresources {
 			if !sub.Served {

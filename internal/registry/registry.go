@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"k8s.io/apiserver/pkg/endpoints/discovery"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -164,6 +165,10 @@ func (r *Registry) Put(spec Spec) error {
 	storageStore := b.Stores[spec.StorageVersion]
 	if storageStore == nil {
 		return fmt.Errorf("registry: storage version %q of %s is not served", spec.StorageVersion, gr)
+	}
+	hash := discovery.StorageVersionHash(gr.Group, spec.StorageVersion, storageStore.Info.Kind)
+	for _, info := range spec.Versions {
+		info.StorageVersionHash = hash
 	}
 	convert := r.convert
 	if spec.Converter != nil {

@@ -56,6 +56,9 @@ type Info struct {
 	// resource), are the OpenAPI v3 and v2 definitions of its objects, as
 	// kube-apiserver publishes them; nil means objects of any shape.
 	Schema, SchemaV2 *spec.Schema
+	// StorageVersionHash, reported by discovery, changes when the
+	// version objects are stored in changes (set by the registry).
+	StorageVersionHash string
 	// Warnings are sent with every request to the version (a deprecated
 	// custom resource version's deprecation warning).
 	Warnings []string

@@ -44,3 +44,29 @@ func TestAggregatedDiscovery(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageVersionHash: legacy discovery reports each resource's
+// storage version hash as kube-apiserver computes it, the same for every
+// version of a resource (HorizontalPodAutoscalers are stored in v2).
+func TestStorageVersionHash(t *testing.T) {
+	k := startKapi(t)
+	hash := func(gv, resource string) string {
+		list, err := k.clientset().Discovery().ServerResourcesForGroupVersion(gv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list.APIResources {
+			if r.Name == resource {
+				return r.StorageVersionHash
+			}
+		}
+		t.Fatalf("%s has no %s", gv, resource)
+		return ""
+	}
+	if got := hash("v1", "pods"); got != "xPOwRZ+Yhw8=" {
+		t.Errorf("pods storageVersionHash = %q, want kube-apiserver's xPOwRZ+Yhw8=", got)
+	}
+	if v1, v2 := hash("autoscaling/v1", "horizontalpodautoscalers"), hash("autoscaling/v2", "horizontalpodautoscalers"); v1 != v2 || v1 == "" {
+		t.Errorf("HPA hashes v1 %q, v2 %q: want the same, of the storage version", v1, v2)
+	}
+}
