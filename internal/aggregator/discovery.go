@@ -239,36 +239,42 @@ func (d *remoteDiscovery) version(ctx context.Context, svc *apiregistrationv1.AP
 // fetch reads /apis/GROUP/VERSION from svc's server as the aggregator
 // itself.
 func (d *remoteDiscovery) fetch(ctx context.Context, svc *apiregistrationv1.APIService) (*metav1.APIResourceList, error) {
+	list := &metav1.APIResourceList{}
+	return list, d.a.getJSON(ctx, svc, "/apis/"+svc.Spec.Group+"/"+svc.Spec.Version, list)
+}
+
+// getJSON reads path from svc's server as kube-aggregator reads what it
+// aggregates (as system:kube-aggregator), decoding the JSON into out.
+func (a *Aggregator) getJSON(ctx context.Context, svc *apiregistrationv1.APIService, path string, out interface{}) error {
 	if !apiregistrationv1helper.IsAPIServiceConditionTrue(svc, apiregistrationv1.Available) {
-		return nil, fmt.Errorf("%s is not available", svc.Name)
+		return fmt.Errorf("%s is not available", svc.Name)
 	}
-	endpoint, err := d.a.resolver.ResolveEndpoint(svc.Spec.Service.Namespace, svc.Spec.Service.Name, port(svc))
+	endpoint, err := a.resolver.ResolveEndpoint(svc.Spec.Service.Namespace, svc.Spec.Service.Name, port(svc))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rt, err := d.a.transport(svc)
+	rt, err := a.transport(svc)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rt = transport.NewAuthProxyRoundTripper("system:kube-aggregator", "", []string{"system:masters"}, nil, rt)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	u := url.URL{Scheme: "https", Host: endpoint.Host, Path: "/apis/" + svc.Spec.Group + "/" + svc.Spec.Version}
+	u := url.URL{Scheme: "https", Host: endpoint.Host, Path: path}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s", u.String(), resp.Status)
+		return fmt.Errorf("%s answered %s", u.String(), resp.Status)
 	}
-	list := &metav1.APIResourceList{}
-	return list, json.NewDecoder(resp.Body).Decode(list)
+	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 // toAggregated turns a group-version's legacy discovery into its

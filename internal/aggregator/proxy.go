@@ -3,6 +3,7 @@ package aggregator
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/util/proxy"
@@ -22,6 +23,10 @@ import (
 // aggregated group-versions besides kapi's own.
 func (a *Aggregator) Handler(local http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, openAPIV3Prefix) {
+			a.serveOpenAPIV3(w, r, local)
+			return
+		}
 		req, ok := request.From(r.Context())
 		if !ok || req.Prefix != "apis" {
 			local.ServeHTTP(w, r)

@@ -110,6 +110,23 @@ spec:
 	if groups.Groups[0].Name != "apiregistration.k8s.io" {
 		t.Errorf("/apis lists %s first, want apiregistration.k8s.io", groups.Groups[0].Name)
 	}
+	// OpenAPI v3: the index names the aggregated group-version's document,
+	// which comes from its server.
+	var index struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(k.mustKubectl("get", "--raw", "/openapi/v3")), &index); err != nil {
+		t.Fatal(err)
+	}
+	entry, ok := index.Paths["apis/wardle.example.com/v1alpha1"]
+	if !ok || index.Paths["api/v1"].ServerRelativeURL == "" {
+		t.Fatalf("/openapi/v3 lacks the aggregated or the local group-versions: %v", index.Paths)
+	}
+	if doc := k.mustKubectl("get", "--raw", entry.ServerRelativeURL); !strings.Contains(doc, "A flunder.") {
+		t.Errorf("the aggregated OpenAPI v3 document is not the server's: %s", doc)
+	}
 
 	k.mustKubectl("delete", "service", "wardle")
 	waitFor(t, 30*time.Second, "the APIService to be unavailable", func() bool {
@@ -139,6 +156,17 @@ func startWardle(t *testing.T, serving tls.Certificate, proxyCAs *x509.CertPool,
 			GroupVersion: "wardle.example.com/v1alpha1",
 			APIResources: []metav1.APIResource{{Name: "flunders", SingularName: "flunder", Namespaced: true, Kind: "Flunder", Verbs: []string{"get", "list"}}},
 		})
+	})
+	mux.HandleFunc("/openapi/v3", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]interface{}{"paths": map[string]interface{}{
+			"apis/wardle.example.com/v1alpha1": map[string]string{"serverRelativeURL": "/openapi/v3/apis/wardle.example.com/v1alpha1?hash=F00D"},
+		}})
+	})
+	mux.HandleFunc("/openapi/v3/apis/wardle.example.com/v1alpha1", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]interface{}{"openapi": "3.0.0", "info": map[string]string{"title": "wardle", "version": "v1alpha1"},
+			"paths": map[string]interface{}{}, "components": map[string]interface{}{"schemas": map[string]interface{}{
+				"com.example.wardle.v1alpha1.Flunder": map[string]interface{}{"type": "object", "description": "A flunder."},
+			}}})
 	})
 	mux.HandleFunc("/apis/wardle.example.com/v1alpha1/namespaces/default/flunders", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]interface{}{
