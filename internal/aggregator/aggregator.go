@@ -53,6 +53,7 @@ type Aggregator struct {
 	apiServices apiservicelisters.APIServiceLister
 	resolver    serviceResolver
 	discovery   *remoteDiscovery
+	v2          mergedV2
 
 	start func(ctx context.Context) error
 }

@@ -23,6 +23,10 @@ import (
 // aggregated group-versions besides kapi's own.
 func (a *Aggregator) Handler(local http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/openapi/v2" {
+			a.serveOpenAPIV2(w, r, local)
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, openAPIV3Prefix) {
 			a.serveOpenAPIV3(w, r, local)
 			return

@@ -257,3 +257,16 @@ func notFound(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusNotFound)
 	w.Write([]byte(notFoundStatusObject))
 }
+
+// V2Document is an OpenAPI v2 document served as kube-apiserver serves
+// /openapi/v2 (JSON or protobuf by the Accept header, with an entity tag):
+// kapi's own merged with an aggregated server's.
+type V2Document struct{ doc *document }
+
+// NewV2Document serves the given swagger JSON.
+func NewV2Document(json []byte) *V2Document { return &V2Document{newDocument(json, v2Proto)} }
+
+// Serve answers a request for the document.
+func (d *V2Document) Serve(w http.ResponseWriter, r *http.Request) {
+	(&handler{}).serve(w, r, d.doc, mediaV2Protobuf, mediaV2ProtobufOld)
+}

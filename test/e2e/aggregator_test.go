@@ -127,6 +127,31 @@ spec:
 	if doc := k.mustKubectl("get", "--raw", entry.ServerRelativeURL); !strings.Contains(doc, "A flunder.") {
 		t.Errorf("the aggregated OpenAPI v3 document is not the server's: %s", doc)
 	}
+	// OpenAPI v2: kapi's document with the server's paths and definitions
+	// merged in, in JSON and in protobuf.
+	var swagger struct {
+		Paths       map[string]json.RawMessage `json:"paths"`
+		Definitions map[string]json.RawMessage `json:"definitions"`
+	}
+	if err := json.Unmarshal([]byte(k.mustKubectl("get", "--raw", "/openapi/v2")), &swagger); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := swagger.Definitions["com.example.wardle.v1alpha1.Flunder"]; !ok || swagger.Definitions["io.k8s.api.core.v1.Pod"] == nil {
+		t.Errorf("/openapi/v2 lacks the aggregated or the built-in definitions")
+	}
+	if _, ok := swagger.Paths["/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders"]; !ok {
+		t.Errorf("/openapi/v2 lacks the aggregated paths")
+	}
+	req, _ := http.NewRequest(http.MethodGet, k.config.Host+"/openapi/v2", nil)
+	req.Header.Set("Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+	pb, err := k.rawClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb.Body.Close()
+	if pb.StatusCode != http.StatusOK || !strings.Contains(pb.Header.Get("Content-Type"), "protobuf") {
+		t.Errorf("/openapi/v2 in protobuf: %s %s", pb.Status, pb.Header.Get("Content-Type"))
+	}
 
 	k.mustKubectl("delete", "service", "wardle")
 	waitFor(t, 30*time.Second, "the APIService to be unavailable", func() bool {
@@ -155,6 +180,14 @@ func startWardle(t *testing.T, serving tls.Certificate, proxyCAs *x509.CertPool,
 			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 			GroupVersion: "wardle.example.com/v1alpha1",
 			APIResources: []metav1.APIResource{{Name: "flunders", SingularName: "flunder", Namespaced: true, Kind: "Flunder", Verbs: []string{"get", "list"}}},
+		})
+	})
+	mux.HandleFunc("/openapi/v2", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]interface{}{"swagger": "2.0", "info": map[string]string{"title": "wardle", "version": "v1alpha1"},
+			"paths": map[string]interface{}{"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders": map[string]interface{}{
+				"get": map[string]interface{}{"operationId": "listFlunders", "responses": map[string]interface{}{"200": map[string]string{"description": "OK"}}},
+			}},
+			"definitions": map[string]interface{}{"com.example.wardle.v1alpha1.Flunder": map[string]interface{}{"type": "object", "description": "A flunder in v2."}},
 		})
 	})
 	mux.HandleFunc("/openapi/v3", func(w http.ResponseWriter, r *http.Request) {
