@@ -93,6 +93,17 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 
+	for _, w := range workloads {
+		if !cfg.Controllers.Enabled(w.name) {
+			continue
+		}
+		run, err := w.start(ctx, client, factory)
+		if err != nil {
+			return fmt.Errorf("controllers: %s: %w", w.name, err)
+		}
+		start(run)
+	}
+
 	factory.Start(ctx.Done())
 	metadataFactory.Start(ctx.Done())
 	close(informersStarted)

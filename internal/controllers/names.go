@@ -12,10 +12,25 @@ const (
 	ServiceAccountController             = "serviceaccount-controller"
 	RootCACertificatePublisherController = "root-ca-certificate-publisher-controller"
 	GarbageCollector                     = "garbage-collector-controller"
+	ReplicaSetController                 = "replicaset-controller"
+	ReplicationControllerController      = "replicationcontroller-controller"
+	DeploymentController                 = "deployment-controller"
+	StatefulSetController                = "statefulset-controller"
+	DaemonSetController                  = "daemonset-controller"
+	JobController                        = "job-controller"
+	CronJobController                    = "cronjob-controller"
+	TTLAfterFinishedController           = "ttl-after-finished-controller"
+	EndpointSliceController              = "endpointslice-controller"
+	EndpointsController                  = "endpoints-controller"
 )
 
 // All lists the controllers kapi can run.
-var All = []string{NamespaceController, ServiceAccountController, RootCACertificatePublisherController, GarbageCollector}
+var All = []string{
+	NamespaceController, ServiceAccountController, RootCACertificatePublisherController, GarbageCollector,
+	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
+	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
+	EndpointSliceController, EndpointsController,
+}
 
 // Selection says which controllers run, as kube-controller-manager's
 // --controllers flag does: "*" for every one, "name" to enable one,

@@ -1,0 +1,94 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/kubernetes/pkg/controller/cronjob"
+	"k8s.io/kubernetes/pkg/controller/daemon"
+	"k8s.io/kubernetes/pkg/controller/deployment"
+	endpointcontroller "k8s.io/kubernetes/pkg/controller/endpoint"
+	endpointslicecontroller "k8s.io/kubernetes/pkg/controller/endpointslice"
+	"k8s.io/kubernetes/pkg/controller/job"
+	"k8s.io/kubernetes/pkg/controller/replicaset"
+	"k8s.io/kubernetes/pkg/controller/replication"
+	"k8s.io/kubernetes/pkg/controller/statefulset"
+	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
+)
+
+// The workers of each controller are kube-controller-manager's defaults
+// (its --concurrent-*-syncs flags).
+const (
+	replicaSetWorkers    = 5
+	replicationWorkers   = 5
+	deploymentWorkers    = 5
+	statefulSetWorkers   = 5
+	daemonSetWorkers     = 2
+	jobWorkers           = 5
+	cronJobWorkers       = 5
+	endpointSliceWorkers = 5
+	endpointsWorkers     = 5
+	ttlWorkers           = 5
+	// maxEndpointsPerSlice is kube-controller-manager's default.
+	maxEndpointsPerSlice = 100
+)
+
+// workload is one of kube-controller-manager's workload and service
+// controllers: its name and how to start it.
+type workload struct {
+	name  string
+	start func(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) (func(), error)
+}
+
+// workloads are the controllers that act on workloads and services, each
+// made as kube-controller-manager makes it. Pods they create stay Pending
+// until something binds and runs them.
+var workloads = []workload{
+	{ReplicaSetController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := replicaset.NewReplicaSetController(ctx, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), client, replicaset.BurstReplicas)
+		return func() { c.Run(ctx, replicaSetWorkers) }, nil
+	}},
+	{ReplicationControllerController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := replication.NewReplicationManager(ctx, f.Core().V1().Pods(), f.Core().V1().ReplicationControllers(), client, replication.BurstReplicas)
+		return func() { c.Run(ctx, replicationWorkers) }, nil
+	}},
+	{DeploymentController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c, err := deployment.NewDeploymentController(ctx, f.Apps().V1().Deployments(), f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), client)
+		return func() { c.Run(ctx, deploymentWorkers) }, err
+	}},
+	{StatefulSetController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := statefulset.NewStatefulSetController(ctx, f.Core().V1().Pods(), f.Apps().V1().StatefulSets(),
+			f.Core().V1().PersistentVolumeClaims(), f.Apps().V1().ControllerRevisions(), client)
+		return func() { c.Run(ctx, statefulSetWorkers) }, nil
+	}},
+	{DaemonSetController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c, err := daemon.NewDaemonSetsController(ctx, f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(),
+			f.Core().V1().Pods(), f.Core().V1().Nodes(), client, flowcontrol.NewBackOff(time.Second, 15*time.Minute))
+		return func() { c.Run(ctx, daemonSetWorkers) }, err
+	}},
+	{JobController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		// No Workload or PodGroup informers: the WorkloadWithJob gate is off.
+		c, err := job.NewController(ctx, client, f.Core().V1().Pods(), f.Batch().V1().Jobs(), nil, nil)
+		return func() { c.Run(ctx, jobWorkers) }, err
+	}},
+	{CronJobController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c, err := cronjob.NewControllerV2(ctx, f.Batch().V1().Jobs(), f.Batch().V1().CronJobs(), client)
+		return func() { c.Run(ctx, cronJobWorkers) }, err
+	}},
+	{TTLAfterFinishedController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := ttlafterfinished.New(ctx, f.Batch().V1().Jobs(), client)
+		return func() { c.Run(ctx, ttlWorkers) }, nil
+	}},
+	{EndpointSliceController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := endpointslicecontroller.NewController(ctx, f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Nodes(),
+			f.Discovery().V1().EndpointSlices(), maxEndpointsPerSlice, client, 0)
+		return func() { c.Run(ctx, endpointSliceWorkers) }, nil
+	}},
+	{EndpointsController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := endpointcontroller.NewEndpointController(ctx, f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Endpoints(), client, 0)
+		return func() { c.Run(ctx, endpointsWorkers) }, nil
+	}},
+}
