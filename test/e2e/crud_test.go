@@ -116,7 +116,7 @@ func TestConfigMapAndSecretCRUD(t *testing.T) {
 }
 
 func TestPodsServicesDeployments(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutDeploymentController)
 	cs := k.clientset()
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

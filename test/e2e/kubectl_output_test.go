@@ -31,7 +31,7 @@ func normalize(s string) string {
 // TestKubectlOutput compares kubectl get, get -o wide and get -o yaml of
 // several built-in types with what they print against a real cluster.
 func TestKubectlOutput(t *testing.T) {
-	k := startKapi(t, withoutRootCA)
+	k := startKapi(t, onlyLifecycleControllers)
 	manifest := filepath.Join(t.TempDir(), "objects.yaml")
 	os.WriteFile(manifest, []byte(`apiVersion: v1
 kind: Node

@@ -172,7 +172,7 @@ func containerList(spec corev1.PodSpec) string {
 }
 
 func TestScaleSubresource(t *testing.T) {
-	k := startKapi(t)
+	k := startKapi(t, withoutDeploymentController)
 	k.mustKubectl("create", "deployment", "web", "--image=nginx", "--replicas=2")
 	if out := k.mustKubectl("scale", "deployment", "web", "--replicas=5"); !strings.Contains(out, "scaled") {
 		t.Fatalf("kubectl scale: %s", out)

@@ -67,6 +67,16 @@ type kapi struct {
 // made or watch for their own events only.
 const withoutRootCA = "--controllers=*,-root-ca-certificate-publisher-controller"
 
+// withoutDeploymentController leaves Deployments alone, for tests of the
+// API's own rules on them (generation, preconditions) that a controller
+// writing their status at the same time would race with.
+const withoutDeploymentController = "--controllers=*,-deployment-controller"
+
+// onlyLifecycleControllers runs the namespace, service account and garbage
+// collector controllers only, for tests whose output would change with
+// the pods, ReplicaSets and CA ConfigMaps the other controllers create.
+const onlyLifecycleControllers = "--controllers=namespace-controller,serviceaccount-controller,garbage-collector-controller"
+
 func startKapi(t *testing.T, extraArgs ...string) *kapi {
 	t.Helper()
 	k := &kapi{t: t, dataDir: t.TempDir(), args: extraArgs}
