@@ -93,6 +93,11 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 
+	if cfg.Controllers.Enabled(ResourceQuotaController) {
+		if err := runResourceQuota(ctx, start, client, factory, metadataFactory, informersStarted, discoveryClient); err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
+	}
 	for _, w := range workloads {
 		if !cfg.Controllers.Enabled(w.name) {
 			continue

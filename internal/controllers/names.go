@@ -22,6 +22,7 @@ const (
 	TTLAfterFinishedController           = "ttl-after-finished-controller"
 	EndpointSliceController              = "endpointslice-controller"
 	EndpointsController                  = "endpoints-controller"
+	ResourceQuotaController              = "resourcequota-controller"
 )
 
 // All lists the controllers kapi can run.
@@ -29,7 +30,7 @@ var All = []string{
 	NamespaceController, ServiceAccountController, RootCACertificatePublisherController, GarbageCollector,
 	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
-	EndpointSliceController, EndpointsController,
+	EndpointSliceController, EndpointsController, ResourceQuotaController,
 }
 
 // Selection says which controllers run, as kube-controller-manager's

@@ -18,8 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/aggregator"
 	"github.com/kapi-dev/kapi/internal/auth"
 	"github.com/kapi-dev/kapi/internal/builtin"
@@ -139,7 +142,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Window: cfg.HistoryWindow, BookmarkInterval: cfg.BookmarkInterval, Logger: cfg.Logger, Clock: cfg.Clock,
 	})
 	s.reg = reg
-	writes := pipeline.New(reg)
+	quota, err := admission.NewResourceQuota()
+	if err != nil {
+		return nil, err
+	}
+	writes := pipeline.New(reg, quota)
 	if err := builtin.Install(writes); err != nil {
 		return nil, err
 	}
@@ -175,6 +182,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("publishing the authentication trust: %w", err)
 	}
 	if err := agg.Run(runCtx); err != nil {
+		return nil, err
+	}
+	if err := startQuota(runCtx, quota, s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion)); err != nil {
 		return nil, err
 	}
 	if err := crd.Run(runCtx, crd.Config{
@@ -214,6 +224,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	go func() { s.done <- s.http.ServeTLS(s.listener, "", "") }()
 	return s, nil
+}
+
+// startQuota makes quota admission enforce, with kapi's own client.
+func startQuota(ctx context.Context, quota *admission.ResourceQuota, config *rest.Config) error {
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	return quota.Start(ctx, client)
 }
 
 // StorageBackend returns the opener of a storage backend by name: "pebble"

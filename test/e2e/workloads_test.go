@@ -50,3 +50,30 @@ func TestWorkloadControllers(t *testing.T) {
 		return strings.TrimSpace(out) == "" && pods("app=web") == 0
 	})
 }
+
+// TestResourceQuota: the quota controller fills status.used, quota
+// admission refuses what would exceed it with kube-apiserver's message,
+// and a delete gives the usage back.
+func TestResourceQuota(t *testing.T) {
+	k := startKapi(t, withoutRootCA)
+	k.mustKubectl("create", "namespace", "team")
+	k.mustKubectl("-n", "team", "create", "quota", "q", "--hard=configmaps=2,pods=1")
+	used := func() string {
+		out, _ := k.kubectl("-n", "team", "get", "quota", "q", "-o", "jsonpath={.status.used.configmaps}/{.status.used.pods}")
+		return out
+	}
+	waitFor(t, 20*time.Second, "the quota's usage to be computed", func() bool { return used() == "0/0" })
+	k.mustKubectl("-n", "team", "create", "configmap", "a")
+	k.mustKubectl("-n", "team", "create", "configmap", "b")
+	out, err := k.kubectl("-n", "team", "create", "configmap", "c")
+	if err == nil || !strings.Contains(out, `configmaps "c" is forbidden: exceeded quota: q, requested: configmaps=1, used: configmaps=2, limited: configmaps=2`) {
+		t.Errorf("a third configmap: %v\n%s", err, out)
+	}
+	k.mustKubectl("-n", "team", "run", "p1", "--image=x")
+	if out, err := k.kubectl("-n", "team", "run", "p2", "--image=x"); err == nil || !strings.Contains(out, "exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1") {
+		t.Errorf("a second pod: %v\n%s", err, out)
+	}
+	k.mustKubectl("-n", "team", "delete", "configmap", "a")
+	waitFor(t, 20*time.Second, "the deleted configmap to be given back", func() bool { return used() == "1/1" })
+	k.mustKubectl("-n", "team", "create", "configmap", "c")
+}

@@ -1,0 +1,82 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	apiadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
+	resourcequotaapi "k8s.io/apiserver/pkg/admission/plugin/resourcequota/apis/resourcequota"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
+
+	"github.com/kapi-dev/kapi/internal/auth"
+)
+
+// quotaEvaluators is how many writes the quota plugin evaluates at once
+// (kube-apiserver's default).
+const quotaEvaluators = 5
+
+// ResourceQuota is kube-apiserver's ResourceQuota admission plugin
+// (k8s.io/apiserver) with Kubernetes' quota evaluators: a create or update
+// that would take a namespace's usage past a ResourceQuota's hard limits
+// is refused with a 403 naming the quota, and the quota's status.used is
+// charged at once. It needs a client of the server itself, so it starts
+// once the server serves (Start); writes before that are not charged.
+type ResourceQuota struct {
+	plugin  *resourcequota.QuotaAdmission
+	started atomic.Bool
+}
+
+// NewResourceQuota makes the plugin; Start makes it enforce.
+func NewResourceQuota() (*ResourceQuota, error) {
+	plugin, err := resourcequota.NewResourceQuota(&resourcequotaapi.Configuration{}, quotaEvaluators)
+	if err != nil {
+		return nil, err
+	}
+	return &ResourceQuota{plugin: plugin}, nil
+}
+
+// Start gives the plugin its client and informers, as kube-apiserver's
+// plugin initializers do, and turns it on until ctx ends.
+func (q *ResourceQuota) Start(ctx context.Context, client kubernetes.Interface) error {
+	factory := informers.NewSharedInformerFactory(client, 0)
+	config, err := quotainstall.NewQuotaConfigurationForAdmission(factory, nil)
+	if err != nil {
+		return err
+	}
+	q.plugin.SetDrainedNotification(ctx.Done())
+	q.plugin.SetExternalKubeClientSet(client)
+	q.plugin.SetExternalKubeInformerFactory(factory)
+	q.plugin.SetQuotaConfiguration(config)
+	if err := q.plugin.ValidateInitialization(); err != nil {
+		return fmt.Errorf("resource quota admission: %w", err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	q.started.Store(true)
+	return nil
+}
+
+// Validate implements Validator.
+func (q *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
+	if !q.started.Load() || !q.plugin.Handles(apiadmission.Operation(a.Operation)) {
+		return nil
+	}
+	return q.plugin.Validate(ctx, kubeAttributes(ctx, a), apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme))
+}
+
+// kubeAttributes are a write's attributes as k8s.io/apiserver's plugins
+// see them.
+func kubeAttributes(ctx context.Context, a *Attributes) apiadmission.Attributes {
+	var userInfo user.Info = &user.DefaultInfo{}
+	if u, ok := auth.UserFrom(ctx); ok {
+		userInfo = &user.DefaultInfo{Name: u.Name, Groups: u.Groups}
+	}
+	return apiadmission.NewAttributesRecord(a.Object, a.OldObject, a.Kind, a.Namespace, a.Name, a.Resource,
+		a.Subresource, apiadmission.Operation(a.Operation), nil, a.DryRun, userInfo)
+}
