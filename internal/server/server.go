@@ -146,7 +146,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	writes := pipeline.New(reg, quota)
+	limits, err := admission.NewLimitRanger()
+	if err != nil {
+		return nil, err
+	}
+	writes := pipeline.New(reg, limits, quota)
 	if err := builtin.Install(writes); err != nil {
 		return nil, err
 	}
@@ -184,7 +188,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := agg.Run(runCtx); err != nil {
 		return nil, err
 	}
-	if err := startQuota(runCtx, quota, s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion)); err != nil {
+	if err := startAdmission(runCtx, s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion), limits, quota); err != nil {
 		return nil, err
 	}
 	if err := crd.Run(runCtx, crd.Config{
@@ -226,13 +230,21 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	return s, nil
 }
 
-// startQuota makes quota admission enforce, with kapi's own client.
-func startQuota(ctx context.Context, quota *admission.ResourceQuota, config *rest.Config) error {
+// startAdmission starts the admission plugins that need a client of the
+// server itself (kube-apiserver's loopback client).
+func startAdmission(ctx context.Context, config *rest.Config, plugins ...interface {
+	Start(context.Context, kubernetes.Interface) error
+}) error {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return err
 	}
-	return quota.Start(ctx, client)
+	for _, p := range plugins {
+		if err := p.Start(ctx, client); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // StorageBackend returns the opener of a storage backend by name: "pebble"

@@ -77,3 +77,32 @@ func TestResourceQuota(t *testing.T) {
 	waitFor(t, 20*time.Second, "the deleted configmap to be given back", func() bool { return used() == "1/1" })
 	k.mustKubectl("-n", "team", "create", "configmap", "c")
 }
+
+// TestLimitRange: LimitRanger admission defaults a pod's container
+// resources from its namespace's LimitRange (with kube-apiserver's
+// annotation) and refuses a container above the maximum.
+func TestLimitRange(t *testing.T) {
+	k := startKapi(t)
+	apply(t, k, `apiVersion: v1
+kind: LimitRange
+metadata: {name: lr}
+spec:
+  limits:
+  - type: Container
+    default: {cpu: 500m, memory: 256Mi}
+    defaultRequest: {cpu: 100m, memory: 128Mi}
+    max: {cpu: "1"}
+`)
+	k.mustKubectl("run", "p", "--image=x")
+	if got := k.mustKubectl("get", "pod", "p", "-o", "jsonpath={.spec.containers[0].resources.requests.cpu}/{.spec.containers[0].resources.limits.memory}"); got != "100m/256Mi" {
+		t.Errorf("defaulted resources = %q, want 100m/256Mi", got)
+	}
+	if got := k.mustKubectl("get", "pod", "p", "-o", `jsonpath={.metadata.annotations.kubernetes\.io/limit-ranger}`); !strings.Contains(got, "LimitRanger plugin set: cpu, memory request for container p") {
+		t.Errorf("limit-ranger annotation = %q", got)
+	}
+	out, err := k.kubectl("run", "big", "--image=x", "--overrides",
+		`{"spec":{"containers":[{"name":"big","image":"x","resources":{"limits":{"cpu":"2"}}}]}}`)
+	if err == nil || !strings.Contains(out, `pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2`) {
+		t.Errorf("a container above the maximum: %v\n%s", err, out)
+	}
+}
