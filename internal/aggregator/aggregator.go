@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log"
 	"net/url"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiserverproxy "k8s.io/apiserver/pkg/util/proxy"
@@ -68,9 +69,9 @@ func New(cfg Config) (*Aggregator, error) {
 	if err != nil {
 		return nil, err
 	}
-	// kube-aggregator watches APIServices without a resync; the remote
-	// availability controller asks for its own.
-	apiServiceFactory := aggregatorinformers.NewSharedInformerFactory(apiServiceClient, 0)
+	// kube-aggregator's APIService informers resync every 5 minutes (the
+	// remote availability controller rechecks every 30 seconds).
+	apiServiceFactory := aggregatorinformers.NewSharedInformerFactory(apiServiceClient, 5*time.Minute)
 	kubeFactory := informers.NewSharedInformerFactory(client, 0)
 	apiServiceInformer := apiServiceFactory.Apiregistration().V1().APIServices()
 	services := kubeFactory.Core().V1().Services()

@@ -1,0 +1,113 @@
+package kapitest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kapi-dev/kapi/kapitest"
+)
+
+var ctx = context.Background()
+
+// TestIsolatedInParallel: servers started by parallel tests do not see
+// each other's objects.
+func TestIsolatedInParallel(t *testing.T) {
+	for i := range 3 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			env := kapitest.Start(t)
+			client := kubernetes.NewForConfigOrDie(env.Config)
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "same"}, Data: map[string]string{"i": fmt.Sprint(i)}}
+			if _, err := client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := client.CoreV1().ConfigMaps("default").Get(ctx, "same", metav1.GetOptions{})
+			if err != nil || got.Data["i"] != fmt.Sprint(i) {
+				t.Fatalf("got %v, %v: another test's object", got.Data, err)
+			}
+			if _, err := os.Stat(env.Kubeconfig); err != nil {
+				t.Errorf("kubeconfig: %v", err)
+			}
+		})
+	}
+}
+
+// TestWithCRDs: CRDs from a directory are established before Start
+// returns.
+func TestWithCRDs(t *testing.T) {
+	dir := t.TempDir()
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {plural: widgets, singular: widget, kind: Widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {size: {type: integer, default: 1}}}}}}
+`
+	if err := os.WriteFile(filepath.Join(dir, "widgets.yaml"), []byte(crd), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := kapitest.Start(t, kapitest.WithCRDs(dir))
+	widgets := dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
+	w := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]interface{}{"name": "w"}, "spec": map[string]interface{}{},
+	}}
+	got, err := widgets.Namespace("default").Create(ctx, w, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size, _, _ := unstructured.NestedInt64(got.Object, "spec", "size"); size != 1 {
+		t.Errorf("widget = %v, want the default size", got.Object)
+	}
+}
+
+// TestNoGoroutineLeftBehind: a stopped server leaves no goroutine behind.
+func TestNoGoroutineLeftBehind(t *testing.T) {
+	before := runtime.NumGoroutine()
+	t.Run("server", func(t *testing.T) {
+		env := kapitest.Start(t)
+		client := kubernetes.NewForConfigOrDie(env.Config)
+		if _, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if after := runtime.NumGoroutine(); after > before+2 {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines before, %d after stopping the server:\n%s", before, after, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// BenchmarkStart measures starting a server and stopping it.
+func BenchmarkStart(b *testing.B) {
+	dir := b.TempDir()
+	for i := 0; b.Loop(); i++ {
+		env, err := kapitest.New(filepath.Join(dir, fmt.Sprint(i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := env.Stop(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
