@@ -434,3 +434,13 @@ func (c *Cache) Get(key string) runtime.Object {
 	}
 	return nil
 }
+
+// Len is the number of objects the cache holds.
+func (c *Cache) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.tree == nil {
+		return 0
+	}
+	return c.tree.Len()
+}

@@ -54,7 +54,7 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	if cfg.Authorizer == nil {
 		cfg.Authorizer = AlwaysAllow{}
 	}
-	h := authorize(withRequestDeadline(withWarnings(handler)), cfg.Authorizer)
+	h := withMetrics(authorize(withRequestDeadline(withWarnings(handler)), cfg.Authorizer))
 	h = cfg.Authenticator.Middleware(h, unauthorized)
 	h = withRequestInfo(h)
 	return recoverPanics(h, cfg.Logf)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
+	compbasemetrics "k8s.io/component-base/metrics"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -32,6 +34,10 @@ type watchStream struct {
 	stream    streaming.Encoder
 	object    runtime.Encoder
 	transform func(watch.EventType, runtime.Object) runtime.Object
+	// events and sizes are kube-apiserver's apiserver_watch_events_total
+	// and apiserver_watch_events_sizes of the watched resource.
+	events compbasemetrics.CounterMetric
+	sizes  compbasemetrics.ObserverMetric
 }
 
 func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.SerializerInfo, transform func(watch.EventType, runtime.Object) runtime.Object) *watchStream {
@@ -77,6 +83,10 @@ func (s *watchStream) sendCached(typ watch.EventType, obj runtime.Object, enc *c
 		return err
 	}
 	s.flusher.Flush()
+	if s.events != nil {
+		s.events.Inc()
+		s.sizes.Observe(float64(len(data)))
+	}
 	return nil
 }
 
@@ -176,6 +186,9 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		}
 		return target.watchObject(store, typ, converted)
 	})
+	gvr := store.Info.GroupVersionResource()
+	stream.events = endpointsmetrics.WatchEvents.WithContext(r.Context()).WithLabelValues(gvr.Group, gvr.Version, gvr.Resource)
+	stream.sizes = endpointsmetrics.WatchEventsSizes.WithContext(r.Context()).WithLabelValues(gvr.Group, gvr.Version, gvr.Resource)
 	flusher.Flush()
 	if err != nil {
 		// Like kube-apiserver, a watch that cannot start from the asked

@@ -324,6 +324,7 @@ func (s *Server) routes(api http.Handler, ver interface{}) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(versionJSON)
 	})
+	mux.Handle("/metrics", metricsHandler(s.reg))
 	mux.Handle("/", api)
 	return mux
 }

@@ -1,0 +1,122 @@
+package filters
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"k8s.io/apiserver/pkg/authentication/user"
+	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/request"
+)
+
+// component is the component label of kapi's request metrics, as
+// kube-apiserver labels the requests it serves itself.
+const component = "apiserver"
+
+// withMetrics records every request in kube-apiserver's request metrics
+// (k8s.io/apiserver's apiserver_request_total,
+// apiserver_request_duration_seconds, apiserver_response_sizes, and
+// apiserver_longrunning_requests for watches), with its labels.
+func withMetrics(next http.Handler) http.Handler {
+	endpointsmetrics.Register()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info, ok := request.From(r.Context())
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		kubeInfo := kubeRequestInfo(r, info)
+		ctx := genericapirequest.WithRequestInfo(r.Context(), kubeInfo)
+		if u, ok := auth.UserFrom(ctx); ok {
+			ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: u.Name, Groups: u.Groups})
+		}
+		r = r.WithContext(ctx)
+		rec := &recordingWriter{ResponseWriter: w, code: http.StatusOK}
+		start := time.Now()
+		serve := func() { next.ServeHTTP(rec, r) }
+		if kubeInfo.Verb == "watch" {
+			endpointsmetrics.RecordLongRunning(r, kubeInfo, component, serve)
+		} else {
+			serve()
+		}
+		if !kubeInfo.IsResourceRequest {
+			return
+		}
+		endpointsmetrics.MonitorRequest(r, strings.ToUpper(kubeInfo.Verb), kubeInfo.APIGroup, kubeInfo.APIVersion,
+			kubeInfo.Resource, kubeInfo.Subresource, endpointsmetrics.CleanScope(kubeInfo), component, false, "",
+			rec.code, rec.size, time.Since(start))
+	})
+}
+
+// kubeRequestInfo is kapi's request info as k8s.io/apiserver's metrics
+// read it.
+func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.RequestInfo {
+	parts := []string{}
+	if info.Resource != "" {
+		parts = append(parts, info.Resource)
+		if info.Name != "" {
+			parts = append(parts, info.Name)
+		}
+		if info.Subresource != "" {
+			parts = append(parts, info.Subresource)
+		}
+	}
+	return &genericapirequest.RequestInfo{
+		IsResourceRequest: info.IsResourceRequest,
+		Path:              r.URL.Path,
+		Verb:              info.Verb,
+		APIPrefix:         info.Prefix,
+		APIGroup:          info.Group,
+		APIVersion:        info.Version,
+		Namespace:         info.Namespace,
+		Resource:          info.Resource,
+		Subresource:       info.Subresource,
+		Name:              info.Name,
+		Parts:             parts,
+	}
+}
+
+// recordingWriter notes the status code and size of a response; it keeps
+// the writer's flushing (watches) and hijacking (proxied upgrades).
+type recordingWriter struct {
+	http.ResponseWriter
+	code        int
+	size        int
+	wroteHeader bool
+}
+
+func (w *recordingWriter) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.code, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recordingWriter) Write(b []byte) (int, error) {
+	w.wroteHeader = true
+	n, err := w.ResponseWriter.Write(b)
+	w.size += n
+	return n, err
+}
+
+func (w *recordingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if h, ok := w.ResponseWriter.(http.Hijacker); ok {
+		return h.Hijack()
+	}
+	return nil, nil, errors.New("the connection cannot be taken over")
+}
+
+func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

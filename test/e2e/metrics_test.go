@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestMetrics: /metrics serves kube-apiserver's metrics for the requests
+// made: request counts by verb, resource, scope and code, long-running
+// watches, watch events, and stored objects.
+func TestMetrics(t *testing.T) {
+	k := startKapi(t, withoutRootCA)
+	for _, name := range []string{"a", "b", "c"} {
+		k.mustKubectl("create", "configmap", name)
+	}
+	k.mustKubectl("get", "configmaps")
+	k.kubectl("get", "configmap", "nope")
+	k.kubectl("get", "configmaps", "--watch", "--request-timeout=1s")
+
+	metrics := k.mustKubectl("get", "--raw", "/metrics")
+	value := func(name string, labels ...string) float64 {
+		t.Helper()
+		for _, line := range strings.Split(metrics, "\n") {
+			if !strings.HasPrefix(line, name+"{") {
+				continue
+			}
+			matches := true
+			for _, l := range labels {
+				matches = matches && strings.Contains(line, l)
+			}
+			if matches {
+				v, _ := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+				return v
+			}
+		}
+		return -1
+	}
+	checks := []struct {
+		name   string
+		labels []string
+		want   func(float64) bool
+	}{
+		{"apiserver_request_total", []string{`code="201"`, `resource="configmaps"`, `verb="POST"`, `scope="resource"`}, func(v float64) bool { return v == 3 }},
+		{"apiserver_request_total", []string{`code="200"`, `resource="configmaps"`, `verb="LIST"`, `scope="namespace"`}, func(v float64) bool { return v >= 1 }},
+		{"apiserver_request_total", []string{`code="404"`, `resource="configmaps"`, `verb="GET"`}, func(v float64) bool { return v == 1 }},
+		{"apiserver_request_total", []string{`resource="configmaps"`, `verb="WATCH"`}, func(v float64) bool { return v >= 1 }},
+		{"apiserver_watch_events_total", []string{`resource="configmaps"`, `version="v1"`}, func(v float64) bool { return v >= 3 }},
+		{"apiserver_storage_objects", []string{`resource="configmaps"`}, func(v float64) bool { return v == 4 }}, // and extension-apiserver-authentication
+		{"apiserver_request_duration_seconds_count", []string{`resource="configmaps"`, `verb="POST"`}, func(v float64) bool { return v == 3 }},
+	}
+	for _, c := range checks {
+		if v := value(c.name, c.labels...); !c.want(v) {
+			t.Errorf("%s%v = %v", c.name, c.labels, v)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^# TYPE apiserver_longrunning_requests gauge$`).MatchString(metrics) {
+		t.Error("no apiserver_longrunning_requests gauge")
+	}
+}
