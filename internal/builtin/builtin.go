@@ -6,6 +6,9 @@
 package builtin
 
 import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -16,16 +19,27 @@ import (
 // group-resource.
 func Hooks(p *pipeline.Pipeline) map[schema.GroupResource]registry.Hooks {
 	b := &binder{p: p}
-	return map[schema.GroupResource]registry.Hooks{
+	hooks := map[schema.GroupResource]registry.Hooks{
 		{Resource: "services"}:   serviceHooks(p),
 		{Resource: "namespaces"}: namespaceHooks(),
 		{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: crdHooks(),
-		{Resource: "pods"}:     {Actions: map[string]registry.Action{"binding": b.bindPod}},
-		{Resource: "bindings"}: {Actions: map[string]registry.Action{"": b.bindPod}},
+		{Resource: "pods"}:     {Actions: map[string]registry.Action{"binding": statusOnly(b.bindPod)}},
+		{Resource: "bindings"}: {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
 
 		{Group: "apps", Resource: "deployments"}:  {Scale: workloadScale},
 		{Group: "apps", Resource: "replicasets"}:  {Scale: workloadScale},
 		{Group: "apps", Resource: "statefulsets"}: {Scale: workloadScale},
 		{Resource: "replicationcontrollers"}:      {Scale: workloadScale},
+	}
+	for gr, h := range reviewHooks() {
+		hooks[gr] = h
+	}
+	return hooks
+}
+
+// statusOnly is an action answered with a success Status.
+func statusOnly(act func(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) error) registry.Action {
+	return func(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+		return nil, act(ctx, namespace, obj, dryRun)
 	}
 }

@@ -5,6 +5,8 @@ package codecs
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -53,6 +55,7 @@ func init() {
 		admissionregistrationv1.AddToScheme, flowcontrolv1.AddToScheme,
 		resourcev1.AddToScheme, storagemigrationv1.AddToScheme,
 		apiextensionsv1.AddToScheme, apiregistrationv1.AddToScheme,
+		authenticationv1.AddToScheme, authorizationv1.AddToScheme,
 	} {
 		utilruntime.Must(add(Scheme))
 	}

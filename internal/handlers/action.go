@@ -48,11 +48,17 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		writeError(w, r, apierrors.NewBadRequest("name in URL does not match name in Binding object"))
 		return
 	}
-	if err := a.pipeline.Act(r.Context(), store, req.Subresource, req.Namespace, obj, dry); err != nil {
+	result, err := a.pipeline.Act(r.Context(), store, req.Subresource, req.Namespace, obj, dry)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeCreated(w, r)
+	if result == nil {
+		writeCreated(w, r)
+		return
+	}
+	result.GetObjectKind().SetGroupVersionKind(bodyStore.Info.GroupVersionKind())
+	writeObject(w, r, http.StatusCreated, result, bodyStore.Info.GroupVersionKind(), bodyStore.Serializers())
 }
 
 // storeForKind finds the store of the kind a sub-resource exchanges.

@@ -61,6 +61,7 @@ var markerDefaults = map[string]interface{}{
 // requiredOverrides are the fields whose +optional or +required marker
 // disagrees with their json tag (required = no omitempty or omitzero).
 var requiredOverrides = map[string]bool{
+	"io.k8s.api.authentication.v1.TokenReviewSpec.token":                                                     true,
 	"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus.conditions":     false,
 	"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus.acceptedNames":  false,
 	"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus.storedVersions": false,

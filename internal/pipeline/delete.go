@@ -175,18 +175,18 @@ func checkPreconditions(store *registry.Store, opts *metav1.DeleteOptions, obj r
 // Act carries out a create that is an operation on other objects (a pod's
 // binding): admitted as a create of the sub-resource, then handed to the
 // type's action.
-func (p *Pipeline) Act(ctx context.Context, store *registry.Store, subresource, namespace string, obj runtime.Object, dry bool) error {
+func (p *Pipeline) Act(ctx context.Context, store *registry.Store, subresource, namespace string, obj runtime.Object, dry bool) (runtime.Object, error) {
 	action := store.Backend().Hooks.Actions[subresource]
 	if action == nil {
-		return apierrors.NewMethodNotSupported(store.GroupResource(), "create")
+		return nil, apierrors.NewMethodNotSupported(store.GroupResource(), "create")
 	}
 	m := mustAccessor(obj)
 	attrs := attributes(admission.Create, store, subresource, namespace, m.GetName(), obj, nil, dry)
 	if err := p.admission.Admit(ctx, attrs); err != nil {
-		return err
+		return nil, err
 	}
 	if err := p.admission.Validate(ctx, attrs); err != nil {
-		return err
+		return nil, err
 	}
 	return action(ctx, namespace, obj, dry)
 }

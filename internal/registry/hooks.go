@@ -36,7 +36,9 @@ type Hooks struct {
 }
 
 // Action carries out a create that is an operation, with the decoded body.
-type Action func(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) error
+// It returns the object to answer with (a review with its status), or nil
+// for a success Status (a binding).
+type Action func(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) (runtime.Object, error)
 
 // Scale maps a type's objects to the autoscaling/v1 Scale of their scale
 // sub-resource and back.

@@ -177,6 +177,15 @@ var builtinResources = []Info{
 	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions", Singular: "customresourcedefinition", Kind: "CustomResourceDefinition", ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"}, Verbs: verbsAll, Generation: true,
 		Subresources: []SubresourceInfo{statusSubresource()}},
 
+	// authentication.k8s.io/v1 and authorization.k8s.io/v1: reviews,
+	// answered and never stored.
+	{Group: "authentication.k8s.io", Version: "v1", Resource: "selfsubjectreviews", Singular: "selfsubjectreview", Kind: "SelfSubjectReview", Verbs: verbsCreate},
+	{Group: "authentication.k8s.io", Version: "v1", Resource: "tokenreviews", Singular: "tokenreview", Kind: "TokenReview", Verbs: verbsCreate},
+	{Group: "authorization.k8s.io", Version: "v1", Resource: "localsubjectaccessreviews", Singular: "localsubjectaccessreview", Kind: "LocalSubjectAccessReview", Namespaced: true, Verbs: verbsCreate},
+	{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectaccessreviews", Singular: "selfsubjectaccessreview", Kind: "SelfSubjectAccessReview", Verbs: verbsCreate},
+	{Group: "authorization.k8s.io", Version: "v1", Resource: "selfsubjectrulesreviews", Singular: "selfsubjectrulesreview", Kind: "SelfSubjectRulesReview", Verbs: verbsCreate},
+	{Group: "authorization.k8s.io", Version: "v1", Resource: "subjectaccessreviews", Singular: "subjectaccessreview", Kind: "SubjectAccessReview", Verbs: verbsCreate},
+
 	// apiregistration.k8s.io/v1
 	{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices", Singular: "apiservice", Kind: "APIService", Categories: []string{"api-extensions"}, Verbs: verbsAll,
 		Subresources: []SubresourceInfo{statusSubresource()}},

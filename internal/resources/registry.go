@@ -35,6 +35,8 @@ var groupPriority = map[string]int{
 	"apiregistration.k8s.io":       17900, // the aggregator lists its own group first under /apis
 	"apps":                         17800,
 	"events.k8s.io":                17750,
+	"authentication.k8s.io":        17700,
+	"authorization.k8s.io":         17600,
 	"autoscaling":                  17500,
 	"batch":                        17400,
 	"certificates.k8s.io":          17300,

@@ -27,8 +27,8 @@ func TestAggregatedDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(groups) != 20 { // the core group and 19 named groups
-		t.Errorf("%d groups, want 20", len(groups))
+	if len(groups) != 22 { // the core group and 21 named groups
+		t.Errorf("%d groups, want 22", len(groups))
 	}
 	found := map[string]bool{}
 	for _, list := range resources {

@@ -1,0 +1,71 @@
+package builtin
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/registry/authentication/selfsubjectreview"
+	"k8s.io/kubernetes/pkg/registry/authentication/tokenreview"
+	"k8s.io/kubernetes/pkg/registry/authorization/localsubjectaccessreview"
+	"k8s.io/kubernetes/pkg/registry/authorization/selfsubjectaccessreview"
+	"k8s.io/kubernetes/pkg/registry/authorization/selfsubjectrulesreview"
+	"k8s.io/kubernetes/pkg/registry/authorization/subjectaccessreview"
+
+	_ "k8s.io/kubernetes/pkg/apis/authentication/install"
+	_ "k8s.io/kubernetes/pkg/apis/authorization/install"
+
+	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// reviewHooks serve the reviews of authentication.k8s.io and
+// authorization.k8s.io: creates that are answered, never stored, by
+// kube-apiserver's own REST storages of them (validation, status). They
+// review against what kapi has: no token authenticator (a TokenReview is
+// never authenticated), and an authorizer that allows everything (kapi
+// authorises every request until RBAC exists).
+func reviewHooks() map[schema.GroupResource]registry.Hooks {
+	allow := authorizerfactory.NewAlwaysAllowAuthorizer()
+	authn := func(r string) schema.GroupResource {
+		return schema.GroupResource{Group: "authentication.k8s.io", Resource: r}
+	}
+	authz := func(r string) schema.GroupResource {
+		return schema.GroupResource{Group: "authorization.k8s.io", Resource: r}
+	}
+	return map[schema.GroupResource]registry.Hooks{
+		authn("tokenreviews"):              review(tokenreview.NewREST(nil, nil)),
+		authn("selfsubjectreviews"):        review(selfsubjectreview.NewREST()),
+		authz("subjectaccessreviews"):      review(subjectaccessreview.NewREST(allow, legacyscheme.Scheme)),
+		authz("selfsubjectaccessreviews"):  review(selfsubjectaccessreview.NewREST(allow, legacyscheme.Scheme)),
+		authz("localsubjectaccessreviews"): review(localsubjectaccessreview.NewREST(allow, legacyscheme.Scheme)),
+		authz("selfsubjectrulesreviews"):   review(selfsubjectrulesreview.NewREST(allow)),
+	}
+}
+
+// review answers a create of a review with the review and its status,
+// from kube's storage of it, which works on internal objects.
+func review(storage rest.Creater) registry.Hooks {
+	return registry.Hooks{Actions: map[string]registry.Action{"": func(ctx context.Context, namespace string, obj runtime.Object, _ bool) (runtime.Object, error) {
+		gv := obj.GetObjectKind().GroupVersionKind().GroupVersion()
+		internal, err := toInternal(obj)
+		if err != nil {
+			return nil, err
+		}
+		ctx = genericapirequest.WithNamespace(ctx, namespace)
+		if u, ok := auth.UserFrom(ctx); ok {
+			ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: u.Name, Groups: u.Groups})
+		}
+		out, err := storage.Create(ctx, internal, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return legacyscheme.Scheme.ConvertToVersion(out, gv)
+	}}}
+}
