@@ -23,6 +23,7 @@ const (
 	EndpointSliceController              = "endpointslice-controller"
 	EndpointsController                  = "endpoints-controller"
 	ResourceQuotaController              = "resourcequota-controller"
+	PolicyStatusController               = "validatingadmissionpolicy-status-controller"
 )
 
 // All lists the controllers kapi can run.
@@ -30,7 +31,7 @@ var All = []string{
 	NamespaceController, ServiceAccountController, RootCACertificatePublisherController, GarbageCollector,
 	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
-	EndpointSliceController, EndpointsController, ResourceQuotaController,
+	EndpointSliceController, EndpointsController, ResourceQuotaController, PolicyStatusController,
 }
 
 // Selection says which controllers run, as kube-controller-manager's

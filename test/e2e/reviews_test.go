@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,4 +38,26 @@ func TestReviews(t *testing.T) {
 	if !apierrors.IsMethodNotSupported(err) {
 		t.Errorf("listing reviews: %v, want 405", err)
 	}
+}
+
+// TestPolicyTypeChecking: kube-controller-manager's policy status
+// controller type-checks a ValidatingAdmissionPolicy's expressions against
+// the matched kinds' schemas (from kapi's OpenAPI) and reports warnings.
+func TestPolicyTypeChecking(t *testing.T) {
+	k := startKapi(t)
+	apply(t, k, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: replicas}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["deployments"]}
+  validations:
+  - expression: "object.spec.replicas <= 5"
+  - expression: "object.spec.nope == 1"
+`)
+	waitFor(t, 20*time.Second, "the policy's type checking", func() bool {
+		out, _ := k.kubectl("get", "validatingadmissionpolicy", "replicas", "-o", "jsonpath={.status.typeChecking.expressionWarnings[*].fieldRef}")
+		return out == "spec.validations[1].expression"
+	})
 }
