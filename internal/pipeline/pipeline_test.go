@@ -227,7 +227,7 @@ func TestBindingIsAnAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}
-	if err := p.Act(ctx, store, "binding", "default", binding, false); err != nil {
+	if _, err := p.Act(ctx, store, "binding", "default", binding, false); err != nil {
 		t.Fatal(err)
 	}
 	obj, _ := store.Get(ctx, "default", "p")
@@ -235,7 +235,7 @@ func TestBindingIsAnAction(t *testing.T) {
 	if bound.Spec.NodeName != "n1" || len(bound.Status.Conditions) != 1 || bound.Status.Conditions[0].Type != corev1.PodScheduled {
 		t.Errorf("bound pod: nodeName %q conditions %v", bound.Spec.NodeName, bound.Status.Conditions)
 	}
-	if err := p.Act(ctx, store, "binding", "default", binding, false); !apierrors.IsConflict(err) {
+	if _, err := p.Act(ctx, store, "binding", "default", binding, false); !apierrors.IsConflict(err) {
 		t.Errorf("second binding: %v, want Conflict", err)
 	}
 }
