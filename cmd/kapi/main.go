@@ -1,6 +1,7 @@
 // Command kapi is a Kubernetes API server in one binary.
 //
 //	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory] [--controllers LIST]
+//	kapi version
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -19,8 +21,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "version" {
+		v := server.Version()
+		fmt.Printf("kapi, emulating Kubernetes %s (%s, %s)\n", v.GitVersion, v.GoVersion, v.Platform)
+		return
+	}
 	if len(os.Args) < 2 || os.Args[1] != "serve" {
-		fmt.Fprintln(os.Stderr, "usage: kapi serve [--data-dir DIR] [--listen HOST:PORT]")
+		fmt.Fprintln(os.Stderr, "usage: kapi serve [--data-dir DIR] [--listen HOST:PORT] | kapi version")
 		os.Exit(2)
 	}
 	flags := flag.NewFlagSet("serve", flag.ExitOnError)
@@ -56,6 +63,11 @@ func main() {
 		logger.Fatal(err)
 	}
 	logger.Printf("serving %s on %s; kubeconfig: %s", server.Version().GitVersion, srv.URL, srv.Kubeconfig)
+	kubeconfig, err := filepath.Abs(srv.Kubeconfig)
+	if err != nil {
+		kubeconfig = srv.Kubeconfig
+	}
+	fmt.Fprintf(os.Stderr, "\nTo use it with kubectl:\n\n  export KUBECONFIG=%s\n  kubectl get namespaces\n\n", kubeconfig)
 
 	select {
 	case <-ctx.Done():
