@@ -588,3 +588,63 @@ func writeTemp(t *testing.T, content string) string {
 	f.Close()
 	return f.Name()
 }
+
+// TestCustomResourceRepresentations: custom resources are served in JSON,
+// YAML and CBOR, not protobuf (406), and refuse strategic merge patches
+// (415), as kube-apiserver serves them; an invalid CRD gets its
+// validation errors.
+func TestCustomResourceRepresentations(t *testing.T) {
+	k := startKapi(t)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "-f", writeTemp(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {color: red}\n"))
+	url := k.config.Host + "/apis/example.com/v1/namespaces/default/widgets/w1"
+	do := func(method, accept, contentType, body string) *http.Response {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		resp, err := k.rawClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for accept, want := range map[string]int{
+		"application/json": 200, "application/yaml": 200, "application/cbor": 200,
+		"application/vnd.kubernetes.protobuf": 406,
+	} {
+		if resp := do(http.MethodGet, accept, "", ""); resp.StatusCode != want {
+			t.Errorf("GET with Accept %s: %s, want %d", accept, resp.Status, want)
+		} else if want == 200 && !strings.HasPrefix(resp.Header.Get("Content-Type"), accept) {
+			t.Errorf("GET with Accept %s: Content-Type %s", accept, resp.Header.Get("Content-Type"))
+		}
+	}
+	if resp := do(http.MethodPatch, "", "application/strategic-merge-patch+json", `{"spec":{"color":"blue"}}`); resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("strategic merge patch: %s, want 415", resp.Status)
+	}
+
+	out, err := k.kubectl("apply", "-f", writeTemp(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: bads.example.com}
+spec:
+  group: example.com
+  names: {plural: bads, singular: bad, kind: Bad}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-validations: [{rule: "self.nope > 1"}]}
+`))
+	if err == nil || !strings.Contains(out, "must have exactly one version marked as storage version") || !strings.Contains(out, "undefined field 'nope'") {
+		t.Errorf("an invalid CRD: %v\n%s", err, out)
+	}
+}
