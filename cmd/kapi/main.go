@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/server"
 )
@@ -38,7 +40,14 @@ func main() {
 	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how often watches that allow bookmarks get one")
 	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir) or memory (gone when kapi stops)")
 	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
+	configFile := flags.String("config", "", "a YAML or JSON file of flag values by flag name (listen: 127.0.0.1:6443); flags on the command line win")
 	flags.Parse(os.Args[2:])
+	if *configFile != "" {
+		if err := applyConfigFile(flags, *configFile); err != nil {
+			fmt.Fprintf(os.Stderr, "--config: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	selection, err := controllers.ParseSelection(*controllerList)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "--controllers: %v\n", err)
@@ -88,4 +97,31 @@ func waitDone(srv *server.Server) <-chan struct{} {
 	ch := make(chan struct{})
 	go func() { srv.Wait(); close(ch) }()
 	return ch
+}
+
+// applyConfigFile sets the flags a config file names, except those given
+// on the command line.
+func applyConfigFile(flags *flag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	values := map[string]interface{}{}
+	if err := yaml.UnmarshalStrict(data, &values); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	given := map[string]bool{}
+	flags.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, value := range values {
+		if flags.Lookup(name) == nil || name == "config" {
+			return fmt.Errorf("%s: unknown setting %q", path, name)
+		}
+		if given[name] {
+			continue
+		}
+		if err := flags.Set(name, fmt.Sprint(value)); err != nil {
+			return fmt.Errorf("%s: %s: %w", path, name, err)
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,5 +103,32 @@ spec:
 	k.mustKubectl("delete", "namespace", "team")
 	if out, err := k.kubectl("get", "namespace", "team"); err == nil || !strings.Contains(out, `namespaces "team" not found`) {
 		t.Fatalf("namespace after delete: %v\n%s", err, out)
+	}
+}
+
+// TestConfigFile: kapi serve --config reads flag values from a file (here
+// in-memory storage, so a restart loses the data) and refuses a setting
+// it does not know.
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "kapi.yaml")
+	if err := os.WriteFile(good, []byte("storage: memory\nhistory-window: 1m\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k := startKapi(t, "--config", good)
+	k.mustKubectl("create", "configmap", "kept-in-memory")
+	k.stop()
+	k.start()
+	if out, err := k.kubectl("get", "configmap", "kept-in-memory"); err == nil {
+		t.Errorf("the configmap survived a restart with storage: memory from the config file:\n%s", out)
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("bogus: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(kapiBinary, "serve", "--config", bad).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `unknown setting "bogus"`) {
+		t.Errorf("kapi serve with an unknown setting: %v\n%s", err, out)
 	}
 }
