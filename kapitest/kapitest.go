@@ -23,10 +23,10 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -60,13 +60,13 @@ func OnDisk() Option { return func(o *options) { o.onDisk = true } }
 
 // WithCRDs installs the CustomResourceDefinitions in the given YAML files,
 // or in the .yaml and .yml files of the given directories, and waits until
-// they are established.
+// they are established and their resources served.
 func WithCRDs(paths ...string) Option {
 	return func(o *options) { o.crdPaths = append(o.crdPaths, paths...) }
 }
 
 // WithCRDObjects installs the given CustomResourceDefinitions and waits
-// until they are established.
+// until they are established and their resources served.
 func WithCRDObjects(crds ...*apiextensionsv1.CustomResourceDefinition) Option {
 	return func(o *options) { o.crds = append(o.crds, crds...) }
 }
@@ -165,27 +165,55 @@ func installCRDs(config *rest.Config, o options) error {
 			return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
 		}
 	}
+	disco, err := discovery.NewDiscoveryClientForConfig(config)
+	if err != nil {
+		return err
+	}
 	for _, crd := range crds {
 		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			got, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return false, nil
-			}
-			if err != nil {
-				return false, err
-			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
+			return established(ctx, client, crd.Name) && served(disco, crd), nil
 		})
 		if err != nil {
-			return fmt.Errorf("CRD %s not established: %w", crd.Name, err)
+			return fmt.Errorf("CRD %s not established and served: %w", crd.Name, err)
 		}
 	}
 	return nil
+}
+
+// established reports whether a CRD has the Established condition.
+func established(ctx context.Context, client apiextensionsclient.Interface, name string) bool {
+	got, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	for _, c := range got.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// served reports whether discovery lists a CRD's resource in every served
+// version: then requests for it are served.
+func served(disco discovery.DiscoveryInterface, crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		list, err := disco.ServerResourcesForGroupVersion(crd.Spec.Group + "/" + v.Name)
+		if err != nil {
+			return false
+		}
+		found := false
+		for _, r := range list.APIResources {
+			found = found || r.Name == crd.Spec.Names.Plural
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // readCRDs reads the CRDs of a YAML file, or of the YAML files of a
