@@ -9,6 +9,7 @@ import (
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/plugin/pkg/admission/limitranger"
 )
@@ -33,7 +34,11 @@ func NewLimitRanger() (*LimitRanger, error) {
 }
 
 // Start gives the plugin its client and LimitRange informer until ctx ends.
-func (l *LimitRanger) Start(ctx context.Context, client kubernetes.Interface) error {
+func (l *LimitRanger) Start(ctx context.Context, config *rest.Config) error {
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	l.plugin.SetExternalKubeClientSet(client)
 	l.plugin.SetExternalKubeInformerFactory(factory)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
 
@@ -43,16 +44,20 @@ func NewResourceQuota() (*ResourceQuota, error) {
 
 // Start gives the plugin its client and informers, as kube-apiserver's
 // plugin initializers do, and turns it on until ctx ends.
-func (q *ResourceQuota) Start(ctx context.Context, client kubernetes.Interface) error {
+func (q *ResourceQuota) Start(ctx context.Context, config *rest.Config) error {
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
 	factory := informers.NewSharedInformerFactory(client, 0)
-	config, err := quotainstall.NewQuotaConfigurationForAdmission(factory, nil)
+	quotaConfig, err := quotainstall.NewQuotaConfigurationForAdmission(factory, nil)
 	if err != nil {
 		return err
 	}
 	q.plugin.SetDrainedNotification(ctx.Done())
 	q.plugin.SetExternalKubeClientSet(client)
 	q.plugin.SetExternalKubeInformerFactory(factory)
-	q.plugin.SetQuotaConfiguration(config)
+	q.plugin.SetQuotaConfiguration(quotaConfig)
 	if err := q.plugin.ValidateInitialization(); err != nil {
 		return fmt.Errorf("resource quota admission: %w", err)
 	}

@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
@@ -150,7 +149,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	writes := pipeline.New(reg, limits, quota)
+	policies, err := admission.NewPolicies()
+	if err != nil {
+		return nil, err
+	}
+	writes := pipeline.New(reg, limits, policies, quota)
 	if err := builtin.Install(writes); err != nil {
 		return nil, err
 	}
@@ -188,7 +191,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := agg.Run(runCtx); err != nil {
 		return nil, err
 	}
-	if err := startAdmission(runCtx, s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion), limits, quota); err != nil {
+	if err := startAdmission(runCtx, s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion), limits, policies, quota); err != nil {
 		return nil, err
 	}
 	if err := crd.Run(runCtx, crd.Config{
@@ -233,14 +236,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 // startAdmission starts the admission plugins that need a client of the
 // server itself (kube-apiserver's loopback client).
 func startAdmission(ctx context.Context, config *rest.Config, plugins ...interface {
-	Start(context.Context, kubernetes.Interface) error
+	Start(context.Context, *rest.Config) error
 }) error {
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return err
-	}
 	for _, p := range plugins {
-		if err := p.Start(ctx, client); err != nil {
+		if err := p.Start(ctx, config); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +60,58 @@ spec:
 	waitFor(t, 20*time.Second, "the policy's type checking", func() bool {
 		out, _ := k.kubectl("get", "validatingadmissionpolicy", "replicas", "-o", "jsonpath={.status.typeChecking.expressionWarnings[*].fieldRef}")
 		return out == "spec.validations[1].expression"
+	})
+}
+
+// TestAdmissionPolicies: ValidatingAdmissionPolicies deny what their CEL
+// rules refuse, with kube-apiserver's message, and MutatingAdmissionPolicies
+// change what they match.
+func TestAdmissionPolicies(t *testing.T) {
+	k := startKapi(t)
+	apply(t, k, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-replicas}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["deployments"]}
+  validations:
+  - {expression: "object.spec.replicas <= 5", message: "at most 5 replicas"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-replicas}
+spec: {policyName: max-replicas, validationActions: [Deny]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: add-label}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["configmaps"]}
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{metadata: Object.metadata{labels: {"mutated": "yes"}}}'
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: add-label}
+spec: {policyName: add-label}
+`)
+	waitFor(t, 20*time.Second, "the validating policy to deny", func() bool {
+		out, err := k.kubectl("create", "deployment", "big", "--image=x", "--replicas=9")
+		return err != nil && strings.Contains(out, `deployments.apps "big" is forbidden: ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas' denied request: at most 5 replicas`)
+	})
+	k.mustKubectl("create", "deployment", "small", "--image=x", "--replicas=2")
+	waitFor(t, 20*time.Second, "the mutating policy to label a configmap", func() bool {
+		name := fmt.Sprintf("m%d", time.Now().UnixNano())
+		k.kubectl("create", "configmap", name)
+		out, _ := k.kubectl("get", "configmap", name, "-o", "jsonpath={.metadata.labels.mutated}")
+		return out == "yes"
 	})
 }
