@@ -98,6 +98,11 @@ func Run(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}
+	if cfg.Controllers.Enabled(DisruptionController) {
+		if err := runDisruption(ctx, start, cfg.Client, client, factory, discoveryClient); err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
+	}
 	if cfg.Controllers.Enabled(PolicyStatusController) {
 		if err := runPolicyStatus(ctx, start, client, factory, discoveryClient); err != nil {
 			return fmt.Errorf("controllers: %w", err)

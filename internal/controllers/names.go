@@ -24,6 +24,7 @@ const (
 	EndpointsController                  = "endpoints-controller"
 	ResourceQuotaController              = "resourcequota-controller"
 	PolicyStatusController               = "validatingadmissionpolicy-status-controller"
+	DisruptionController                 = "disruption-controller"
 )
 
 // All lists the controllers kapi can run.
@@ -31,7 +32,7 @@ var All = []string{
 	NamespaceController, ServiceAccountController, RootCACertificatePublisherController, GarbageCollector,
 	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
-	EndpointSliceController, EndpointsController, ResourceQuotaController, PolicyStatusController,
+	EndpointSliceController, EndpointsController, ResourceQuotaController, PolicyStatusController, DisruptionController,
 }
 
 // Selection says which controllers run, as kube-controller-manager's

@@ -35,6 +35,11 @@ func TestWorkloadControllers(t *testing.T) {
 	if rev := k.mustKubectl("get", "deployment", "web", "-o", `jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision}`); rev != "1" {
 		t.Errorf("deployment revision annotation = %q, want 1", rev)
 	}
+	k.mustKubectl("create", "pdb", "web", "--selector=app=web", "--min-available=1")
+	waitFor(t, 20*time.Second, "the disruption controller to count the budget's pods", func() bool {
+		out, _ := k.kubectl("get", "pdb", "web", "-o", "jsonpath={.status.expectedPods}/{.status.disruptionsAllowed}")
+		return out == "3/0" // none Ready: nothing runs the pods
+	})
 	k.mustKubectl("scale", "deployment", "web", "--replicas=1")
 	waitFor(t, 20*time.Second, "scaling down to one pod", func() bool { return pods("app=web") == 1 })
 
