@@ -41,6 +41,20 @@ func (a *Aggregator) remoteGroups() [][]*apiregistrationv1.APIService {
 	return apiregistrationv1helper.SortedByGroupAndVersion(remote)
 }
 
+// availableRemote are the available APIServices backed by a Service, in
+// kube-aggregator's order.
+func (a *Aggregator) availableRemote() []*apiregistrationv1.APIService {
+	var available []*apiregistrationv1.APIService
+	for _, versions := range a.remoteGroups() {
+		for _, svc := range versions {
+			if apiregistrationv1helper.IsAPIServiceConditionTrue(svc, apiregistrationv1.Available) {
+				available = append(available, svc)
+			}
+		}
+	}
+	return available
+}
+
 // serveGroupList serves /apis: kapi's groups and the aggregated ones, in
 // the legacy or the aggregated form the client asked for.
 func (a *Aggregator) serveGroupList(w http.ResponseWriter, r *http.Request, local http.Handler) {

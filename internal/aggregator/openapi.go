@@ -3,9 +3,6 @@ package aggregator
 import (
 	"net/http"
 	"strings"
-
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	apiregistrationv1helper "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 )
 
 // openAPIV3Prefix is where OpenAPI v3 documents are served, one per
@@ -37,14 +34,7 @@ func (a *Aggregator) serveOpenAPIV3(w http.ResponseWriter, r *http.Request, loca
 		local.ServeHTTP(w, r)
 		return
 	}
-	var available []*apiregistrationv1.APIService
-	for _, versions := range a.remoteGroups() {
-		for _, svc := range versions {
-			if apiregistrationv1helper.IsAPIServiceConditionTrue(svc, apiregistrationv1.Available) {
-				available = append(available, svc)
-			}
-		}
-	}
+	available := a.availableRemote()
 	if len(available) == 0 {
 		local.ServeHTTP(w, r)
 		return

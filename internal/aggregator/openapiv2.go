@@ -8,7 +8,6 @@ import (
 	"time"
 
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	apiregistrationv1helper "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 
 	"github.com/kapi-dev/kapi/internal/openapi"
 )
@@ -27,14 +26,7 @@ type mergedV2 struct {
 // available aggregated group-versions added, as kube-aggregator merges
 // them; without any, kapi's own document.
 func (a *Aggregator) serveOpenAPIV2(w http.ResponseWriter, r *http.Request, local http.Handler) {
-	var available []*apiregistrationv1.APIService
-	for _, versions := range a.remoteGroups() {
-		for _, svc := range versions {
-			if apiregistrationv1helper.IsAPIServiceConditionTrue(svc, apiregistrationv1.Available) {
-				available = append(available, svc)
-			}
-		}
-	}
+	available := a.availableRemote()
 	if len(available) == 0 {
 		local.ServeHTTP(w, r)
 		return
