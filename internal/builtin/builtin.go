@@ -19,11 +19,12 @@ import (
 // group-resource.
 func Hooks(p *pipeline.Pipeline) map[schema.GroupResource]registry.Hooks {
 	b := &binder{p: p}
+	e := &evictor{p: p}
 	hooks := map[schema.GroupResource]registry.Hooks{
 		{Resource: "services"}:   serviceHooks(p),
 		{Resource: "namespaces"}: namespaceHooks(),
 		{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: crdHooks(),
-		{Resource: "pods"}:     {Actions: map[string]registry.Action{"binding": statusOnly(b.bindPod)}},
+		{Resource: "pods"}:     {Actions: map[string]registry.Action{"binding": statusOnly(b.bindPod), "eviction": e.evict}},
 		{Resource: "bindings"}: {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
 
 		{Group: "apps", Resource: "deployments"}:  {Scale: workloadScale},

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,7 +46,7 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		return
 	}
 	if req.Name != "" && m.GetName() != req.Name {
-		writeError(w, r, apierrors.NewBadRequest("name in URL does not match name in Binding object"))
+		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("name in URL does not match name in %s object", bodyStore.Info.Kind)))
 		return
 	}
 	result, err := a.pipeline.Act(r.Context(), store, req.Subresource, req.Namespace, obj, dry)
@@ -55,6 +56,16 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 	}
 	if result == nil {
 		writeCreated(w, r)
+		return
+	}
+	if status, ok := result.(*metav1.Status); ok {
+		// An action answering with a Status answers with its code.
+		code := int(status.Code)
+		if code == 0 {
+			code = http.StatusCreated
+			status.Code = int32(code)
+		}
+		writeObject(w, r, code, status, statusGVK, codecs.Factory.SupportedMediaTypes())
 		return
 	}
 	result.GetObjectKind().SetGroupVersionKind(bodyStore.Info.GroupVersionKind())
@@ -70,7 +81,14 @@ func (a *API) storeForKind(store *registry.Store, sub *resources.SubresourceInfo
 	if version == "" {
 		group, version = store.Info.Group, store.Info.Version
 	}
-	return a.reg.Snapshot().ForKind(schema.GroupVersionKind{Group: group, Version: version, Kind: sub.Kind})
+	gvk := schema.GroupVersionKind{Group: group, Version: version, Kind: sub.Kind}
+	if s := a.reg.Snapshot().ForKind(gvk); s != nil {
+		return s
+	}
+	if codecs.Scheme.Recognizes(gvk) {
+		return registry.NewStoreOfKind(gvk) // a kind only exchanged (Eviction)
+	}
+	return nil
 }
 
 // writeCreated answers an action the way kube-apiserver does: a success

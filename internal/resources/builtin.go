@@ -61,7 +61,7 @@ var builtinResources = []Info{
 			{Name: "attach", Kind: "PodAttachOptions", Verbs: verbsConnect},
 			{Name: "binding", Kind: "Binding", Verbs: verbsCreate, Served: true},
 			{Name: "ephemeralcontainers", Kind: "Pod", Verbs: verbsStatus},
-			{Name: "eviction", Group: "policy", Version: "v1", Kind: "Eviction", Verbs: verbsCreate},
+			{Name: "eviction", Group: "policy", Version: "v1", Kind: "Eviction", Verbs: verbsCreate, Served: true},
 			{Name: "exec", Kind: "PodExecOptions", Verbs: verbsConnect},
 			{Name: "log", Kind: "Pod", Verbs: verbsGet},
 			{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: verbsConnect},

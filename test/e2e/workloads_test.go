@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -110,4 +112,52 @@ spec:
 	if err == nil || !strings.Contains(out, `pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2`) {
 		t.Errorf("a container above the maximum: %v\n%s", err, out)
 	}
+}
+
+// TestEviction: pods/eviction deletes a pod no budget protects (a pending
+// one always), refuses with kube-apiserver's 429 when the pod's
+// PodDisruptionBudget allows no disruption, and takes one when it does.
+func TestEviction(t *testing.T) {
+	k := startKapi(t)
+	cs := k.clientset()
+	evict := func(name string) error {
+		return cs.CoreV1().Pods("default").EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}})
+	}
+	k.mustKubectl("run", "pending", "--image=x")
+	if err := evict("pending"); err != nil {
+		t.Fatalf("evicting a pending pod: %v", err)
+	}
+	if _, err := cs.CoreV1().Pods("default").Get(ctx, "pending", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the evicted pod is still there: %v", err)
+	}
+
+	k.mustKubectl("run", "web", "--image=x", "--labels=app=web")
+	k.mustKubectl("patch", "pod", "web", "--subresource=status", "--type=merge", "-p",
+		`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`)
+	k.mustKubectl("create", "pdb", "web", "--selector=app=web", "--min-available=1")
+	waitFor(t, 20*time.Second, "the budget's status", func() bool {
+		out, _ := k.kubectl("get", "pdb", "web", "-o", "jsonpath={.status.currentHealthy}/{.status.desiredHealthy}")
+		return out == "1/1"
+	})
+	err := evict("web")
+	if !apierrors.IsTooManyRequests(err) || !strings.Contains(err.Error(), "Cannot evict pod as it would violate the pod's disruption budget.") {
+		t.Fatalf("evicting the budget's only healthy pod: %v, want 429", err)
+	}
+	if status, ok := err.(apierrors.APIStatus); !ok || len(status.Status().Details.Causes) != 1 ||
+		status.Status().Details.Causes[0].Message != "The disruption budget web needs 1 healthy pods and has 1 currently" {
+		t.Errorf("429 causes: %+v", err)
+	}
+
+	k.mustKubectl("patch", "pdb", "web", "--type=merge", "-p", `{"spec":{"minAvailable":0}}`)
+	waitFor(t, 20*time.Second, "the budget to allow a disruption", func() bool {
+		out, _ := k.kubectl("get", "pdb", "web", "-o", "jsonpath={.status.disruptionsAllowed}")
+		return out == "1"
+	})
+	if err := evict("web"); err != nil {
+		t.Fatalf("evicting with a disruption allowed: %v", err)
+	}
+	waitFor(t, 20*time.Second, "the evicted pod to go", func() bool {
+		_, err := cs.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
 }
