@@ -107,6 +107,19 @@ func New(dir string, opts ...Option) (*Env, error) {
 	return env, nil
 }
 
+// UserConfig is a client configuration that the server authenticates as
+// the given user in the given groups (with a client certificate it
+// issues), for tests of what a user other than the admin sees.
+func (e *Env) UserConfig(user string, groups ...string) (*rest.Config, error) {
+	certPEM, keyPEM, err := e.server.ClientCertificate(user, groups...)
+	if err != nil {
+		return nil, err
+	}
+	config := rest.AnonymousClientConfig(e.Config)
+	config.CertData, config.KeyData = certPEM, keyPEM
+	return config, nil
+}
+
 // Stop stops the server, letting requests in flight finish, and ends
 // every goroutine it started.
 func (e *Env) Stop() error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -111,5 +112,21 @@ func BenchmarkStart(b *testing.B) {
 		if err := env.Stop(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestUserConfig: a user's configuration is authenticated as that user.
+func TestUserConfig(t *testing.T) {
+	env := kapitest.Start(t)
+	config, err := env.UserConfig("ann", "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := kubernetes.NewForConfigOrDie(config).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := review.Status.UserInfo; u.Username != "ann" || len(u.Groups) != 2 || u.Groups[0] != "team-a" {
+		t.Errorf("the user's config is authenticated as %+v", u)
 	}
 }

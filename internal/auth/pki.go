@@ -303,3 +303,19 @@ func (p *PKI) TLSConfig() *tls.Config {
 		NextProtos:   []string{"h2", "http/1.1"},
 	}
 }
+
+// ClientCertificate issues a client certificate for a user with groups
+// (the certificate's organisations), signed by the CA clients are
+// authenticated with; it is not stored.
+func (p *PKI) ClientCertificate(user string, groups ...string) (certPEM, keyPEM []byte, err error) {
+	cert, key, err := newCert(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: user, Organization: groups},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, p.CA, p.caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err = pemKey(key)
+	return pemCert(cert), keyPEM, err
+}

@@ -89,6 +89,14 @@ type Server struct {
 	URL string
 	// Kubeconfig is the path of the admin kubeconfig.
 	Kubeconfig string
+
+	pki *auth.PKI
+}
+
+// ClientCertificate issues a client certificate for a user with groups,
+// which the server authenticates as that user.
+func (s *Server) ClientCertificate(user string, groups ...string) (certPEM, keyPEM []byte, err error) {
+	return s.pki.ClientCertificate(user, groups...)
 }
 
 // bootstrapNamespaces exist from the first start on.
@@ -130,6 +138,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	runCtx, stop := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop}
 	s.health.server = s
+	s.pki = pki
 	defer func() {
 		if err != nil {
 			s.close()
