@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -26,6 +27,7 @@ const component = "apiserver"
 // apiserver_longrunning_requests for watches), with its labels.
 func withMetrics(next http.Handler) http.Handler {
 	endpointsmetrics.Register()
+	var inflight inflightCounts
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, ok := request.From(r.Context())
 		if !ok {
@@ -44,7 +46,9 @@ func withMetrics(next http.Handler) http.Handler {
 		if kubeInfo.Verb == "watch" {
 			endpointsmetrics.RecordLongRunning(r, kubeInfo, component, serve)
 		} else {
+			done := inflight.start(kubeInfo.Verb)
 			serve()
+			done()
 		}
 		if !kubeInfo.IsResourceRequest {
 			return
@@ -53,6 +57,31 @@ func withMetrics(next http.Handler) http.Handler {
 			kubeInfo.Resource, kubeInfo.Subresource, endpointsmetrics.CleanScope(kubeInfo), component, false, "",
 			rec.code, rec.size, time.Since(start))
 	})
+}
+
+// inflightCounts are the requests being served, long-running ones left
+// out, for kube-apiserver's apiserver_current_inflight_requests.
+type inflightCounts struct {
+	mu                 sync.Mutex
+	readOnly, mutating int
+}
+
+// start counts a request in until the returned func is called.
+func (c *inflightCounts) start(verb string) func() {
+	count := &c.readOnly
+	switch verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		count = &c.mutating
+	}
+	c.add(count, 1)
+	return func() { c.add(count, -1) }
+}
+
+func (c *inflightCounts) add(count *int, delta int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	*count += delta
+	endpointsmetrics.UpdateInflightRequestMetrics(endpointsmetrics.ExecutingPhase, c.readOnly, c.mutating)
 }
 
 // kubeRequestInfo is kapi's request info as k8s.io/apiserver's metrics

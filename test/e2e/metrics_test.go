@@ -58,4 +58,8 @@ func TestMetrics(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^# TYPE apiserver_longrunning_requests gauge$`).MatchString(metrics) {
 		t.Error("no apiserver_longrunning_requests gauge")
 	}
+	// The scrape itself is the one read-only request in flight.
+	if v := value("apiserver_current_inflight_requests", `request_kind="readOnly"`); v != 1 {
+		t.Errorf("apiserver_current_inflight_requests{readOnly} = %v, want 1 (the scrape)", v)
+	}
 }
