@@ -89,9 +89,7 @@ func TestNoGoroutineLeftBehind(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	// Some of Kubernetes' plugin code ends its last client request on its
-	// own time (about ten seconds at most), hence the long deadline.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}

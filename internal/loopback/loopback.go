@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 
 	"k8s.io/client-go/rest"
 
@@ -76,7 +77,10 @@ func (l *Listener) Dial(ctx context.Context, user *auth.User) (net.Conn, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return nil, net.ErrClosed
+	// Refused, as dialling a port nobody listens on is: client-go retries
+	// a GET that fails with a closed connection for ten seconds, as if the
+	// server might come back, and none of kapi's clients should outlive it.
+	return nil, &net.OpError{Op: "dial", Net: "pipe", Err: syscall.ECONNREFUSED}
 }
 
 // Config returns a client-go configuration whose requests reach l's

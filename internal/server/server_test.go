@@ -84,10 +84,7 @@ func TestFailedStartLeavesNothingRunning(t *testing.T) {
 	if err == nil {
 		t.Fatal("second server on the same port started")
 	}
-	// Some of Kubernetes' plugin code ends its last client request on its
-	// own time (the mutating policy plugin's OpenAPI fetch retries a
-	// closed connection for about ten seconds), hence the long deadline.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
