@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"k8s.io/apiserver/pkg/server/healthz"
@@ -19,6 +20,56 @@ type health struct {
 	// shuttingDown is set when Shutdown begins: /readyz fails from then on
 	// so that load balancers stop sending requests.
 	shuttingDown atomic.Bool
+	// hooks are the post-start hooks kube-apiserver reports whose
+	// equivalent kapi has finished, by name.
+	hooks sync.Map
+}
+
+// The post-start hooks of kube-apiserver that kapi has an equivalent of,
+// reported as kube-apiserver reports them (poststarthook/NAME): each is
+// done once that part of kapi's start has finished.
+const (
+	hookStartInformers     = "generic-apiserver-start-informers"
+	hookStorageReadiness   = "storage-readiness"
+	hookSystemNamespaces   = "start-system-namespaces-controller"
+	hookPriorityClasses    = "scheduling/bootstrap-system-priority-classes"
+	hookAuthenticationInfo = "start-cluster-authentication-info-controller"
+	hookAdmission          = "start-apiserver-admission-initializer"
+)
+
+// aggregatorHooks are done once the aggregation layer runs.
+var aggregatorHooks = []string{
+	"start-kube-aggregator-informers", "apiservice-registration-controller",
+	"apiservice-status-local-available-controller", "apiservice-status-remote-available-controller",
+	"kube-apiserver-autoregistration", "apiservice-openapi-controller",
+}
+
+// apiextensionsHooks are done once custom resources are served.
+var apiextensionsHooks = []string{"start-apiextensions-informers", "start-apiextensions-controllers", "crd-informer-synced"}
+
+// allHooks lists every hook in the order checks are reported.
+var allHooks = append(append([]string{hookStartInformers, hookStorageReadiness, hookSystemNamespaces,
+	hookPriorityClasses, hookAuthenticationInfo, hookAdmission}, aggregatorHooks...), apiextensionsHooks...)
+
+// done marks hooks finished.
+func (h *health) done(names ...string) {
+	for _, name := range names {
+		h.hooks.Store(name, true)
+	}
+}
+
+// hookChecks are the named checks of the post-start hooks.
+func (h *health) hookChecks() []healthz.HealthChecker {
+	var checks []healthz.HealthChecker
+	for _, name := range allHooks {
+		checks = append(checks, healthz.NamedCheck("poststarthook/"+name, func(*http.Request) error {
+			if _, ok := h.hooks.Load(name); !ok {
+				return errors.New("not finished")
+			}
+			return nil
+		}))
+	}
+	return checks
 }
 
 // install adds the three endpoints and their per-check paths to mux.
@@ -29,6 +80,7 @@ func (h *health) install(mux *http.ServeMux) {
 		healthz.NamedCheck("etcd", h.storage),
 		healthz.NamedCheck("poststarthook/bootstrap-controller", h.bootstrap),
 	}
+	common = append(common, h.hookChecks()...)
 	healthz.InstallHandler(mux, common...)
 	healthz.InstallLivezHandler(mux, common...)
 	readyz := append(common,

@@ -188,26 +188,36 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := reg.WaitReady(ctx); err != nil {
 		return nil, err
 	}
+	s.health.done(hookStartInformers, hookStorageReadiness)
 	if err := ensureNamespaces(ctx, writes); err != nil {
 		return nil, err
 	}
+	s.health.done(hookSystemNamespaces)
+	if err := builtin.EnsureSystemPriorityClasses(ctx, writes); err != nil {
+		return nil, err
+	}
+	s.health.done(hookPriorityClasses)
 	trust := builtin.AuthenticationTrust{
 		ClientCA: pki.CAPEM, FrontProxyCA: pki.FrontProxyCAPEM, FrontProxyNames: []string{auth.FrontProxyUser},
 	}
 	if err := builtin.EnsureAuthenticationTrust(ctx, writes, trust); err != nil {
 		return nil, fmt.Errorf("publishing the authentication trust: %w", err)
 	}
+	s.health.done(hookAuthenticationInfo)
 	if err := agg.Run(runCtx); err != nil {
 		return nil, err
 	}
+	s.health.done(aggregatorHooks...)
 	if err := startAdmission(runCtx, s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion), limits, policies, quota); err != nil {
 		return nil, err
 	}
+	s.health.done(hookAdmission)
 	if err := crd.Run(runCtx, crd.Config{
 		Client: s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion), Registry: reg, Logger: cfg.Logger,
 	}); err != nil {
 		return nil, err
 	}
+	s.health.done(apiextensionsHooks...)
 	s.health.bootstrapped.Store(true)
 	controllerClient := s.loopback.Config(controllerManager, "kube-controller-manager/"+ver.GitVersion)
 	s.background(func() {

@@ -63,3 +63,21 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("apiserver_current_inflight_requests{readOnly} = %v, want 1 (the scrape)", v)
 	}
 }
+
+// TestHealthChecks: /readyz?verbose reports kube-apiserver's post-start
+// hooks that kapi has an equivalent of, and the system priority classes
+// that one of them creates exist.
+func TestHealthChecks(t *testing.T) {
+	k := startKapi(t)
+	out := k.mustKubectl("get", "--raw", "/readyz?verbose")
+	for _, check := range []string{"[+]poststarthook/crd-informer-synced ok", "[+]poststarthook/start-apiextensions-controllers ok",
+		"[+]poststarthook/scheduling/bootstrap-system-priority-classes ok", "[+]poststarthook/kube-apiserver-autoregistration ok",
+		"[+]informer-sync ok", "readyz check passed"} {
+		if !strings.Contains(out, check) {
+			t.Errorf("/readyz?verbose lacks %q:\n%s", check, out)
+		}
+	}
+	if out := k.mustKubectl("get", "priorityclasses", "-o", "name"); !strings.Contains(out, "system-node-critical") || !strings.Contains(out, "system-cluster-critical") {
+		t.Errorf("system priority classes:\n%s", out)
+	}
+}

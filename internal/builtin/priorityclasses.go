@@ -1,0 +1,24 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	schedulingapiv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
+
+	"github.com/kapi-dev/kapi/internal/pipeline"
+)
+
+// EnsureSystemPriorityClasses creates the PriorityClasses every cluster
+// has (system-node-critical, system-cluster-critical), as kube-apiserver's
+// scheduling/bootstrap-system-priority-classes post-start hook does; ones
+// that exist are left alone.
+func EnsureSystemPriorityClasses(ctx context.Context, p *pipeline.Pipeline) error {
+	for _, pc := range schedulingapiv1.SystemPriorityClasses() {
+		if _, err := p.CreateObject(ctx, pc.DeepCopy(), "kube-apiserver"); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
+		}
+	}
+	return nil
+}
