@@ -185,13 +185,6 @@ func (t readTarget) watchObject(store *registry.Store, typ watch.EventType, obj 
 	if t.conv.As == "" {
 		return obj
 	}
-	if typ == watch.Bookmark && t.conv.As == asTable {
-		// A bookmark has no row: a Table carrying only the version.
-		table := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{}, Rows: []metav1.TableRow{}}
-		table.ResourceVersion = mustAccessor(obj).GetResourceVersion()
-		table.SetGroupVersionKind(schema.GroupVersion{Group: metaGroup, Version: t.conv.Version}.WithKind(asTable))
-		return table
-	}
 	out, gvk, err := t.transform(store, obj, nil, nil)
 	if err != nil {
 		status := apiStatus(err)

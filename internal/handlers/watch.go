@@ -177,6 +177,7 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	if !ok {
 		return
 	}
+	headersSent := false
 	stream := newWatchStream(w, flusher, info, func(typ watch.EventType, obj runtime.Object) runtime.Object {
 		converted, err := store.FromStorage(obj)
 		if err != nil {
@@ -184,7 +185,16 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			status.SetGroupVersionKind(statusGVK)
 			return status
 		}
-		return target.watchObject(store, typ, converted)
+		out := target.watchObject(store, typ, converted)
+		// As kube-apiserver, only the first Table of a watch has the
+		// column definitions.
+		if table, ok := out.(*metav1.Table); ok {
+			if headersSent {
+				table.ColumnDefinitions = nil
+			}
+			headersSent = true
+		}
+		return out
 	})
 	gvr := store.Info.GroupVersionResource()
 	stream.events = endpointsmetrics.WatchEvents.WithContext(r.Context()).WithLabelValues(gvr.Group, gvr.Version, gvr.Resource)

@@ -1278,3 +1278,47 @@ func TestFilteredWatch(t *testing.T) {
 	cm = updateConfigMap(t, cms, cm)
 	check("MODIFIED", "web", cm.ResourceVersion)
 }
+
+// TestWatchTableHeadersOnce: a watch in Table form sends the column
+// definitions with its first event only, and its bookmarks are Tables of
+// one row whose object carries the bookmark's annotations, as from
+// kube-apiserver.
+func TestWatchTableHeadersOnce(t *testing.T) {
+	k := startKapi(t)
+	k.mustKubectl("create", "secret", "generic", "s1")
+	k.mustKubectl("create", "secret", "generic", "s2")
+	req, _ := http.NewRequest(http.MethodGet, k.config.Host+
+		"/api/v1/namespaces/default/secrets?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1", nil)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := k.rawClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	decoder := json.NewDecoder(resp.Body)
+	var events []struct {
+		Type   string
+		Object metav1.Table
+	}
+	for {
+		var e struct {
+			Type   string
+			Object metav1.Table
+		}
+		if err := decoder.Decode(&e); err != nil {
+			break
+		}
+		events = append(events, e)
+	}
+	if len(events) != 3 || events[2].Type != "BOOKMARK" {
+		t.Fatalf("events: %+v", events)
+	}
+	if len(events[0].Object.ColumnDefinitions) == 0 || events[1].Object.ColumnDefinitions != nil || events[2].Object.ColumnDefinitions != nil {
+		t.Errorf("column definitions per event: %d, %v, %v; want only the first's",
+			len(events[0].Object.ColumnDefinitions), events[1].Object.ColumnDefinitions, events[2].Object.ColumnDefinitions)
+	}
+	bookmark := events[2].Object
+	if len(bookmark.Rows) != 1 || !strings.Contains(string(bookmark.Rows[0].Object.Raw), `"k8s.io/initial-events-end":"true"`) {
+		t.Errorf("bookmark table: %+v", bookmark.Rows)
+	}
+}
