@@ -63,7 +63,7 @@ FOCUS=${FOCUS:-'\[sig-api-machinery\]'}
 # [sig-api-machinery] specs of v1.37 are selected.
 SKIP_CATEGORIES=$(cat <<'EOF'
 AdmissionWebhook	admission webhooks: the webhook server is a Deployment of a container image (agnhost) that must run
-CustomResourceConversionWebhook	CRD conversion webhooks: the conversion webhook is a Deployment of a container image that must run
+CustomResourceConversionWebhook|CustomResourceFieldSelectors	CRD conversion webhooks: the conversion webhook is a Deployment of a container image that must run
 Aggregator|Aggregated APIServer|sample-apiserver	aggregated APIs: the sample API server is a Deployment of a container image that must run
 Etcd failure	etcd failure: kills or partitions etcd on the control-plane host (disruptive; kapi has no etcd)
 all pods are removed when a namespace is deleted|namespace deletion should delete pod first|Generated clientset should create pods	waits for a Pod to be Running: needs a kubelet and a container runtime
