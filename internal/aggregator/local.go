@@ -2,9 +2,12 @@ package aggregator
 
 import (
 	"context"
+	"fmt"
+	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationv1helper "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 	"k8s.io/kube-aggregator/pkg/controllers/autoregister"
 
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -66,4 +69,22 @@ func localAPIServices(reg *resources.Registry) []*apiregistrationv1.APIService {
 		}
 	}
 	return out
+}
+
+// LocalAvailable fails until the APIService of every group-version kapi
+// serves exists and is available, as kube-apiserver's
+// autoregister-completion check does.
+func (a *Aggregator) LocalAvailable() error {
+	var missing []string
+	for _, want := range localAPIServices(a.cfg.Registry.Snapshot().Resources) {
+		svc, err := a.apiServices.Get(want.Name)
+		if err != nil || !apiregistrationv1helper.IsAPIServiceConditionTrue(svc, apiregistrationv1.Available) {
+			missing = append(missing, want.Name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("missing APIService: %v", missing)
+	}
+	return nil
 }

@@ -81,6 +81,7 @@ func (h *health) install(mux *http.ServeMux) {
 		healthz.NamedCheck("poststarthook/bootstrap-controller", h.bootstrap),
 	}
 	common = append(common, h.hookChecks()...)
+	common = append(common, healthz.NamedCheck("autoregister-completion", h.apiServices))
 	healthz.InstallHandler(mux, common...)
 	healthz.InstallLivezHandler(mux, common...)
 	readyz := append(common,
@@ -104,6 +105,15 @@ func (h *health) bootstrap(*http.Request) error {
 		return errors.New("not finished")
 	}
 	return nil
+}
+
+// apiServices fails until every local APIService is available.
+func (h *health) apiServices(*http.Request) error {
+	agg := h.server.aggregator.Load()
+	if agg == nil {
+		return errors.New("not started")
+	}
+	return agg.LocalAvailable()
 }
 
 // caches fails until every watch cache has been built.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,6 +92,8 @@ type Server struct {
 	Kubeconfig string
 
 	pki *auth.PKI
+	// aggregator is set once the aggregation layer runs (health reads it).
+	aggregator atomic.Pointer[aggregator.Aggregator]
 }
 
 // ClientCertificate issues a client certificate for a user with groups,
@@ -207,6 +210,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := agg.Run(runCtx); err != nil {
 		return nil, err
 	}
+	s.aggregator.Store(agg)
 	s.health.done(aggregatorHooks...)
 	if err := startAdmission(runCtx, s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion), limits, policies, quota); err != nil {
 		return nil, err
