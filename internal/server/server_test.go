@@ -15,13 +15,15 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kapi-dev/kapi/internal/controllers"
 )
 
-func startServer(t *testing.T) *Server {
+func startServer(t *testing.T, selection ...string) *Server {
 	t.Helper()
 	s, err := Start(context.Background(), Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
-		OpenStorage: StorageBackend("memory", ""),
+		OpenStorage: StorageBackend("memory", ""), Controllers: controllers.Selection(selection),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -124,7 +124,9 @@ func hasCause(causes []metav1.StatusCause, field string) bool {
 // strategies give: pod defaults, a namespace's name label, a deployment's
 // generation following spec changes only, immutable fields.
 func TestBuiltinDefaultsAndRules(t *testing.T) {
-	s := startServer(t)
+	// No deployment controller: it would update the deployment's status
+	// while the test updates the deployment.
+	s := startServer(t, "*", "-deployment-controller")
 	ctx := context.Background()
 	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
 
