@@ -35,6 +35,7 @@ const (
 	hookPriorityClasses    = "scheduling/bootstrap-system-priority-classes"
 	hookAuthenticationInfo = "start-cluster-authentication-info-controller"
 	hookAdmission          = "start-apiserver-admission-initializer"
+	hookServiceIPRepair    = "start-service-ip-repair-controllers"
 )
 
 // aggregatorHooks are done once the aggregation layer runs.
@@ -49,7 +50,7 @@ var apiextensionsHooks = []string{"start-apiextensions-informers", "start-apiext
 
 // allHooks lists every hook in the order checks are reported.
 var allHooks = append(append([]string{hookStartInformers, hookStorageReadiness, hookSystemNamespaces,
-	hookPriorityClasses, hookAuthenticationInfo, hookAdmission}, aggregatorHooks...), apiextensionsHooks...)
+	hookPriorityClasses, hookAuthenticationInfo, hookAdmission, hookServiceIPRepair}, aggregatorHooks...), apiextensionsHooks...)
 
 // done marks hooks finished.
 func (h *health) done(names ...string) {

@@ -241,6 +241,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil {
 		return nil, fmt.Errorf("creating the kubernetes service: %w", err)
 	}
+	if err := builtin.RepairServiceIPs(ctx, writes); err != nil {
+		return nil, fmt.Errorf("repairing ClusterIP allocations: %w", err)
+	}
+	s.health.done(hookServiceIPRepair)
 	s.background(func() { keepKubernetesService(runCtx, writes, port, cfg.Clock, cfg.Logger) })
 	s.Kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
 	if err := pki.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
@@ -287,17 +291,29 @@ func StorageBackend(name, dataDir string) storage.Opener {
 // controller does.
 const kubernetesServiceInterval = 10 * time.Second
 
-// keepKubernetesService repairs the kubernetes Service until ctx ends.
+// serviceIPRepairTicks is how many kubernetesServiceIntervals pass between
+// two repairs of the ClusterIP allocations (every 3 minutes, as
+// kube-apiserver's repair controller).
+const serviceIPRepairTicks = 18
+
+// keepKubernetesService repairs the kubernetes Service, and now and then
+// the ClusterIP allocations, until ctx ends.
 func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, port int32, clk clock.WithTicker, logger *log.Logger) {
 	tick := clk.NewTicker(kubernetesServiceInterval)
 	defer tick.Stop()
-	for {
+	for ticks := 1; ; ticks++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C():
 			if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil && ctx.Err() == nil {
 				logger.Printf("repairing the kubernetes service: %v", err)
+			}
+			if ticks%serviceIPRepairTicks != 0 {
+				continue
+			}
+			if err := builtin.RepairServiceIPs(ctx, writes); err != nil && ctx.Err() == nil {
+				logger.Printf("repairing ClusterIP allocations: %v", err)
 			}
 		}
 	}

@@ -95,3 +95,46 @@ func TestFailedStartLeavesNothingRunning(t *testing.T) {
 		t.Fatalf("%d goroutines after the failed start, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestServiceIPRepairAtStart: a ClusterIP whose IPAddress is missing gets
+// it back when the server starts, as kube-apiserver's repair controller
+// restores it.
+func TestServiceIPRepairAtStart(t *testing.T) {
+	dir := t.TempDir()
+	start := func() (*Server, *kubernetes.Clientset) {
+		s, err := Start(context.Background(), Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	}
+	ctx := context.Background()
+	s, client := start()
+	svc, err := client.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := svc.Spec.ClusterIP
+	if err := client.NetworkingV1().IPAddresses().Delete(ctx, ip, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	shutdown(t, s)
+	s, client = start()
+	defer shutdown(t, s)
+	address, err := client.NetworkingV1().IPAddresses().Get(ctx, ip, metav1.GetOptions{})
+	if err != nil || address.Spec.ParentRef == nil || address.Spec.ParentRef.Name != "web" {
+		t.Fatalf("IPAddress %s after the restart: %+v, %v", ip, address, err)
+	}
+}
+
+func shutdown(t *testing.T, s *Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Error(err)
+	}
+}

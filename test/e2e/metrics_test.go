@@ -72,7 +72,7 @@ func TestHealthChecks(t *testing.T) {
 	out := k.mustKubectl("get", "--raw", "/readyz?verbose")
 	for _, check := range []string{"[+]poststarthook/crd-informer-synced ok", "[+]poststarthook/start-apiextensions-controllers ok",
 		"[+]poststarthook/scheduling/bootstrap-system-priority-classes ok", "[+]poststarthook/kube-apiserver-autoregistration ok",
-		"[+]informer-sync ok", "[+]autoregister-completion ok", "readyz check passed"} {
+		"[+]informer-sync ok", "[+]autoregister-completion ok", "[+]poststarthook/start-service-ip-repair-controllers ok", "readyz check passed"} {
 		if !strings.Contains(out, check) {
 			t.Errorf("/readyz?verbose lacks %q:\n%s", check, out)
 		}
