@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/util/retry"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -215,20 +214,19 @@ func (e *evictor) deletePod(ctx context.Context, pod *corev1.Pod, opts *metav1.D
 	}
 	store := e.p.Registry().Snapshot().Lookup(podsGVR)
 	if !dry {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			_, err := e.p.Update(ctx, store, pod.Namespace, pod.Name, pipeline.Options{Subresource: "status"}, func(obj runtime.Object) (runtime.Object, error) {
-				current := obj.(*corev1.Pod).DeepCopy()
-				if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil && *opts.Preconditions.ResourceVersion != current.ResourceVersion {
-					return nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, current.Name,
-						fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *opts.Preconditions.ResourceVersion, current.ResourceVersion))
-				}
-				podutil.UpdatePodCondition(&current.Status, &corev1.PodCondition{
-					Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
-					Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: metav1.Now(),
-				})
-				return current, nil
+		// The pipeline retries its own write conflicts; a precondition that
+		// no longer holds is the eviction's conflict to report.
+		_, err := e.p.Update(ctx, store, pod.Namespace, pod.Name, pipeline.Options{Subresource: "status"}, func(obj runtime.Object) (runtime.Object, error) {
+			current := obj.(*corev1.Pod).DeepCopy()
+			if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil && *opts.Preconditions.ResourceVersion != current.ResourceVersion {
+				return nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, current.Name,
+					fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *opts.Preconditions.ResourceVersion, current.ResourceVersion))
+			}
+			podutil.UpdatePodCondition(&current.Status, &corev1.PodCondition{
+				Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+				Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: metav1.Now(),
 			})
-			return err
+			return current, nil
 		})
 		if err != nil {
 			return err

@@ -6,7 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -60,10 +60,10 @@ func withMetrics(next http.Handler) http.Handler {
 }
 
 // inflightCounts are the requests being served, long-running ones left
-// out, for kube-apiserver's apiserver_current_inflight_requests.
+// out, for kube-apiserver's apiserver_current_inflight_requests. Counting
+// takes no lock: the gauge is set from whatever both counts read.
 type inflightCounts struct {
-	mu                 sync.Mutex
-	readOnly, mutating int
+	readOnly, mutating atomic.Int64
 }
 
 // start counts a request in until the returned func is called.
@@ -73,15 +73,16 @@ func (c *inflightCounts) start(verb string) func() {
 	case "create", "update", "patch", "delete", "deletecollection":
 		count = &c.mutating
 	}
-	c.add(count, 1)
-	return func() { c.add(count, -1) }
+	count.Add(1)
+	c.report()
+	return func() {
+		count.Add(-1)
+		c.report()
+	}
 }
 
-func (c *inflightCounts) add(count *int, delta int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	*count += delta
-	endpointsmetrics.UpdateInflightRequestMetrics(endpointsmetrics.ExecutingPhase, c.readOnly, c.mutating)
+func (c *inflightCounts) report() {
+	endpointsmetrics.UpdateInflightRequestMetrics(endpointsmetrics.ExecutingPhase, int(c.readOnly.Load()), int(c.mutating.Load()))
 }
 
 // kubeRequestInfo is kapi's request info as k8s.io/apiserver's metrics
