@@ -40,6 +40,7 @@ func main() {
 	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how often watches that allow bookmarks get one")
 	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir) or memory (gone when kapi stops)")
 	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
+	advertise := flags.String("advertise-address", "", "the address the kubernetes Service's endpoints name (default: the --listen address, or the host's default address when that is loopback or unspecified)")
 	configFile := flags.String("config", "", "a YAML or JSON file of flag values by flag name (listen: 127.0.0.1:6443); flags on the command line win")
 	flags.Parse(os.Args[2:])
 	if *configFile != "" {
@@ -66,7 +67,7 @@ func main() {
 	srv, err := server.Start(ctx, server.Config{
 		DataDir: *dataDir, Listen: *listen, Logger: logger,
 		HistoryWindow: *window, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
-		OpenStorage: openStorage, Controllers: selection,
+		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise,
 	})
 	if err != nil {
 		logger.Fatal(err)

@@ -17,8 +17,7 @@ import (
 // kube-apiserver's bootstrap controller maintains: the first address of
 // the service range, port 443 (https) to the port the server listens on.
 // Clients in a cluster (and the e2e framework) look the API up by it.
-// There are no Endpoints: the server listens on loopback, which an
-// Endpoints address may not be.
+// Its endpoints are kept by the server (kube's endpoint reconciler).
 func EnsureKubernetesService(ctx context.Context, p *pipeline.Pipeline, port int32) error {
 	want := kubernetesService(port)
 	store := p.Registry().Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "services"})

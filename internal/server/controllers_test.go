@@ -5,6 +5,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,21 +251,28 @@ func TestGarbageCollection(t *testing.T) {
 	poll(t, "the foreground owner to go after it", gone(owner.Name))
 }
 
-// TestKubernetesServiceIsRepaired: a deleted kubernetes Service comes back
-// on the next round of the server's clock.
+// TestKubernetesServiceIsRepaired: a deleted kubernetes Service and its
+// deleted endpoints come back on the next round of the server's clock.
 func TestKubernetesServiceIsRepaired(t *testing.T) {
 	fc := clocktesting.NewFakeClock(time.Now())
 	s, err := Start(context.Background(), Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
-		OpenStorage: StorageBackend("memory", ""), Clock: fc,
+		OpenStorage: StorageBackend("memory", ""), Clock: fc, AdvertiseAddress: "192.0.2.10",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	ctx := context.Background()
-	services := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig)).CoreV1().Services("default")
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	services := client.CoreV1().Services("default")
 	if err := services.Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().Endpoints("default").Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.DiscoveryV1().EndpointSlices("default").Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, "the kubernetes service to come back", func() (bool, error) {
@@ -275,4 +283,56 @@ func TestKubernetesServiceIsRepaired(t *testing.T) {
 		}
 		return err == nil, err
 	})
+	poll(t, "the kubernetes endpoint slice to come back", func() (bool, error) {
+		fc.Step(kubernetesServiceInterval)
+		_, err := client.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// TestKubernetesServiceEndpoints: the kubernetes Service's Endpoints and
+// EndpointSlice name the advertised address and the server's port, as
+// kube-apiserver's endpoint reconciler writes them.
+func TestKubernetesServiceEndpoints(t *testing.T) {
+	s, err := Start(context.Background(), Config{
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+		OpenStorage: StorageBackend("memory", ""), AdvertiseAddress: "192.0.2.10",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	ctx := context.Background()
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	port := int32(s.listener.Addr().(*net.TCPAddr).Port)
+	ep, err := client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != 1 || ep.Subsets[0].Addresses[0].IP != "192.0.2.10" ||
+		len(ep.Subsets[0].Ports) != 1 || ep.Subsets[0].Ports[0].Port != port || ep.Subsets[0].Ports[0].Name != "https" {
+		t.Errorf("endpoints: %+v", ep.Subsets)
+	}
+	if ep.Labels["endpointslice.kubernetes.io/skip-mirror"] != "true" {
+		t.Errorf("endpoints labels: %v", ep.Labels)
+	}
+	slice, err := client.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slice.Labels["kubernetes.io/service-name"] != "kubernetes" || len(slice.Endpoints) != 1 ||
+		slice.Endpoints[0].Addresses[0] != "192.0.2.10" || *slice.Ports[0].Port != port {
+		t.Errorf("endpoint slice: %+v", slice)
+	}
+
+	_, err = Start(context.Background(), Config{
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+		OpenStorage: StorageBackend("memory", ""), AdvertiseAddress: "127.0.0.1",
+	})
+	if err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("a loopback advertise address: %v", err)
+	}
 }

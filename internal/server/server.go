@@ -59,6 +59,11 @@ type Config struct {
 	// Clock is the time the watch cache and storage compaction go by
 	// (default: the real clock).
 	Clock clock.WithTicker
+	// AdvertiseAddress is the address the kubernetes Service's endpoints
+	// name, as kube-apiserver's --advertise-address. Empty means the
+	// listen address, or the host's default address when kapi listens on
+	// loopback or on all addresses.
+	AdvertiseAddress string
 }
 
 // controllerManager is the identity of the built-in controllers, as
@@ -245,7 +250,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("repairing ClusterIP allocations: %w", err)
 	}
 	s.health.done(hookServiceIPRepair)
-	s.background(func() { keepKubernetesService(runCtx, writes, port, cfg.Clock, cfg.Logger) })
+	endpoints, err := newKubernetesEndpoints(s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion),
+		cfg.AdvertiseAddress, host, port, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := endpoints.reconcile(); err != nil {
+		return nil, fmt.Errorf("publishing the kubernetes service's endpoints: %w", err)
+	}
+	s.background(func() { keepKubernetesService(runCtx, writes, endpoints, port, cfg.Clock, cfg.Logger) })
 	s.Kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
 	if err := pki.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
 		return nil, err
@@ -284,39 +297,6 @@ func StorageBackend(name, dataDir string) storage.Opener {
 		return pebble.InMemory()
 	}
 	return nil
-}
-
-// kubernetesServiceInterval is how often the kubernetes Service is put
-// back if it was deleted or changed, as kube-apiserver's bootstrap
-// controller does.
-const kubernetesServiceInterval = 10 * time.Second
-
-// serviceIPRepairTicks is how many kubernetesServiceIntervals pass between
-// two repairs of the ClusterIP allocations (every 3 minutes, as
-// kube-apiserver's repair controller).
-const serviceIPRepairTicks = 18
-
-// keepKubernetesService repairs the kubernetes Service, and now and then
-// the ClusterIP allocations, until ctx ends.
-func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, port int32, clk clock.WithTicker, logger *log.Logger) {
-	tick := clk.NewTicker(kubernetesServiceInterval)
-	defer tick.Stop()
-	for ticks := 1; ; ticks++ {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C():
-			if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil && ctx.Err() == nil {
-				logger.Printf("repairing the kubernetes service: %v", err)
-			}
-			if ticks%serviceIPRepairTicks != 0 {
-				continue
-			}
-			if err := builtin.RepairServiceIPs(ctx, writes); err != nil && ctx.Err() == nil {
-				logger.Printf("repairing ClusterIP allocations: %v", err)
-			}
-		}
-	}
 }
 
 // background runs fn in a goroutine that close waits for.

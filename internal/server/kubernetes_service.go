@@ -1,0 +1,109 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/kubernetes/pkg/controlplane/reconcilers"
+	"k8s.io/utils/clock"
+
+	"github.com/kapi-dev/kapi/internal/builtin"
+	"github.com/kapi-dev/kapi/internal/pipeline"
+)
+
+// kubernetesServiceInterval is how often the kubernetes Service and its
+// endpoints are put back if they were deleted or changed, as
+// kube-apiserver's bootstrap controller does.
+const kubernetesServiceInterval = 10 * time.Second
+
+// serviceIPRepairTicks is how many kubernetesServiceIntervals pass between
+// two repairs of the ClusterIP allocations (every 3 minutes, as
+// kube-apiserver's repair controller).
+const serviceIPRepairTicks = 18
+
+// keepKubernetesService repairs the kubernetes Service and its endpoints,
+// and now and then the ClusterIP allocations, until ctx ends.
+func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpoints *kubernetesEndpoints, port int32, clk clock.WithTicker, logger *log.Logger) {
+	tick := clk.NewTicker(kubernetesServiceInterval)
+	defer tick.Stop()
+	for ticks := 1; ; ticks++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C():
+			if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil && ctx.Err() == nil {
+				logger.Printf("repairing the kubernetes service: %v", err)
+			}
+			if err := endpoints.reconcile(); err != nil && ctx.Err() == nil {
+				logger.Printf("repairing the kubernetes service's endpoints: %v", err)
+			}
+			if ticks%serviceIPRepairTicks != 0 {
+				continue
+			}
+			if err := builtin.RepairServiceIPs(ctx, writes); err != nil && ctx.Err() == nil {
+				logger.Printf("repairing ClusterIP allocations: %v", err)
+			}
+		}
+	}
+}
+
+// kubernetesEndpoints keeps the Endpoints and EndpointSlice of the
+// kubernetes Service naming the server's advertised address, with
+// kube-apiserver's own endpoint reconciler (one server: a count of one).
+// A nil *kubernetesEndpoints keeps nothing: there is no address an
+// endpoint may name.
+type kubernetesEndpoints struct {
+	reconciler reconcilers.EndpointReconciler
+	ip         net.IP
+	ports      []corev1.EndpointPort
+}
+
+// newKubernetesEndpoints resolves the advertised address as kube-apiserver
+// does. An advertised address given explicitly must be one an endpoint may
+// name; one chosen for the user that may not (a host with loopback only)
+// leaves the Service without endpoints.
+func newKubernetesEndpoints(config *rest.Config, advertise, listenHost string, port int32, logger *log.Logger) (*kubernetesEndpoints, error) {
+	config = rest.CopyConfig(config)
+	config.WarningHandler = rest.NoWarnings{} // v1 Endpoints is deprecated; kapi keeps it as kube-apiserver does
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	adapter := reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1())
+	e := &kubernetesEndpoints{
+		reconciler: reconcilers.NewMasterCountEndpointReconciler(1, adapter),
+		ports:      []corev1.EndpointPort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: port}},
+	}
+	if advertise != "" {
+		if e.ip = net.ParseIP(advertise); e.ip == nil {
+			return nil, fmt.Errorf("advertise address %q is not an IP address", advertise)
+		}
+		if err := e.reconciler.ValidateIP(e.ip); err != nil {
+			return nil, fmt.Errorf("advertise address %s: %w", advertise, err)
+		}
+		return e, nil
+	}
+	if e.ip, err = utilnet.ResolveBindAddress(net.ParseIP(listenHost)); err != nil {
+		logger.Printf("the kubernetes service has no endpoints: no address to advertise: %v", err)
+		return nil, nil
+	}
+	if err := e.reconciler.ValidateIP(e.ip); err != nil {
+		logger.Printf("the kubernetes service has no endpoints: %s cannot be advertised: %v", e.ip, err)
+		return nil, nil
+	}
+	return e, nil
+}
+
+func (e *kubernetesEndpoints) reconcile() error {
+	if e == nil {
+		return nil
+	}
+	return e.reconciler.ReconcileEndpoints("kubernetes", e.ip, e.ports, true)
+}
