@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kapi-dev/kapi/internal/controllers"
@@ -41,6 +42,7 @@ func main() {
 	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir) or memory (gone when kapi stops)")
 	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
 	advertise := flags.String("advertise-address", "", "the address the kubernetes Service's endpoints name (default: the --listen address, or the host's default address when that is loopback or unspecified)")
+	featureGates := flags.String("feature-gates", "", "comma-separated NAME=true|false pairs for Kubernetes feature gates, as kube-apiserver's flag (AllowUnsafeMalformedObjectDeletion=false, ...)")
 	configFile := flags.String("config", "", "a YAML or JSON file of flag values by flag name (listen: 127.0.0.1:6443); flags on the command line win")
 	flags.Parse(os.Args[2:])
 	if *configFile != "" {
@@ -48,6 +50,10 @@ func main() {
 			fmt.Fprintf(os.Stderr, "--config: %v\n", err)
 			os.Exit(2)
 		}
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.Set(*featureGates); err != nil {
+		fmt.Fprintf(os.Stderr, "--feature-gates: %v\n", err)
+		os.Exit(2)
 	}
 	selection, err := controllers.ParseSelection(*controllerList)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
@@ -46,6 +47,8 @@ type Options struct {
 	// bookmark interval, the wait for a future revision and the pause
 	// before a restart all follow it. Nil means the real clock.
 	Clock clock.Clock
+	// Resource names the cached resource in errors.
+	Resource schema.GroupResource
 }
 
 // entry is one object in the index. Entries are immutable: a change
@@ -54,6 +57,11 @@ type entry struct {
 	key string
 	obj runtime.Object
 	enc *Encodings
+	// corrupt, when set, is why the stored version cannot be decoded: the
+	// object is in storage but cannot be served. obj is then the last state
+	// that could be decoded (nil if there was none), which watchers that
+	// saw it get in a DELETED event when the corrupt object is deleted.
+	corrupt error
 }
 
 func lessEntry(a, b *entry) bool { return a.key < b.key }
@@ -164,11 +172,14 @@ func (c *Cache) sync(ctx context.Context) error {
 	}
 	tree := btree.NewG[*entry](32, lessEntry)
 	for i := range res.KVs {
+		key := string(res.KVs[i].Key)
 		obj, err := c.decode(&res.KVs[i])
 		if err != nil {
-			return err
+			c.opts.Logger.Printf("watch cache: %v", err)
+			tree.ReplaceOrInsert(&entry{key: key, corrupt: err})
+			continue
 		}
-		tree.ReplaceOrInsert(&entry{key: string(res.KVs[i].Key), obj: obj, enc: c.prepare(obj)})
+		tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: c.prepare(obj)})
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -287,14 +298,18 @@ func (c *Cache) advance(rev int64, bookmark bool) {
 // apply changes the index by one storage event and fans it out.
 func (c *Cache) apply(ev storage.Event) error {
 	obj, err := c.decode(&ev.KV)
-	if err != nil {
-		return err
-	}
 	key := string(ev.KV.Key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	old, _ := c.tree.Get(&entry{key: key})
+	if err != nil {
+		obj = c.applyCorrupt(ev, old, err)
+		if obj == nil {
+			return nil
+		}
+	}
 	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, ObjEncodings: c.prepare(obj), at: c.opts.Clock.Now()}
-	if old, ok := c.tree.Get(&entry{key: key}); ok {
+	if old != nil {
 		e.Prev = old.obj
 	}
 	switch {
@@ -315,6 +330,31 @@ func (c *Cache) apply(ev storage.Event) error {
 	for w := range c.watchers {
 		w.offer(e)
 	}
+	return nil
+}
+
+// applyCorrupt applies a storage event whose value cannot be decoded; c.mu
+// is held. A corrupt version replaces the entry without an event (there is
+// nothing to send); the deletion of a corrupt object removes it, and
+// returns the last decodable state, at the deletion's revision, when
+// watchers may have seen it: they get it as a DELETED event.
+func (c *Cache) applyCorrupt(ev storage.Event, old *entry, err error) runtime.Object {
+	var last runtime.Object
+	if old != nil {
+		last = old.obj
+	}
+	if ev.Type == storage.EventDelete {
+		c.tree.Delete(&entry{key: string(ev.KV.Key)})
+	} else {
+		c.opts.Logger.Printf("watch cache: %v", err)
+		c.tree.ReplaceOrInsert(&entry{key: string(ev.KV.Key), obj: last, corrupt: err})
+		last = nil
+	}
+	if last != nil {
+		return withRevision(last, ev.KV.ModRevision)
+	}
+	c.lastChange = ev.KV.ModRevision
+	c.setRev(ev.KV.ModRevision)
 	return nil
 }
 
@@ -429,7 +469,7 @@ func (c *Cache) WaitNotOlderThan(ctx context.Context, rev int64) error {
 func (c *Cache) Get(key string) runtime.Object {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if e, ok := c.tree.Get(&entry{key: key}); ok {
+	if e, ok := c.tree.Get(&entry{key: key}); ok && e.corrupt == nil {
 		return e.obj
 	}
 	return nil

@@ -107,6 +107,9 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 		c.mu.RLock()
 		p, rev := collect(c.tree, req.Filter, start, 0), c.rev
 		c.mu.RUnlock()
+		if p.corrupt != nil {
+			return nil, &ErrCorrupt{Resource: c.opts.Resource, Errs: p.corrupt}
+		}
 		return &ListResult{Items: p.items, Encodings: p.encodings, Revision: rev}, nil
 	}
 	if req.Consistency == Exact && req.Revision < c.store.CompactedRevision() {
@@ -119,6 +122,9 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 		return c.listFromStorage(ctx, req, start)
 	}
 	p := collect(tree, req.Filter, start, req.Limit)
+	if p.corrupt != nil {
+		return nil, &ErrCorrupt{Resource: c.opts.Resource, Errs: p.corrupt}
+	}
 	res := &ListResult{Items: p.items, Encodings: p.encodings, Revision: rev}
 	if p.next != "" {
 		res.Continue = encodeToken(rev, strings.TrimPrefix(p.next, string(c.prefix)))
@@ -189,6 +195,7 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 		from = prefix
 	}
 	res := &ListResult{Revision: req.Revision}
+	var corrupt []error
 	for {
 		batch := req.Limit
 		r, err := c.store.Range(ctx, storage.RangeOptions{Prefix: prefix, Start: from, Limit: batch, Revision: req.Revision})
@@ -201,11 +208,12 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 		for i := range r.KVs {
 			if req.Limit > 0 && len(res.Items) == req.Limit {
 				res.Continue = encodeToken(req.Revision, strings.TrimPrefix(string(r.KVs[i].Key), string(c.prefix)))
-				return res, nil
+				return c.storageListResult(res, corrupt)
 			}
 			obj, err := c.decode(&r.KVs[i])
 			if err != nil {
-				return nil, err
+				corrupt = append(corrupt, err)
+				continue
 			}
 			if req.Filter.matches(obj) {
 				res.Items = append(res.Items, obj)
@@ -213,11 +221,20 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 			}
 		}
 		if !r.More {
-			return res, nil
+			return c.storageListResult(res, corrupt)
 		}
 		last := r.KVs[len(r.KVs)-1].Key
 		from = append(append([]byte(nil), last...), 0)
 	}
+}
+
+// storageListResult answers a list read from storage: the page, or the
+// objects of it that cannot be decoded.
+func (c *Cache) storageListResult(res *ListResult, corrupt []error) (*ListResult, error) {
+	if corrupt != nil {
+		return nil, &ErrCorrupt{Resource: c.opts.Resource, Errs: corrupt}
+	}
+	return res, nil
 }
 
 // Token is a decoded continue token: where the next page starts, and the

@@ -197,6 +197,9 @@ type page struct {
 	next string
 	// remaining counts the keys after the page, when asked.
 	remaining int64
+	// corrupt holds why each object in the range that cannot be decoded
+	// cannot.
+	corrupt []error
 }
 
 // collect gathers up to limit (0: all) matching objects with keys under
@@ -210,6 +213,10 @@ func collect(tree *btree.BTreeG[*entry], filter Filter, start string, limit int)
 	tree.AscendGreaterOrEqual(from, func(e *entry) bool {
 		if !strings.HasPrefix(e.key, filter.Prefix) {
 			return false
+		}
+		if e.corrupt != nil {
+			p.corrupt = append(p.corrupt, e.corrupt)
+			return true
 		}
 		if !filter.matches(e.obj) {
 			return true

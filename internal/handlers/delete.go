@@ -6,8 +6,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/features"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/utils/ptr"
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -21,12 +26,30 @@ func (a *API) delete(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
+	if ptr.Deref(opts.IgnoreStoreReadErrorWithClusterBreakingPotential, false) {
+		a.deleteCorrupt(w, r, req, store, dry)
+		return
+	}
 	obj, gone, err := a.pipeline.Delete(r.Context(), store, req.Namespace, req.Name, opts, dry)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	a.writeDeleted(w, r, store, obj, gone, opts)
+}
+
+// deleteCorrupt deletes an object that cannot be decoded, and answers as
+// kube-apiserver does when it has no object to return.
+func (a *API) deleteCorrupt(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store, dry bool) {
+	if err := a.pipeline.DeleteCorrupt(r.Context(), store, req.Namespace, req.Name, dry); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	status := &metav1.Status{
+		Status: metav1.StatusSuccess, Code: http.StatusOK,
+		Details: &metav1.StatusDetails{Name: req.Name, Kind: store.Info.Kind},
+	}
+	writeObject(w, r, http.StatusOK, status, statusGVK, codecs.Factory.SupportedMediaTypes())
 }
 
 // writeDeleted answers a delete with the object or a success Status by
@@ -53,7 +76,10 @@ func (a *API) writeDeleted(w http.ResponseWriter, r *http.Request, store *regist
 	writeObject(w, r, code, status, statusGVK, codecs.Factory.SupportedMediaTypes())
 }
 
-// deleteOptions reads DeleteOptions from the body, if any, and the query.
+// deleteOptions reads DeleteOptions from the body, if any, and the query,
+// and validates them as kube-apiserver does. Without the
+// AllowUnsafeMalformedObjectDeletion feature,
+// ignoreStoreReadErrorWithClusterBreakingPotential is ignored.
 func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 	opts := &metav1.DeleteOptions{}
 	data, err := readBody(r)
@@ -73,9 +99,15 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 	if err := codecs.ParameterCodec.DecodeParameters(r.URL.Query(), coreV1, opts); err != nil {
 		return nil, false, apierrors.NewBadRequest(err.Error())
 	}
+	if !utilfeature.DefaultFeatureGate.Enabled(features.AllowUnsafeMalformedObjectDeletion) {
+		opts.IgnoreStoreReadErrorWithClusterBreakingPotential = nil
+	}
 	dry, err := checkDryRun(r, opts.DryRun) // from the body or the query
 	if err != nil {
 		return nil, false, err
+	}
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, false, apierrors.NewInvalid(deleteOptionsKind, "", errs)
 	}
 	return opts, dry, nil
 }
@@ -85,6 +117,12 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 	opts, dry, err := deleteOptions(r)
 	if err != nil {
 		writeError(w, r, err)
+		return
+	}
+	if ptr.Deref(opts.IgnoreStoreReadErrorWithClusterBreakingPotential, false) {
+		writeError(w, r, apierrors.NewInvalid(deleteOptionsKind, "", field.ErrorList{field.Invalid(
+			field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true,
+			"is not allowed with DELETECOLLECTION, try again after removing the option")}))
 		return
 	}
 	listOpts, err := listOptions(r, req, store)
@@ -119,6 +157,8 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 	gvk.Kind += "List"
 	writeObject(w, r, http.StatusOK, list, gvk, store.Serializers())
 }
+
+var deleteOptionsKind = schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}
 
 // coreV1 is the group-version whose query-parameter conversions every
 // option type has.

@@ -60,6 +60,14 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	return deleted, err == nil, err
 }
 
+// DeleteCorrupt deletes an object whose stored bytes cannot be decoded
+// (ignoreStoreReadErrorWithClusterBreakingPotential): as kube-apiserver's
+// unsafe deleter it skips preconditions, finalizers, admission and the
+// type's after-delete hook, since there is no object to give them.
+func (p *Pipeline) DeleteCorrupt(ctx context.Context, store *registry.Store, namespace, name string, dry bool) error {
+	return store.Backend().Storage().DeleteCorrupt(ctx, namespace, name, dry)
+}
+
 // keeps reports whether deleting obj only marks it: it has finalizers, or
 // its type's PrepareDelete says so (and may change obj accordingly).
 func (p *Pipeline) keeps(store *registry.Store, obj runtime.Object) (bool, error) {

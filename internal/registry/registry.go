@@ -182,6 +182,7 @@ func (r *Registry) Put(spec Spec) error {
 		}
 	}
 	opts := r.cacheOpts
+	opts.Resource = gr
 	if storageStore.Typed() {
 		opts.Prepare = WarmEncodings
 	}

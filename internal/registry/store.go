@@ -13,9 +13,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kstorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/resources"
@@ -165,7 +167,11 @@ func (s *Store) CollectionPrefix(namespace string) string {
 	return string(s.collectionPrefix(namespace))
 }
 
-// decode turns a stored version into an object carrying its resource version.
+// decode turns a stored version into an object carrying its resource
+// version. Bytes that do not decode into an object of the resource make a
+// corrupt-object error (kube-apiserver's storage error, which the watch
+// cache and unsafe deletion recognise); readers answer it as an internal
+// error.
 func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 	gvk, into := s.gvk, s.New()
 	if s.convert != nil {
@@ -173,21 +179,45 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 		into, _ = codecs.Scheme.New(gvk)
 	}
 	obj, _, err := s.codec.Decode(kv.Value, &gvk, into)
+	var m metav1.Object
 	if err == nil {
-		obj, err = s.FromStorage(obj)
+		m, err = meta.Accessor(obj)
 	}
-	if err == nil && s.convert == nil && s.schema != nil {
+	if err != nil {
+		return nil, kstorage.NewCorruptObjError(string(kv.Key), &undecodableError{revision: kv.ModRevision, err: err})
+	}
+	if obj, err = s.FromStorage(obj); err != nil {
+		return nil, err
+	}
+	if s.convert == nil && s.schema != nil {
 		s.schema.FromStorage(obj)
 	}
-	if err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("decoding stored %s %s: %w", s.gr, kv.Key, err))
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
+	m, _ = meta.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 	return obj, nil
+}
+
+// undecodableError says why stored bytes are not an object, in
+// kube-apiserver's words.
+type undecodableError struct {
+	revision int64
+	err      error
+}
+
+func (e *undecodableError) Error() string {
+	return fmt.Sprintf("object not decodable revision=%d: %v", e.revision, e.err)
+}
+
+func (e *undecodableError) Unwrap() error { return e.err }
+
+// decodeCurrent decodes a version read for a request: a corrupt object is
+// an internal error, as kube-apiserver answers.
+func (s *Store) decodeCurrent(kv *storage.KeyValue) (runtime.Object, error) {
+	obj, err := s.decode(kv)
+	if kstorage.IsCorruptObject(err) {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return obj, err
 }
 
 // encode serialises obj for storage; the resource version is not stored,
@@ -218,7 +248,7 @@ func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object
 	if err != nil {
 		return nil, s.interpret(err, name)
 	}
-	return s.decode(kv)
+	return s.decodeCurrent(kv)
 }
 
 // List reads every object in namespace ("" for all namespaces) at the
@@ -230,7 +260,7 @@ func (s *Store) List(ctx context.Context, namespace string, keep func(runtime.Ob
 	}
 	items := make([]runtime.Object, 0, len(res.KVs))
 	for i := range res.KVs {
-		obj, err := s.decode(&res.KVs[i])
+		obj, err := s.decodeCurrent(&res.KVs[i])
 		if err != nil {
 			return nil, err
 		}
@@ -295,7 +325,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 		if err != nil {
 			return nil, s.interpret(err, name)
 		}
-		current, err := s.decode(kv)
+		current, err := s.decodeCurrent(kv)
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +364,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, check func(c
 		if err != nil {
 			return nil, s.interpret(err, name)
 		}
-		current, err := s.decode(kv)
+		current, err := s.decodeCurrent(kv)
 		if err != nil {
 			return nil, err
 		}
@@ -351,6 +381,35 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, check func(c
 			return nil, s.interpret(err, name)
 		}
 		return current, nil
+	}
+}
+
+// DeleteCorrupt removes an object whose stored bytes cannot be decoded,
+// skipping everything that would need to read it (preconditions,
+// finalizers): kube-apiserver's unsafe deletion. An object that decodes is
+// refused with kube-apiserver's 409; a dry run only checks.
+func (s *Store) DeleteCorrupt(ctx context.Context, namespace, name string, dry bool) error {
+	key := s.key(namespace, name)
+	for {
+		kv, _, err := s.storage.Get(ctx, key, 0)
+		if err != nil {
+			return s.interpret(err, name)
+		}
+		if _, err := s.decode(kv); !kstorage.IsCorruptObject(err) {
+			return apierrors.NewConflict(s.gr, name, kstorage.NewInvalidObjError(string(key),
+				"unsafe deletion is not allowed because the object is decodable from storage"))
+		}
+		if dry {
+			return nil
+		}
+		_, _, err = s.storage.Delete(ctx, key, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return s.interpret(err, name)
+		}
+		return nil
 	}
 }
 
