@@ -10,7 +10,7 @@ import (
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -31,11 +31,14 @@ import (
 type Policies struct {
 	mutating   *mutating.Plugin
 	validating *validating.Plugin
+	// authorizer answers the policies' authorizer checks (CEL's
+	// authorizer library, paramKind access).
+	authorizer authorizer.Authorizer
 	started    atomic.Bool
 }
 
 // NewPolicies makes the plugins; Start makes them act.
-func NewPolicies() (*Policies, error) {
+func NewPolicies(authorizer authorizer.Authorizer) (*Policies, error) {
 	m, err := mutating.NewPlugin(nil)
 	if err != nil {
 		return nil, err
@@ -45,7 +48,7 @@ func NewPolicies() (*Policies, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Policies{mutating: m, validating: v}, nil
+	return &Policies{mutating: m, validating: v, authorizer: authorizer}, nil
 }
 
 // Start gives the plugins their clients, informers and REST mapper, as
@@ -67,14 +70,13 @@ func (p *Policies) Start(ctx context.Context, config *rest.Config) error {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
 	go wait.Until(mapper.Reset, 10*time.Second, ctx.Done())
 	factory := informers.NewSharedInformerFactory(client, 0)
-	allow := authorizerfactory.NewAlwaysAllowAuthorizer()
 
 	p.mutating.SetExternalKubeInformerFactory(factory)
 	p.mutating.SetExternalKubeClientSet(client)
 	p.mutating.SetRESTMapper(mapper)
 	p.mutating.SetDynamicClient(dyn)
 	p.mutating.SetDrainedNotification(ctx.Done())
-	p.mutating.SetUnconditionalAuthorizer(allow)
+	p.mutating.SetUnconditionalAuthorizer(p.authorizer)
 	if err := p.mutating.ValidateInitialization(); err != nil {
 		return fmt.Errorf("mutating admission policy: %w", err)
 	}
@@ -83,7 +85,7 @@ func (p *Policies) Start(ctx context.Context, config *rest.Config) error {
 	p.validating.SetRESTMapper(mapper)
 	p.validating.SetDynamicClient(dyn)
 	p.validating.SetDrainedNotification(ctx.Done())
-	p.validating.SetUnconditionalAuthorizer(allow)
+	p.validating.SetUnconditionalAuthorizer(p.authorizer)
 	if err := p.validating.ValidateInitialization(); err != nil {
 		return fmt.Errorf("validating admission policy: %w", err)
 	}

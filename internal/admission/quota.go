@@ -80,7 +80,7 @@ func (q *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 func kubeAttributes(ctx context.Context, a *Attributes) apiadmission.Attributes {
 	var userInfo user.Info = &user.DefaultInfo{}
 	if u, ok := auth.UserFrom(ctx); ok {
-		userInfo = &user.DefaultInfo{Name: u.Name, Groups: u.Groups}
+		userInfo = u
 	}
 	return apiadmission.NewAttributesRecord(a.Object, a.OldObject, a.Kind, a.Namespace, a.Name, a.Resource,
 		a.Subresource, apiadmission.Operation(a.Operation), nil, a.DryRun, userInfo)

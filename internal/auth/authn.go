@@ -9,26 +9,31 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/clock"
 )
 
-// User is an authenticated identity.
-type User struct {
-	Name   string
-	Groups []string
-}
+// User is an authenticated identity: Kubernetes' own, so that the
+// libraries kapi uses (admission, authorisation, reviews) read it from a
+// request's context as they would in kube-apiserver.
+type User = user.DefaultInfo
 
-type userKey struct{}
-
-// UserFrom returns the user a request was authenticated as.
+// UserFrom returns the user a request acts as (after impersonation).
 func UserFrom(ctx context.Context) (*User, bool) {
-	u, ok := ctx.Value(userKey{}).(*User)
-	return u, ok
+	info, ok := genericapirequest.UserFrom(ctx)
+	if !ok {
+		return nil, false
+	}
+	if u, ok := info.(*User); ok {
+		return u, true
+	}
+	return &User{Name: info.GetName(), UID: info.GetUID(), Groups: info.GetGroups(), Extra: info.GetExtra()}, true
 }
 
 // WithUser returns ctx carrying the authenticated user.
 func WithUser(ctx context.Context, u *User) context.Context {
-	return context.WithValue(ctx, userKey{}, u)
+	return genericapirequest.WithUser(ctx, u)
 }
 
 // IsPublicPath tells whether path answers without credentials (health and

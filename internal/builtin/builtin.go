@@ -11,13 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kapi-dev/kapi/internal/authz"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
 // Hooks returns the hooks of the built-in resources that have any, by
 // group-resource.
-func Hooks(p *pipeline.Pipeline) map[schema.GroupResource]registry.Hooks {
+func Hooks(p *pipeline.Pipeline, authorizer *authz.Authorizer) map[schema.GroupResource]registry.Hooks {
 	b := &binder{p: p}
 	e := &evictor{p: p}
 	hooks := map[schema.GroupResource]registry.Hooks{
@@ -32,7 +33,7 @@ func Hooks(p *pipeline.Pipeline) map[schema.GroupResource]registry.Hooks {
 		{Group: "apps", Resource: "statefulsets"}: {Scale: workloadScale},
 		{Resource: "replicationcontrollers"}:      {Scale: workloadScale},
 	}
-	for gr, h := range reviewHooks() {
+	for gr, h := range reviewHooks(authorizer) {
 		hooks[gr] = h
 	}
 	return hooks

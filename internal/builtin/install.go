@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
+	"github.com/kapi-dev/kapi/internal/authz"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/resources"
@@ -19,8 +20,13 @@ var storageVersions = map[schema.GroupResource]string{
 
 // Install adds a backend for every built-in resource to the registry p
 // writes to, with its served versions, storage version and hooks.
-func Install(p *pipeline.Pipeline) error {
-	hooks := Hooks(p)
+// Reviews and RBAC's escalation checks ask authorizer (nil: everything is
+// allowed).
+func Install(p *pipeline.Pipeline, authorizer *authz.Authorizer) error {
+	if authorizer == nil {
+		authorizer, _ = authz.New(authz.ModeAlwaysAllow, nil)
+	}
+	hooks := Hooks(p, authorizer)
 	typeStrategies := strategies()
 	for _, more := range []map[schema.GroupResource]*kubeStrategy{draStrategies(p), policyBindingStrategies(p)} {
 		for gr, s := range more {

@@ -6,8 +6,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -21,18 +19,16 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/authentication/install"
 	_ "k8s.io/kubernetes/pkg/apis/authorization/install"
 
-	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/authz"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
 // reviewHooks serve the reviews of authentication.k8s.io and
 // authorization.k8s.io: creates that are answered, never stored, by
 // kube-apiserver's own REST storages of them (validation, status). They
-// review against what kapi has: no token authenticator (a TokenReview is
-// never authenticated), and an authorizer that allows everything (kapi
-// authorises every request until RBAC exists).
-func reviewHooks() map[schema.GroupResource]registry.Hooks {
-	allow := authorizerfactory.NewAlwaysAllowAuthorizer()
+// review against the server's authorizer, and without a token
+// authenticator (a TokenReview is never authenticated).
+func reviewHooks(a *authz.Authorizer) map[schema.GroupResource]registry.Hooks {
 	authn := func(r string) schema.GroupResource {
 		return schema.GroupResource{Group: "authentication.k8s.io", Resource: r}
 	}
@@ -42,10 +38,10 @@ func reviewHooks() map[schema.GroupResource]registry.Hooks {
 	return map[schema.GroupResource]registry.Hooks{
 		authn("tokenreviews"):              review(tokenreview.NewREST(nil, nil)),
 		authn("selfsubjectreviews"):        review(selfsubjectreview.NewREST()),
-		authz("subjectaccessreviews"):      review(subjectaccessreview.NewREST(allow, legacyscheme.Scheme)),
-		authz("selfsubjectaccessreviews"):  review(selfsubjectaccessreview.NewREST(allow, legacyscheme.Scheme)),
-		authz("localsubjectaccessreviews"): review(localsubjectaccessreview.NewREST(allow, legacyscheme.Scheme)),
-		authz("selfsubjectrulesreviews"):   review(selfsubjectrulesreview.NewREST(allow)),
+		authz("subjectaccessreviews"):      review(subjectaccessreview.NewREST(a, legacyscheme.Scheme)),
+		authz("selfsubjectaccessreviews"):  review(selfsubjectaccessreview.NewREST(a, legacyscheme.Scheme)),
+		authz("localsubjectaccessreviews"): review(localsubjectaccessreview.NewREST(a, legacyscheme.Scheme)),
+		authz("selfsubjectrulesreviews"):   review(selfsubjectrulesreview.NewREST(a)),
 	}
 }
 
@@ -59,9 +55,6 @@ func review(storage rest.Creater) registry.Hooks {
 			return nil, err
 		}
 		ctx = genericapirequest.WithNamespace(ctx, namespace)
-		if u, ok := auth.UserFrom(ctx); ok {
-			ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: u.Name, Groups: u.Groups})
-		}
 		out, err := storage.Create(ctx, internal, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 		if err != nil {
 			return nil, err

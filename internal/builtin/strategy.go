@@ -8,12 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
-	"github.com/kapi-dev/kapi/internal/auth"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
@@ -181,9 +179,6 @@ func requestContext(ctx context.Context, w registry.Write) context.Context {
 		Name:              w.Name,
 		Parts:             parts(w),
 	})
-	if u, ok := auth.UserFrom(ctx); ok {
-		ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: u.Name, Groups: u.Groups})
-	}
 	return ctx
 }
 

@@ -27,9 +27,12 @@ import (
 
 // Config is what the controllers need.
 type Config struct {
-	// Client is the connection to the server, with the identity the
-	// controllers act as.
+	// Client is the connection to the server with kube-controller-manager's
+	// own identity, which the shared informers and discovery use.
 	Client *rest.Config
+	// ClientFor returns the connection a controller acts through, as its
+	// service account (see ServiceAccount); nil means Client.
+	ClientFor func(serviceAccount string) *rest.Config
 	Logger *log.Logger
 	// Controllers selects the controllers that run (all when empty).
 	Controllers Selection
@@ -45,7 +48,7 @@ type Config struct {
 // Run starts the controllers and blocks until ctx ends and every one of
 // their goroutines has returned.
 func Run(ctx context.Context, cfg Config) error {
-	client, err := kubernetes.NewForConfig(cfg.Client)
+	client, err := kubernetes.NewForConfig(cfg.Client) // the shared informers' client
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}
@@ -73,38 +76,51 @@ func Run(ctx context.Context, cfg Config) error {
 			run()
 		}()
 	}
+	own := func(controller string) *identity {
+		config := cfg.Client
+		if cfg.ClientFor != nil {
+			config = cfg.ClientFor(ServiceAccount(controller))
+		}
+		return newIdentity(config)
+	}
 	if cfg.Controllers.Enabled(NamespaceController) {
-		runNamespaces(ctx, start, client, metadataClient, factory, cfg.Resync)
+		id := own(NamespaceController)
+		runNamespaces(ctx, start, id.client, id.metadata, factory, cfg.Resync)
 	}
 	if cfg.Controllers.Enabled(ServiceAccountController) {
-		if err := runServiceAccounts(ctx, start, client, factory); err != nil {
+		if err := runServiceAccounts(ctx, start, own(ServiceAccountController).client, factory); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}
 	if cfg.Controllers.Enabled(RootCACertificatePublisherController) {
-		if err := runRootCAPublisher(ctx, start, client, factory, cfg.RootCA); err != nil {
+		if err := runRootCAPublisher(ctx, start, own(RootCACertificatePublisherController).client, factory, cfg.RootCA); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}
+	if cfg.Controllers.Enabled(ClusterRoleAggregationController) {
+		runClusterRoleAggregation(ctx, start, own(ClusterRoleAggregationController).client, factory)
+	}
 
 	if cfg.Controllers.Enabled(GarbageCollector) {
-		if err := runGarbageCollector(ctx, start, client, metadataClient, factory, metadataFactory, informersStarted, discoveryClient); err != nil {
+		id := own(GarbageCollector)
+		if err := runGarbageCollector(ctx, start, id.client, id.metadata, factory, metadataFactory, informersStarted, discoveryClient); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}
 
 	if cfg.Controllers.Enabled(ResourceQuotaController) {
-		if err := runResourceQuota(ctx, start, client, factory, metadataFactory, informersStarted, discoveryClient); err != nil {
+		if err := runResourceQuota(ctx, start, own(ResourceQuotaController).client, factory, metadataFactory, informersStarted, discoveryClient); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}
 	if cfg.Controllers.Enabled(DisruptionController) {
-		if err := runDisruption(ctx, start, cfg.Client, client, factory, discoveryClient); err != nil {
+		id := own(DisruptionController)
+		if err := runDisruption(ctx, start, id.config, id.client, factory, discoveryClient); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}
 	if cfg.Controllers.Enabled(PolicyStatusController) {
-		if err := runPolicyStatus(ctx, start, client, factory, discoveryClient); err != nil {
+		if err := runPolicyStatus(ctx, start, own(PolicyStatusController).client, factory, discoveryClient); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}
@@ -112,7 +128,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if !cfg.Controllers.Enabled(w.name) {
 			continue
 		}
-		run, err := w.start(ctx, client, factory)
+		run, err := w.start(ctx, own(w.name).client, factory)
 		if err != nil {
 			return fmt.Errorf("controllers: %s: %w", w.name, err)
 		}
@@ -124,6 +140,23 @@ func Run(ctx context.Context, cfg Config) error {
 	close(informersStarted)
 	<-ctx.Done()
 	return nil
+}
+
+// identity is the connection a controller acts through.
+type identity struct {
+	config   *rest.Config
+	client   kubernetes.Interface
+	metadata metadata.Interface
+}
+
+func newIdentity(config *rest.Config) *identity {
+	// Neither constructor fails on a configuration without TLS files or
+	// an unknown content type, which the server's own never has.
+	return &identity{
+		config:   config,
+		client:   kubernetes.NewForConfigOrDie(config),
+		metadata: metadata.NewForConfigOrDie(config),
+	}
 }
 
 // logrTo makes the controllers' structured log lines (at the default

@@ -25,6 +25,7 @@ const (
 	ResourceQuotaController              = "resourcequota-controller"
 	PolicyStatusController               = "validatingadmissionpolicy-status-controller"
 	DisruptionController                 = "disruption-controller"
+	ClusterRoleAggregationController     = "clusterrole-aggregation-controller"
 )
 
 // All lists the controllers kapi can run.
@@ -33,7 +34,37 @@ var All = []string{
 	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
 	EndpointSliceController, EndpointsController, ResourceQuotaController, PolicyStatusController, DisruptionController,
+	ClusterRoleAggregationController,
 }
+
+// serviceAccounts are the kube-system service accounts the controllers act
+// as, as kube-controller-manager's controllers do with
+// --use-service-account-credentials: Kubernetes' bootstrap policy binds
+// each to its system:controller: role.
+var serviceAccounts = map[string]string{
+	NamespaceController:                  "namespace-controller",
+	ServiceAccountController:             "service-account-controller",
+	RootCACertificatePublisherController: "root-ca-cert-publisher",
+	GarbageCollector:                     "generic-garbage-collector",
+	ReplicaSetController:                 "replicaset-controller",
+	ReplicationControllerController:      "replication-controller",
+	DeploymentController:                 "deployment-controller",
+	StatefulSetController:                "statefulset-controller",
+	DaemonSetController:                  "daemon-set-controller",
+	JobController:                        "job-controller",
+	CronJobController:                    "cronjob-controller",
+	TTLAfterFinishedController:           "ttl-after-finished-controller",
+	EndpointSliceController:              "endpointslice-controller",
+	EndpointsController:                  "endpoint-controller",
+	ResourceQuotaController:              "resourcequota-controller",
+	PolicyStatusController:               "validatingadmissionpolicy-status-controller",
+	DisruptionController:                 "disruption-controller",
+	ClusterRoleAggregationController:     "clusterrole-aggregation-controller",
+}
+
+// ServiceAccount is the name of the kube-system service account a
+// controller acts as.
+func ServiceAccount(controller string) string { return serviceAccounts[controller] }
 
 // Selection says which controllers run, as kube-controller-manager's
 // --controllers flag does: "*" for every one, "name" to enable one,

@@ -1,21 +1,27 @@
 // Package filters is the chain every request passes before the handlers:
 // panic recovery, the request's info parsed once into its context,
-// authentication, impersonation (not yet), priority and fairness (not yet)
-// and authorisation. A filter answers with a Status and stops the request,
+// authentication, impersonation, priority and fairness (not yet) and
+// authorisation. A filter answers with a Status and stops the request,
 // or passes it on; filters never touch objects or storage.
 package filters
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	endpointsfilters "k8s.io/apiserver/pkg/endpoints/filters"
+	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/features"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/request"
 	"github.com/kapi-dev/kapi/internal/respond"
 )
@@ -27,37 +33,45 @@ type Authenticator interface {
 	Middleware(next http.Handler, unauthorized func(http.ResponseWriter, *http.Request)) http.Handler
 }
 
-// Authorizer decides whether a user may do what a request asks.
-type Authorizer interface {
-	Authorize(ctx context.Context, user *auth.User, req *request.Info) (allowed bool, reason string, err error)
-}
-
-// AlwaysAllow authorises every authenticated request, as
-// --authorization-mode=AlwaysAllow does.
-type AlwaysAllow struct{}
-
-// Authorize implements Authorizer.
-func (AlwaysAllow) Authorize(context.Context, *auth.User, *request.Info) (bool, string, error) {
-	return true, "", nil
-}
-
 // Config is what the chain needs.
 type Config struct {
 	Authenticator Authenticator
-	Authorizer    Authorizer
-	Logf          func(format string, args ...any)
+	// Authorizer decides requests, and who may impersonate whom
+	// (default: everything is allowed).
+	Authorizer authorizer.Authorizer
+	Logf       func(format string, args ...any)
 }
 
 // Chain wraps handler in the filters, outermost first: recovery, request
-// info, authentication, authorisation, deadline, warnings.
+// info, authentication, impersonation, metrics, authorisation, deadline,
+// warnings.
 func Chain(handler http.Handler, cfg Config) http.Handler {
 	if cfg.Authorizer == nil {
-		cfg.Authorizer = AlwaysAllow{}
+		cfg.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	}
 	h := withMetrics(authorize(withRequestDeadline(withWarnings(handler)), cfg.Authorizer))
+	h = withImpersonation(h, cfg.Authorizer)
 	h = cfg.Authenticator.Middleware(h, unauthorized)
 	h = withRequestInfo(h)
 	return recoverPanics(h, cfg.Logf)
+}
+
+// withImpersonation lets a user act as another (Impersonate-User,
+// -Group, -Uid, -Extra-*) when the authorizer allows the impersonate verb,
+// with kube-apiserver's own filter: the constrained form while its feature
+// is on, as in kube-apiserver.
+func withImpersonation(next http.Handler, authz authorizer.Authorizer) http.Handler {
+	impersonating := impersonation.WithImpersonation(next, authz, codecs.Factory)
+	if utilfeature.DefaultFeatureGate.Enabled(features.ConstrainedImpersonation) {
+		impersonating = impersonation.WithConstrainedImpersonation(next, authz, codecs.Factory)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, authenticated := auth.UserFrom(r.Context()); !authenticated {
+			next.ServeHTTP(w, r) // a public path
+			return
+		}
+		impersonating.ServeHTTP(w, r)
+	})
 }
 
 // recoverPanics turns a panic in next into a 500 Status instead of a
@@ -77,11 +91,56 @@ func recoverPanics(next http.Handler, logf func(format string, args ...any)) htt
 	})
 }
 
-// withRequestInfo parses the request's URL and method once.
+// withRequestInfo parses the request's URL and method once, into kapi's
+// form and into kube-apiserver's (which the authorizers, impersonation and
+// the metrics read).
 func withRequestInfo(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(request.WithInfo(r.Context(), request.Parse(r))))
+		info := request.Parse(r)
+		ctx := request.WithInfo(r.Context(), info)
+		ctx = genericapirequest.WithRequestInfo(ctx, kubeRequestInfo(r, info))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// kubeRequestInfo is kapi's request info as k8s.io/apiserver's metrics
+// read it.
+func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.RequestInfo {
+	parts := []string{}
+	if info.Resource != "" {
+		parts = append(parts, info.Resource)
+		if info.Name != "" {
+			parts = append(parts, info.Name)
+		}
+		if info.Subresource != "" {
+			parts = append(parts, info.Subresource)
+		}
+	}
+	return &genericapirequest.RequestInfo{
+		IsResourceRequest: info.IsResourceRequest,
+		Path:              r.URL.Path,
+		Verb:              info.Verb,
+		APIPrefix:         info.Prefix,
+		APIGroup:          info.Group,
+		APIVersion:        info.Version,
+		Namespace:         info.Namespace,
+		Resource:          info.Resource,
+		Subresource:       info.Subresource,
+		Name:              info.Name,
+		Parts:             parts,
+		LabelSelector:     selector(r, info, "labelSelector"),
+		FieldSelector:     selector(r, info, "fieldSelector"),
+	}
+}
+
+// selector is a list's selector parameter, which kube-apiserver gives its
+// authorizers (a rule may allow a list only with a field selector).
+func selector(r *http.Request, info *request.Info, param string) string {
+	switch info.Verb {
+	case "list", "watch", "deletecollection":
+		return r.URL.Query().Get(param)
+	}
+	return ""
 }
 
 // unauthorized answers a request without valid credentials.
@@ -90,46 +149,27 @@ func unauthorized(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorize refuses what the user may not do with kube-apiserver's 403.
-func authorize(next http.Handler, authz Authorizer) http.Handler {
+// Requests for the public paths without credentials pass.
+func authorize(next http.Handler, authz authorizer.Authorizer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, authenticated := auth.UserFrom(r.Context())
-		if !authenticated && auth.IsPublicPath(r.URL.Path) {
+		if _, authenticated := auth.UserFrom(r.Context()); !authenticated && auth.IsPublicPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		info, _ := request.From(r.Context())
-		allowed, reason, err := authz.Authorize(r.Context(), user, info)
+		attrs, err := endpointsfilters.GetAuthorizerAttributes(r.Context())
 		if err != nil {
 			respond.Error(w, r, apierrors.NewInternalError(err))
 			return
 		}
-		if !allowed {
-			respond.Error(w, r, forbidden(user, info, r.URL.Path, reason))
+		decision, reason, err := authz.Authorize(r.Context(), attrs)
+		if decision == authorizer.DecisionAllow {
+			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(w, r)
+		if err != nil {
+			respond.Error(w, r, apierrors.NewInternalError(err))
+			return
+		}
+		respond.Error(w, r, responsewriters.ForbiddenStatusError(attrs, reason))
 	})
-}
-
-// forbidden is kube-apiserver's 403 for an authorisation refusal.
-func forbidden(user *auth.User, info *request.Info, path, reason string) error {
-	var msg string
-	var gr schema.GroupResource
-	if info.IsResourceRequest {
-		gr = schema.GroupResource{Group: info.Group, Resource: info.Resource}
-		if info.Subresource != "" {
-			gr.Resource += "/" + info.Subresource
-		}
-		scope := "at the cluster scope"
-		if info.Namespace != "" {
-			scope = fmt.Sprintf("in the namespace %q", info.Namespace)
-		}
-		msg = fmt.Sprintf("User %q cannot %s resource %q in API group %q %s", user.Name, info.Verb, gr.Resource, info.Group, scope)
-	} else {
-		msg = fmt.Sprintf("User %q cannot %s path %q", user.Name, info.Verb, path)
-	}
-	if reason != "" {
-		msg += ": " + reason
-	}
-	return apierrors.NewForbidden(gr, info.Name, errors.New(msg))
 }

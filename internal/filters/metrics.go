@@ -9,12 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apiserver/pkg/authentication/user"
 	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-
-	"github.com/kapi-dev/kapi/internal/auth"
-	"github.com/kapi-dev/kapi/internal/request"
 )
 
 // component is the component label of kapi's request metrics, as
@@ -29,17 +25,11 @@ func withMetrics(next http.Handler) http.Handler {
 	endpointsmetrics.Register()
 	var inflight inflightCounts
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info, ok := request.From(r.Context())
+		kubeInfo, ok := genericapirequest.RequestInfoFrom(r.Context())
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
-		kubeInfo := kubeRequestInfo(r, info)
-		ctx := genericapirequest.WithRequestInfo(r.Context(), kubeInfo)
-		if u, ok := auth.UserFrom(ctx); ok {
-			ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: u.Name, Groups: u.Groups})
-		}
-		r = r.WithContext(ctx)
 		rec := &recordingWriter{ResponseWriter: w, code: http.StatusOK}
 		start := time.Now()
 		serve := func() { next.ServeHTTP(rec, r) }
@@ -83,34 +73,6 @@ func (c *inflightCounts) start(verb string) func() {
 
 func (c *inflightCounts) report() {
 	endpointsmetrics.UpdateInflightRequestMetrics(endpointsmetrics.ExecutingPhase, int(c.readOnly.Load()), int(c.mutating.Load()))
-}
-
-// kubeRequestInfo is kapi's request info as k8s.io/apiserver's metrics
-// read it.
-func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.RequestInfo {
-	parts := []string{}
-	if info.Resource != "" {
-		parts = append(parts, info.Resource)
-		if info.Name != "" {
-			parts = append(parts, info.Name)
-		}
-		if info.Subresource != "" {
-			parts = append(parts, info.Subresource)
-		}
-	}
-	return &genericapirequest.RequestInfo{
-		IsResourceRequest: info.IsResourceRequest,
-		Path:              r.URL.Path,
-		Verb:              info.Verb,
-		APIPrefix:         info.Prefix,
-		APIGroup:          info.Group,
-		APIVersion:        info.Version,
-		Namespace:         info.Namespace,
-		Resource:          info.Resource,
-		Subresource:       info.Subresource,
-		Name:              info.Name,
-		Parts:             parts,
-	}
 }
 
 // recordingWriter notes the status code and size of a response; it keeps

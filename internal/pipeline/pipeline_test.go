@@ -62,7 +62,7 @@ func newPipeline(t testing.TB, rec *recorder) *pipeline.Pipeline {
 		plugins = append(plugins, rec)
 	}
 	p := pipeline.New(reg, plugins...)
-	if err := builtin.Install(p); err != nil {
+	if err := builtin.Install(p, nil); err != nil {
 		t.Fatal(err)
 	}
 	reg.Run(ctx)

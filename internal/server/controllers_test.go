@@ -266,13 +266,15 @@ func TestKubernetesServiceIsRepaired(t *testing.T) {
 	ctx := context.Background()
 	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
 	services := client.CoreV1().Services("default")
-	if err := services.Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// The endpoints go first: deleting a Service makes the endpoints
+	// controllers delete its endpoints.
 	if err := client.CoreV1().Endpoints("default").Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := client.DiscoveryV1().EndpointSlices("default").Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := services.Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, "the kubernetes service to come back", func() (bool, error) {

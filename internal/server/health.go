@@ -36,6 +36,7 @@ const (
 	hookAuthenticationInfo = "start-cluster-authentication-info-controller"
 	hookAdmission          = "start-apiserver-admission-initializer"
 	hookServiceIPRepair    = "start-service-ip-repair-controllers"
+	hookBootstrapRoles     = "rbac/bootstrap-roles"
 )
 
 // aggregatorHooks are done once the aggregation layer runs.
@@ -50,7 +51,7 @@ var apiextensionsHooks = []string{"start-apiextensions-informers", "start-apiext
 
 // allHooks lists every hook in the order checks are reported.
 var allHooks = append(append([]string{hookStartInformers, hookStorageReadiness, hookSystemNamespaces,
-	hookPriorityClasses, hookAuthenticationInfo, hookAdmission, hookServiceIPRepair}, aggregatorHooks...), apiextensionsHooks...)
+	hookPriorityClasses, hookAuthenticationInfo, hookAdmission, hookServiceIPRepair, hookBootstrapRoles}, aggregatorHooks...), apiextensionsHooks...)
 
 // done marks hooks finished.
 func (h *health) done(names ...string) {

@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/client-go/kubernetes"
 	"log"
 	"net"
 	"net/http"
@@ -25,6 +28,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/aggregator"
 	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/authz"
 	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/controllers"
@@ -56,6 +60,9 @@ type Config struct {
 	// Controllers selects the built-in controllers that run (all when
 	// empty), as kube-controller-manager's --controllers flag.
 	Controllers controllers.Selection
+	// AuthorizationMode is RBAC (the default) or AlwaysAllow, as
+	// kube-apiserver's --authorization-mode.
+	AuthorizationMode string
 	// Clock is the time the watch cache and storage compaction go by
 	// (default: the real clock).
 	Clock clock.WithTicker
@@ -70,6 +77,13 @@ type Config struct {
 // kube-controller-manager's without per-controller service accounts.
 var controllerManager = &auth.User{
 	Name: "system:kube-controller-manager", Groups: []string{"system:authenticated"},
+}
+
+// serviceAccountUser is the identity of a service account, as its tokens
+// authenticate.
+func serviceAccountUser(namespace, name string) *auth.User {
+	groups := append(serviceaccount.MakeGroupNames(namespace), user.AllAuthenticated)
+	return &auth.User{Name: serviceaccount.MakeUsername(namespace, name), Groups: groups}
 }
 
 // apiserverLoopback is the identity of kapi's own clients of itself (the
@@ -96,7 +110,8 @@ type Server struct {
 	// Kubeconfig is the path of the admin kubeconfig.
 	Kubeconfig string
 
-	pki *auth.PKI
+	pki        *auth.PKI
+	authorizer *authz.Authorizer
 	// aggregator is set once the aggregation layer runs (health reads it).
 	aggregator atomic.Pointer[aggregator.Aggregator]
 }
@@ -166,18 +181,26 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	policies, err := admission.NewPolicies()
+	s.loopback = loopback.NewListener()
+	// loopbackClient is a new configuration for each of the server's own
+	// clients, which may change theirs.
+	loopbackClient := func() *rest.Config { return s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion) }
+	authorizer, err := authz.New(cfg.AuthorizationMode, loopbackClient())
+	if err != nil {
+		return nil, err
+	}
+	s.authorizer = authorizer
+	policies, err := admission.NewPolicies(authorizer)
 	if err != nil {
 		return nil, err
 	}
 	writes := pipeline.New(reg, limits, policies, quota)
-	if err := builtin.Install(writes); err != nil {
+	if err := builtin.Install(writes, authorizer); err != nil {
 		return nil, err
 	}
 	api := handlers.New(writes, ver.GitVersion, handlers.Options{MinRequestTimeout: cfg.MinRequestTimeout})
-	s.loopback = loopback.NewListener()
 	agg, err := aggregator.New(aggregator.Config{
-		Client:       s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion),
+		Client:       loopbackClient(),
 		Registry:     reg,
 		ProxyCertPEM: pki.FrontProxyCertPEM, ProxyKeyPEM: pki.FrontProxyKeyPEM,
 		Logger: cfg.Logger,
@@ -187,6 +210,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	chain := filters.Chain(s.routes(agg.Handler(api), ver), filters.Config{
 		Authenticator: auth.NewAuthenticator(pki.ClientCAs()),
+		Authorizer:    authorizer,
 		Logf:          cfg.Logger.Printf,
 	})
 	s.inProcess = loopback.NewServer(chain)
@@ -201,6 +225,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.health.done(hookSystemNamespaces)
+	if err := authz.EnsureBootstrapPolicy(ctx, kubernetes.NewForConfigOrDie(loopbackClient())); err != nil {
+		return nil, err
+	}
+	s.health.done(hookBootstrapRoles)
+	if err := authorizer.Start(runCtx); err != nil {
+		return nil, err
+	}
 	if err := builtin.EnsureSystemPriorityClasses(ctx, writes); err != nil {
 		return nil, err
 	}
@@ -217,21 +248,25 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.aggregator.Store(agg)
 	s.health.done(aggregatorHooks...)
-	if err := startAdmission(runCtx, s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion), limits, policies, quota); err != nil {
+	if err := startAdmission(runCtx, loopbackClient(), limits, policies, quota); err != nil {
 		return nil, err
 	}
 	s.health.done(hookAdmission)
 	if err := crd.Run(runCtx, crd.Config{
-		Client: s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion), Registry: reg, Logger: cfg.Logger,
+		Client: loopbackClient(), Registry: reg, Logger: cfg.Logger,
 	}); err != nil {
 		return nil, err
 	}
 	s.health.done(apiextensionsHooks...)
 	s.health.bootstrapped.Store(true)
-	controllerClient := s.loopback.Config(controllerManager, "kube-controller-manager/"+ver.GitVersion)
+	controllerAgent := "kube-controller-manager/" + ver.GitVersion
+	controllerClient := s.loopback.Config(controllerManager, controllerAgent)
+	controllerAs := func(serviceAccount string) *rest.Config {
+		return s.loopback.Config(serviceAccountUser(metav1.NamespaceSystem, serviceAccount), controllerAgent)
+	}
 	s.background(func() {
 		err := controllers.Run(runCtx, controllers.Config{
-			Client: controllerClient, Logger: cfg.Logger, RootCA: pki.CAPEM, Controllers: cfg.Controllers,
+			Client: controllerClient, ClientFor: controllerAs, Logger: cfg.Logger, RootCA: pki.CAPEM, Controllers: cfg.Controllers,
 		})
 		if err != nil {
 			cfg.Logger.Print(err)
@@ -250,7 +285,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("repairing ClusterIP allocations: %w", err)
 	}
 	s.health.done(hookServiceIPRepair)
-	endpoints, err := newKubernetesEndpoints(s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion),
+	endpoints, err := newKubernetesEndpoints(loopbackClient(),
 		cfg.AdvertiseAddress, host, port, cfg.Logger)
 	if err != nil {
 		return nil, err
@@ -312,6 +347,9 @@ func (s *Server) background(fn func()) {
 func (s *Server) close() error {
 	s.stop()
 	s.running.Wait()
+	if s.authorizer != nil {
+		s.authorizer.Wait()
+	}
 	if s.inProcess != nil {
 		s.inProcess.Close() // after the controllers, which use it
 	}
