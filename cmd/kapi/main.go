@@ -42,6 +42,10 @@ func main() {
 	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir) or memory (gone when kapi stops)")
 	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
 	advertise := flags.String("advertise-address", "", "the address the kubernetes Service's endpoints name (default: the --listen address, or the host's default address when that is loopback or unspecified)")
+	authorizationMode := flags.String("authorization-mode", "RBAC", "RBAC, or AlwaysAllow to let every authenticated user do everything")
+	tokenAuthFile := flags.String("token-auth-file", "", "a CSV file of static bearer tokens (token,user,uid,\"group1,group2\"), as kube-apiserver's flag")
+	anonymousAuth := flags.Bool("anonymous-auth", false, "treat requests without credentials as system:anonymous, for RBAC to decide (otherwise only health and version answer them)")
+	issuer := flags.String("service-account-issuer", "", "the issuer and API audience of service account tokens (default https://kubernetes.default.svc.cluster.local)")
 	featureGates := flags.String("feature-gates", "", "comma-separated NAME=true|false pairs for Kubernetes feature gates, as kube-apiserver's flag (AllowUnsafeMalformedObjectDeletion=false, ...)")
 	configFile := flags.String("config", "", "a YAML or JSON file of flag values by flag name (listen: 127.0.0.1:6443); flags on the command line win")
 	flags.Parse(os.Args[2:])
@@ -74,6 +78,8 @@ func main() {
 		DataDir: *dataDir, Listen: *listen, Logger: logger,
 		HistoryWindow: *window, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise,
+		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, AnonymousAuth: *anonymousAuth,
+		ServiceAccountIssuer: *issuer,
 	})
 	if err != nil {
 		logger.Fatal(err)

@@ -9,6 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/clock"
@@ -25,10 +29,7 @@ func UserFrom(ctx context.Context) (*User, bool) {
 	if !ok {
 		return nil, false
 	}
-	if u, ok := info.(*User); ok {
-		return u, true
-	}
-	return &User{Name: info.GetName(), UID: info.GetUID(), Groups: info.GetGroups(), Extra: info.GetExtra()}, true
+	return asUser(info), true
 }
 
 // WithUser returns ctx carrying the authenticated user.
@@ -61,12 +62,16 @@ func PublicPaths() map[string]bool {
 const maxVerified = 4096
 
 // Authenticator authenticates requests by client certificates signed by
-// one server's CA. Each server makes its own from its CA pool and nothing
-// is shared between Authenticators, so servers in one process never accept
-// each other's clients.
+// one server's CA and, when given, by bearer tokens. Each server makes its
+// own from its CA pool and nothing is shared between Authenticators, so
+// servers in one process never accept each other's clients.
 type Authenticator struct {
 	roots *x509.CertPool
 	clock clock.PassiveClock
+	// tokens authenticates bearer tokens; nil refuses them.
+	tokens authenticator.Request
+	// anonymous makes requests without credentials system:anonymous.
+	anonymous bool
 
 	mu sync.Mutex
 	// verified remembers the certificate chains that passed verification,
@@ -83,6 +88,27 @@ type Authenticator struct {
 func NewAuthenticator(roots *x509.CertPool) *Authenticator {
 	return &Authenticator{roots: roots, clock: clock.RealClock{}, verified: map[[sha256.Size]byte]time.Time{}}
 }
+
+// WithTokens makes a accept the bearer tokens one of tokens
+// authenticates, as kube-apiserver's token authenticators.
+func (a *Authenticator) WithTokens(tokens ...authenticator.Token) *Authenticator {
+	// Every authenticated user is in system:authenticated.
+	a.tokens = group.NewAuthenticatedGroupAdder(bearertoken.New(tokenunion.New(tokens...)))
+	return a
+}
+
+// WithAnonymous makes requests without credentials those of
+// system:anonymous (group system:unauthenticated), for the authorizer to
+// decide, as --anonymous-auth does; without it only the public paths
+// answer them.
+func (a *Authenticator) WithAnonymous() *Authenticator {
+	a.anonymous = true
+	return a
+}
+
+// anonymousUser is who requests without credentials are with
+// --anonymous-auth.
+var anonymousUser = &User{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}
 
 // AuthenticateRequest returns the user of a request that presents an
 // unexpired client certificate chaining to the Authenticator's roots: the
@@ -119,12 +145,35 @@ func (a *Authenticator) Middleware(next http.Handler, unauthorized func(http.Res
 			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), u)))
 			return
 		}
+		if a.tokens != nil && r.Header.Get("Authorization") != "" {
+			// A token that does not authenticate is refused, whatever
+			// else would let the request in.
+			resp, ok, err := a.tokens.AuthenticateRequest(r)
+			if !ok || err != nil {
+				unauthorized(w, r)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), asUser(resp.User))))
+			return
+		}
+		if a.anonymous {
+			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), anonymousUser)))
+			return
+		}
 		if IsPublicPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		unauthorized(w, r)
 	})
+}
+
+// asUser is info as a User.
+func asUser(info user.Info) *User {
+	if u, ok := info.(*User); ok {
+		return u
+	}
+	return &User{Name: info.GetName(), UID: info.GetUID(), Groups: info.GetGroups(), Extra: info.GetExtra()}
 }
 
 // verifiedClient returns the request's client certificate if it chains to

@@ -46,6 +46,9 @@ type PKI struct {
 	FrontProxyCAPEM   []byte
 	FrontProxyCertPEM []byte
 	FrontProxyKeyPEM  []byte
+	// ServiceAccountKey signs service account tokens (sa.key, as
+	// kube-apiserver's --service-account-signing-key-file).
+	ServiceAccountKey *ecdsa.PrivateKey
 }
 
 // FrontProxyUser is the name in the front proxy's client certificate.
@@ -101,7 +104,35 @@ func LoadOrCreate(dir, host string) (*PKI, error) {
 	if p.AdminKeyPEM, err = pemKey(adminKey); err != nil {
 		return nil, err
 	}
-	return p, p.loadOrCreateFrontProxy(dir)
+	if err := p.loadOrCreateFrontProxy(dir); err != nil {
+		return nil, err
+	}
+	p.ServiceAccountKey, err = loadOrCreateKey(filepath.Join(dir, "sa.key"))
+	return p, err
+}
+
+// loadOrCreateKey reads a private key, creating it if it is missing.
+func loadOrCreateKey(path string) (*ecdsa.PrivateKey, error) {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		block, _ := pem.Decode(data)
+		if block == nil {
+			return nil, fmt.Errorf("%s is not PEM", path)
+		}
+		return x509.ParseECPrivateKey(block.Bytes)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := pemKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return key, writeFile(path, keyPEM, 0o600)
 }
 
 // loadOrCreateFrontProxy reads or creates the front proxy's CA (a CA of

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
 )
 
@@ -32,6 +33,9 @@ const (
 type Authorizer struct {
 	authorizer.Authorizer
 	authorizer.RuleResolver
+	// Rules resolves the RBAC rules a user holds, for the checks that keep
+	// a user from granting more than it holds; nil with AlwaysAllow.
+	Rules rbacregistryvalidation.AuthorizationRuleResolver
 	// informers feed RBAC; nil with AlwaysAllow.
 	informers informers.SharedInformerFactory
 }
@@ -54,12 +58,11 @@ func New(mode string, client *rest.Config) (*Authorizer, error) {
 	}
 	f := informers.NewSharedInformerFactory(clientset, 0)
 	rbacInformers := f.Rbac().V1()
-	evaluator := rbac.New(
-		&rbac.RoleGetter{Lister: rbacInformers.Roles().Lister()},
-		&rbac.RoleBindingLister{Lister: rbacInformers.RoleBindings().Lister()},
-		&rbac.ClusterRoleGetter{Lister: rbacInformers.ClusterRoles().Lister()},
-		&rbac.ClusterRoleBindingLister{Lister: rbacInformers.ClusterRoleBindings().Lister()},
-	)
+	roles := &rbac.RoleGetter{Lister: rbacInformers.Roles().Lister()}
+	roleBindings := &rbac.RoleBindingLister{Lister: rbacInformers.RoleBindings().Lister()}
+	clusterRoles := &rbac.ClusterRoleGetter{Lister: rbacInformers.ClusterRoles().Lister()}
+	clusterRoleBindings := &rbac.ClusterRoleBindingLister{Lister: rbacInformers.ClusterRoleBindings().Lister()}
+	evaluator := rbac.New(roles, roleBindings, clusterRoles, clusterRoleBindings)
 	chain, err := union.New(
 		union.NamedAuthorizer{AuthorizerName: "privileged-groups", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)},
 		union.NamedAuthorizer{AuthorizerName: ModeRBAC, Authorizer: evaluator},
@@ -67,7 +70,10 @@ func New(mode string, client *rest.Config) (*Authorizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Authorizer{Authorizer: chain, RuleResolver: evaluator, informers: f}, nil
+	return &Authorizer{
+		Authorizer: chain, RuleResolver: evaluator, informers: f,
+		Rules: rbacregistryvalidation.NewDefaultRuleResolver(roles, roleBindings, clusterRoles, clusterRoleBindings),
+	}, nil
 }
 
 // Start fills RBAC's informers and keeps them current until ctx ends; it

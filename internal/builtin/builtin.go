@@ -6,26 +6,30 @@
 package builtin
 
 import (
+	"fmt"
+
 	"context"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kapi-dev/kapi/internal/authz"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
 // Hooks returns the hooks of the built-in resources that have any, by
 // group-resource.
-func Hooks(p *pipeline.Pipeline, authorizer *authz.Authorizer) map[schema.GroupResource]registry.Hooks {
+func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry.Hooks {
 	b := &binder{p: p}
 	e := &evictor{p: p}
 	hooks := map[schema.GroupResource]registry.Hooks{
 		{Resource: "services"}:   serviceHooks(p),
 		{Resource: "namespaces"}: namespaceHooks(),
 		{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: crdHooks(),
-		{Resource: "pods"}:     {Actions: map[string]registry.Action{"binding": statusOnly(b.bindPod), "eviction": e.evict}},
+		{Resource: "pods"}: {Actions: map[string]registry.Action{
+			"binding": namedAs("Binding", statusOnly(b.bindPod)), "eviction": namedAs("Eviction", e.evict),
+		}},
 		{Resource: "bindings"}: {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
 
 		{Group: "apps", Resource: "deployments"}:  {Scale: workloadScale},
@@ -33,15 +37,30 @@ func Hooks(p *pipeline.Pipeline, authorizer *authz.Authorizer) map[schema.GroupR
 		{Group: "apps", Resource: "statefulsets"}: {Scale: workloadScale},
 		{Resource: "replicationcontrollers"}:      {Scale: workloadScale},
 	}
-	for gr, h := range reviewHooks(authorizer) {
-		hooks[gr] = h
+	for _, more := range []map[schema.GroupResource]registry.Hooks{
+		reviewHooks(opts.Authorizer), rbacHooks(opts.Authorizer), tokenHooks(p, opts.Tokens),
+	} {
+		for gr, h := range more {
+			hooks[gr] = h
+		}
 	}
 	return hooks
 }
 
+// namedAs is an action on a named object whose body must carry the URL's
+// name, as a pod's binding and eviction must.
+func namedAs(kind string, act registry.Action) registry.Action {
+	return func(ctx context.Context, namespace, name string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+		if mustAccessor(obj).GetName() != name {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("name in URL does not match name in %s object", kind))
+		}
+		return act(ctx, namespace, name, obj, dryRun)
+	}
+}
+
 // statusOnly is an action answered with a success Status.
 func statusOnly(act func(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) error) registry.Action {
-	return func(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	return func(ctx context.Context, namespace, _ string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
 		return nil, act(ctx, namespace, obj, dryRun)
 	}
 }

@@ -34,7 +34,7 @@ const maxDisruptedPods = 2000
 // DisruptionTarget condition before it is deleted.
 type evictor struct{ p *pipeline.Pipeline }
 
-func (e *evictor) evict(ctx context.Context, namespace string, obj runtime.Object, dry bool) (runtime.Object, error) {
+func (e *evictor) evict(ctx context.Context, namespace, _ string, obj runtime.Object, dry bool) (runtime.Object, error) {
 	eviction := obj.(*policyv1.Eviction)
 	opts := &metav1.DeleteOptions{}
 	if eviction.DeleteOptions != nil {

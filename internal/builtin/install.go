@@ -6,11 +6,22 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
+	"github.com/kapi-dev/kapi/internal/auth"
 	"github.com/kapi-dev/kapi/internal/authz"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/resources"
 )
+
+// Options are what the types' hooks need from the server.
+type Options struct {
+	// Authorizer answers reviews and RBAC's escalation checks (nil:
+	// everything is allowed).
+	Authorizer *authz.Authorizer
+	// Tokens issues service account tokens (nil: serviceaccounts/token is
+	// not served).
+	Tokens *auth.ServiceAccountTokens
+}
 
 // storageVersions names the version kube-apiserver stores a resource in
 // where it serves more than one.
@@ -20,13 +31,11 @@ var storageVersions = map[schema.GroupResource]string{
 
 // Install adds a backend for every built-in resource to the registry p
 // writes to, with its served versions, storage version and hooks.
-// Reviews and RBAC's escalation checks ask authorizer (nil: everything is
-// allowed).
-func Install(p *pipeline.Pipeline, authorizer *authz.Authorizer) error {
-	if authorizer == nil {
-		authorizer, _ = authz.New(authz.ModeAlwaysAllow, nil)
+func Install(p *pipeline.Pipeline, opts Options) error {
+	if opts.Authorizer == nil {
+		opts.Authorizer, _ = authz.New(authz.ModeAlwaysAllow, nil)
 	}
-	hooks := Hooks(p, authorizer)
+	hooks := Hooks(p, opts)
 	typeStrategies := strategies()
 	for _, more := range []map[schema.GroupResource]*kubeStrategy{draStrategies(p), policyBindingStrategies(p)} {
 		for gr, s := range more {

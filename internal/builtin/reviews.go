@@ -48,7 +48,7 @@ func reviewHooks(a *authz.Authorizer) map[schema.GroupResource]registry.Hooks {
 // review answers a create of a review with the review and its status,
 // from kube's storage of it, which works on internal objects.
 func review(storage rest.Creater) registry.Hooks {
-	return registry.Hooks{Actions: map[string]registry.Action{"": func(ctx context.Context, namespace string, obj runtime.Object, _ bool) (runtime.Object, error) {
+	return registry.Hooks{Actions: map[string]registry.Action{"": func(ctx context.Context, namespace, _ string, obj runtime.Object, _ bool) (runtime.Object, error) {
 		gv := obj.GetObjectKind().GroupVersionKind().GroupVersion()
 		internal, err := toInternal(obj)
 		if err != nil {

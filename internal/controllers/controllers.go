@@ -33,7 +33,7 @@ type Config struct {
 	// ClientFor returns the connection a controller acts through, as its
 	// service account (see ServiceAccount); nil means Client.
 	ClientFor func(serviceAccount string) *rest.Config
-	Logger *log.Logger
+	Logger    *log.Logger
 	// Controllers selects the controllers that run (all when empty).
 	Controllers Selection
 	// RootCA is the PEM of the CA clients verify the server with, which

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,11 +44,7 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		writeError(w, r, err)
 		return
 	}
-	if req.Name != "" && m.GetName() != req.Name {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("name in URL does not match name in %s object", bodyStore.Info.Kind)))
-		return
-	}
-	result, err := a.pipeline.Act(r.Context(), store, req.Subresource, req.Namespace, obj, dry)
+	result, err := a.pipeline.Act(r.Context(), store, req.Subresource, req.Namespace, req.Name, obj, dry)
 	if err != nil {
 		writeError(w, r, err)
 		return

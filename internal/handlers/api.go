@@ -6,6 +6,7 @@
 package handlers
 
 import (
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"net/http"
 	"slices"
 	"strings"
@@ -29,6 +30,9 @@ type Options struct {
 	// MinRequestTimeout is the least time a watch without timeoutSeconds
 	// runs; each such watch ends at a random time between it and twice it.
 	MinRequestTimeout time.Duration
+	// Authorizer answers the checks handlers make beyond the request's
+	// own (the unsafe deletion of a corrupt object); nil allows them.
+	Authorizer authorizer.Authorizer
 }
 
 // API serves every resource of a registry.

@@ -33,7 +33,7 @@ func newTestAPI(tb testing.TB, s storage.Store) *API {
 	tb.Helper()
 	reg := registry.New(s, nil, cache.Options{})
 	writes := pipeline.New(reg)
-	if err := builtin.Install(writes, nil); err != nil {
+	if err := builtin.Install(writes, builtin.Options{}); err != nil {
 		tb.Fatal(err)
 	}
 	return New(writes, "v1.0.0", Options{})

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"fmt"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,6 +43,10 @@ func (a *API) delete(w http.ResponseWriter, r *http.Request, req *request.Info, 
 // deleteCorrupt deletes an object that cannot be decoded, and answers as
 // kube-apiserver does when it has no object to return.
 func (a *API) deleteCorrupt(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store, dry bool) {
+	if err := a.authorizeUnsafeDelete(r, req, store); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if err := a.pipeline.DeleteCorrupt(r.Context(), store, req.Namespace, req.Name, dry); err != nil {
 		writeError(w, r, err)
 		return
@@ -50,6 +56,31 @@ func (a *API) deleteCorrupt(w http.ResponseWriter, r *http.Request, req *request
 		Details: &metav1.StatusDetails{Name: req.Name, Kind: store.Info.Kind},
 	}
 	writeObject(w, r, http.StatusOK, status, statusGVK, codecs.Factory.SupportedMediaTypes())
+}
+
+// unsafeDeleteVerb is the permission an unsafe deletion needs besides
+// delete, as in kube-apiserver.
+const unsafeDeleteVerb = "unsafe-delete-ignore-read-errors"
+
+// authorizeUnsafeDelete checks that the user may delete objects of the
+// resource without reading them.
+func (a *API) authorizeUnsafeDelete(r *http.Request, req *request.Info, store *registry.Store) error {
+	if a.opts.Authorizer == nil {
+		return nil
+	}
+	u, _ := genericapirequest.UserFrom(r.Context())
+	attrs := authorizer.AttributesRecord{
+		User: u, Verb: unsafeDeleteVerb, Namespace: req.Namespace, Name: req.Name,
+		APIGroup: req.Group, APIVersion: req.Version, Resource: req.Resource, ResourceRequest: true,
+	}
+	decision, reason, err := a.opts.Authorizer.Authorize(r.Context(), attrs)
+	switch {
+	case err != nil:
+		return apierrors.NewForbidden(store.GroupResource(), req.Name, fmt.Errorf("error while checking permission for %q, %w", unsafeDeleteVerb, err))
+	case decision != authorizer.DecisionAllow:
+		return apierrors.NewForbidden(store.GroupResource(), req.Name, fmt.Errorf("not permitted to do %q, reason: %s", unsafeDeleteVerb, reason))
+	}
+	return nil
 }
 
 // writeDeleted answers a delete with the object or a success Status by

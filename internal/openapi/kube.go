@@ -62,6 +62,12 @@ var markerDefaults = map[string]interface{}{
 // disagrees with their json tag (required = no omitempty or omitzero).
 var requiredOverrides = map[string]bool{
 	"io.k8s.api.authentication.v1.TokenReviewSpec.token":                                                     true,
+	"io.k8s.api.authentication.v1.TokenRequest.spec":                                                         false,
+	"io.k8s.api.authentication.v1.TokenRequestSpec.audiences":                                                false,
+	"io.k8s.api.authentication.v1.TokenRequestSpec.expirationSeconds":                                        false,
+	"io.k8s.api.authentication.v1.TokenRequestSpec.boundObjectRef":                                           false,
+	"io.k8s.api.authentication.v1.TokenRequestStatus.token":                                                  false,
+	"io.k8s.api.authentication.v1.TokenRequestStatus.expirationTimestamp":                                    false,
 	"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus.conditions":     false,
 	"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus.acceptedNames":  false,
 	"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus.storedVersions": false,

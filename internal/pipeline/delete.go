@@ -180,21 +180,30 @@ func checkPreconditions(store *registry.Store, opts *metav1.DeleteOptions, obj r
 	return nil
 }
 
+// actionName is the name an action is admitted with: the URL's, or the
+// body's where the URL has none.
+func actionName(name string, m metav1.Object) string {
+	if name != "" {
+		return name
+	}
+	return m.GetName()
+}
+
 // Act carries out a create that is an operation on other objects (a pod's
 // binding): admitted as a create of the sub-resource, then handed to the
 // type's action.
-func (p *Pipeline) Act(ctx context.Context, store *registry.Store, subresource, namespace string, obj runtime.Object, dry bool) (runtime.Object, error) {
+func (p *Pipeline) Act(ctx context.Context, store *registry.Store, subresource, namespace, name string, obj runtime.Object, dry bool) (runtime.Object, error) {
 	action := store.Backend().Hooks.Actions[subresource]
 	if action == nil {
 		return nil, apierrors.NewMethodNotSupported(store.GroupResource(), "create")
 	}
 	m := mustAccessor(obj)
-	attrs := attributes(admission.Create, store, subresource, namespace, m.GetName(), obj, nil, dry)
+	attrs := attributes(admission.Create, store, subresource, namespace, actionName(name, m), obj, nil, dry)
 	if err := p.admission.Admit(ctx, attrs); err != nil {
 		return nil, err
 	}
 	if err := p.admission.Validate(ctx, attrs); err != nil {
 		return nil, err
 	}
-	return action(ctx, namespace, obj, dry)
+	return action(ctx, namespace, name, obj, dry)
 }

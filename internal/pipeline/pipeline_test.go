@@ -62,7 +62,7 @@ func newPipeline(t testing.TB, rec *recorder) *pipeline.Pipeline {
 		plugins = append(plugins, rec)
 	}
 	p := pipeline.New(reg, plugins...)
-	if err := builtin.Install(p, nil); err != nil {
+	if err := builtin.Install(p, builtin.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	reg.Run(ctx)
@@ -227,7 +227,7 @@ func TestBindingIsAnAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}
-	if _, err := p.Act(ctx, store, "binding", "default", binding, false); err != nil {
+	if _, err := p.Act(ctx, store, "binding", "default", "p", binding, false); err != nil {
 		t.Fatal(err)
 	}
 	obj, _ := store.Get(ctx, "default", "p")
@@ -235,7 +235,7 @@ func TestBindingIsAnAction(t *testing.T) {
 	if bound.Spec.NodeName != "n1" || len(bound.Status.Conditions) != 1 || bound.Status.Conditions[0].Type != corev1.PodScheduled {
 		t.Errorf("bound pod: nodeName %q conditions %v", bound.Spec.NodeName, bound.Status.Conditions)
 	}
-	if _, err := p.Act(ctx, store, "binding", "default", binding, false); !apierrors.IsConflict(err) {
+	if _, err := p.Act(ctx, store, "binding", "default", "p", binding, false); !apierrors.IsConflict(err) {
 		t.Errorf("second binding: %v, want Conflict", err)
 	}
 }

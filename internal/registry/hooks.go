@@ -35,10 +35,11 @@ type Hooks struct {
 	Actions map[string]Action
 }
 
-// Action carries out a create that is an operation, with the decoded body.
+// Action carries out a create that is an operation, with the decoded body
+// and the name in the URL (empty for a resource that is only an action).
 // It returns the object to answer with (a review with its status), or nil
 // for a success Status (a binding).
-type Action func(ctx context.Context, namespace string, obj runtime.Object, dryRun bool) (runtime.Object, error)
+type Action func(ctx context.Context, namespace, name string, obj runtime.Object, dryRun bool) (runtime.Object, error)
 
 // Scale maps a type's objects to the autoscaling/v1 Scale of their scale
 // sub-resource and back.

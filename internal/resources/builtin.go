@@ -77,7 +77,7 @@ var builtinResources = []Info{
 	{Group: "", Version: "v1", Resource: "secrets", Singular: "secret", Kind: "Secret", Namespaced: true, Verbs: verbsAll},
 	{Group: "", Version: "v1", Resource: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"}, Verbs: verbsAll,
 		Subresources: []SubresourceInfo{
-			{Name: "token", Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: verbsCreate},
+			{Name: "token", Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: verbsCreate, Served: true},
 		}},
 	{Group: "", Version: "v1", Resource: "services", Singular: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, Verbs: verbsAll,
 		Subresources: []SubresourceInfo{

@@ -7,14 +7,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	kubeauthenticator "k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
+	satoken "k8s.io/kubernetes/pkg/serviceaccount"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +64,17 @@ type Config struct {
 	// Controllers selects the built-in controllers that run (all when
 	// empty), as kube-controller-manager's --controllers flag.
 	Controllers controllers.Selection
+	// TokenAuthFile is a CSV file of static bearer tokens
+	// (token,user,uid,"group1,group2"), as kube-apiserver's
+	// --token-auth-file.
+	TokenAuthFile string
+	// AnonymousAuth makes requests without credentials system:anonymous
+	// ones, for RBAC to decide; without it only health and version
+	// answer them.
+	AnonymousAuth bool
+	// ServiceAccountIssuer is the issuer (and API audience) of service
+	// account tokens (default auth.DefaultIssuer).
+	ServiceAccountIssuer string
 	// AuthorizationMode is RBAC (the default) or AlwaysAllow, as
 	// kube-apiserver's --authorization-mode.
 	AuthorizationMode string
@@ -112,6 +127,7 @@ type Server struct {
 
 	pki        *auth.PKI
 	authorizer *authz.Authorizer
+	tokens     *auth.ServiceAccountTokens
 	// aggregator is set once the aggregation layer runs (health reads it).
 	aggregator atomic.Pointer[aggregator.Aggregator]
 }
@@ -195,10 +211,29 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	writes := pipeline.New(reg, limits, policies, quota)
-	if err := builtin.Install(writes, authorizer); err != nil {
+	// The listener opens now, for the addresses that name it; it serves
+	// once everything is ready.
+	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, err
 	}
-	api := handlers.New(writes, ver.GitVersion, handlers.Options{MinRequestTimeout: cfg.MinRequestTimeout})
+	s.URL = "https://" + clientAddress(s.listener.Addr().(*net.TCPAddr))
+	issuer := cfg.ServiceAccountIssuer
+	if issuer == "" {
+		issuer = auth.DefaultIssuer
+	}
+	tokens, err := auth.NewServiceAccountTokens(pki.ServiceAccountKey, issuer, strings.TrimPrefix(s.URL, "https://"), builtin.TokenGetter(writes))
+	if err != nil {
+		return nil, fmt.Errorf("service account tokens: %w", err)
+	}
+	s.tokens = tokens
+	if err := builtin.Install(writes, builtin.Options{Authorizer: authorizer, Tokens: tokens}); err != nil {
+		return nil, err
+	}
+	authn, err := authenticator(cfg, pki, tokens)
+	if err != nil {
+		return nil, err
+	}
+	api := handlers.New(writes, ver.GitVersion, handlers.Options{MinRequestTimeout: cfg.MinRequestTimeout, Authorizer: authorizer})
 	agg, err := aggregator.New(aggregator.Config{
 		Client:       loopbackClient(),
 		Registry:     reg,
@@ -209,7 +244,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	chain := filters.Chain(s.routes(agg.Handler(api), ver), filters.Config{
-		Authenticator: auth.NewAuthenticator(pki.ClientCAs()),
+		Authenticator: authn,
 		Authorizer:    authorizer,
 		Logf:          cfg.Logger.Printf,
 	})
@@ -273,10 +308,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 	})
 
-	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return nil, err
-	}
-	s.URL = "https://" + clientAddress(s.listener.Addr().(*net.TCPAddr))
 	port := int32(s.listener.Addr().(*net.TCPAddr).Port)
 	if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil {
 		return nil, fmt.Errorf("creating the kubernetes service: %w", err)
@@ -306,6 +337,24 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	go func() { s.done <- s.http.ServeTLS(s.listener, "", "") }()
 	return s, nil
+}
+
+// authenticator accepts the server's client certificates, service
+// account tokens and the static tokens of cfg.TokenAuthFile.
+func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens) (*auth.Authenticator, error) {
+	bearer := []kubeauthenticator.Token{tokens.Authenticator}
+	if cfg.TokenAuthFile != "" {
+		static, err := tokenfile.NewCSV(cfg.TokenAuthFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-auth-file: %w", err)
+		}
+		bearer = append([]kubeauthenticator.Token{static}, bearer...)
+	}
+	a := auth.NewAuthenticator(pki.ClientCAs()).WithTokens(bearer...)
+	if cfg.AnonymousAuth {
+		a = a.WithAnonymous()
+	}
+	return a, nil
 }
 
 // startAdmission starts the admission plugins that need a client of the
@@ -381,6 +430,8 @@ func (s *Server) routes(api http.Handler, ver interface{}) http.Handler {
 		w.Write(versionJSON)
 	})
 	mux.Handle("/metrics", metricsHandler(s.reg))
+	mux.Handle(satoken.OpenIDConfigPath, s.tokens.Discovery)
+	mux.Handle(satoken.JWKSPath, s.tokens.Discovery)
 	mux.Handle("/", api)
 	return mux
 }

@@ -12,8 +12,7 @@ import (
 )
 
 // TestReviews: the authentication and authorization reviews answer as
-// kube-apiserver's own storages do, for what kapi has (certificates, and
-// an authorizer that allows everything until RBAC exists).
+// kube-apiserver's own storages do, against RBAC.
 func TestReviews(t *testing.T) {
 	k := startKapi(t)
 	if out := k.mustKubectl("auth", "whoami"); !strings.Contains(out, "kapi-admin") || !strings.Contains(out, "system:masters") {
@@ -25,11 +24,20 @@ func TestReviews(t *testing.T) {
 	if out := k.mustKubectl("auth", "can-i", "--list"); !strings.Contains(out, "*.*") {
 		t.Errorf("kubectl auth can-i --list:\n%s", out)
 	}
-	sar, err := k.clientset().AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
-		Spec: authorizationv1.SubjectAccessReviewSpec{User: "ann", ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "pods"}},
-	}, metav1.CreateOptions{})
-	if err != nil || !sar.Status.Allowed {
-		t.Errorf("SubjectAccessReview: %+v, %v", sar.Status, err)
+	review := &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{User: "ann", ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "pods", Namespace: "default"}},
+	}
+	sar, err := k.clientset().AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+	if err != nil || sar.Status.Allowed {
+		t.Errorf("SubjectAccessReview of a user without roles: %+v, %v", sar.Status, err)
+	}
+	k.mustKubectl("create", "rolebinding", "ann-views", "--clusterrole=view", "--user=ann")
+	waitFor(t, 10*time.Second, "ann's binding to reach the authorizer", func() bool {
+		sar, err = k.clientset().AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		return err == nil && sar.Status.Allowed
+	})
+	if !strings.Contains(sar.Status.Reason, `RBAC: allowed by RoleBinding "ann-views/default" of ClusterRole "view" to User "ann"`) {
+		t.Errorf("SubjectAccessReview reason %q", sar.Status.Reason)
 	}
 	_, err = k.clientset().AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{}, metav1.CreateOptions{})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "exactly one of nonResourceAttributes or resourceAttributes must be specified") {
