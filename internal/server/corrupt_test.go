@@ -193,4 +193,5 @@ func TestCorruptObjectAtStart(t *testing.T) {
 // other controllers' writes would only slow down.
 var onlyLifecycle = controllers.Selection{
 	controllers.NamespaceController, controllers.ServiceAccountController, controllers.GarbageCollector,
+	controllers.ClusterRoleAggregationController,
 }

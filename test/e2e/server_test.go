@@ -73,9 +73,10 @@ const withoutRootCA = "--controllers=*,-root-ca-certificate-publisher-controller
 const withoutDeploymentController = "--controllers=*,-deployment-controller"
 
 // onlyLifecycleControllers runs the namespace, service account and garbage
-// collector controllers only, for tests whose output would change with
-// the pods, ReplicaSets and CA ConfigMaps the other controllers create.
-const onlyLifecycleControllers = "--controllers=namespace-controller,serviceaccount-controller,garbage-collector-controller"
+// collector controllers only (and the one that fills the aggregated
+// ClusterRoles admin, edit and view), for tests whose output would change
+// with the pods, ReplicaSets and CA ConfigMaps the other controllers create.
+const onlyLifecycleControllers = "--controllers=namespace-controller,serviceaccount-controller,garbage-collector-controller,clusterrole-aggregation-controller"
 
 func startKapi(t *testing.T, extraArgs ...string) *kapi {
 	t.Helper()

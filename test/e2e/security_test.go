@@ -1,0 +1,358 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// tokenUsers are the users of the static token file the security tests
+// start kapi with: token, name, groups.
+var tokenUsers = []struct{ token, name, groups string }{
+	{"viewer-token", "vera", "viewers"},
+	{"editor-token", "eddie", "editors"},
+	{"admin-token", "ada", ""},
+	{"nobody-token", "nobody", ""},
+}
+
+// startKapiWithTokens starts kapi with a static token file of tokenUsers.
+func startKapiWithTokens(t *testing.T, extraArgs ...string) *kapi {
+	t.Helper()
+	var lines []string
+	for i, u := range tokenUsers {
+		lines = append(lines, fmt.Sprintf("%s,%s,uid-%d,%q", u.token, u.name, i, u.groups))
+	}
+	path := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := writeFile(path, strings.Join(lines, "\n")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	return startKapi(t, append([]string{"--token-auth-file", path}, extraArgs...)...)
+}
+
+// clientWithToken is a client of k that presents only a bearer token.
+func (k *kapi) clientWithToken(token string) *kubernetes.Clientset {
+	cfg := rest.AnonymousClientConfig(k.config)
+	cfg.BearerToken = token
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+// TestRBACMatrix tries every verb on several resources as users bound to
+// the bootstrap roles view, edit and admin (and as one bound to nothing),
+// and checks each answer against what those roles grant in Kubernetes.
+func TestRBACMatrix(t *testing.T) {
+	k := startKapiWithTokens(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "namespace", "team")
+	k.mustKubectl("create", "rolebinding", "viewers", "--clusterrole=view", "--group=viewers", "-n", "team")
+	k.mustKubectl("create", "rolebinding", "editors", "--clusterrole=edit", "--group=editors", "-n", "team")
+	k.mustKubectl("create", "rolebinding", "ada-admin", "--clusterrole=admin", "--user=ada", "-n", "team")
+	k.mustKubectl("create", "configmap", "existing", "-n", "team")
+	k.mustKubectl("create", "secret", "generic", "existing", "-n", "team")
+	k.mustKubectl("create", "role", "existing", "--verb=get", "--resource=configmaps", "-n", "team")
+
+	type want map[string]bool // verb → allowed
+	all := func(allowed bool) want {
+		return want{"get": allowed, "list": allowed, "create": allowed, "update": allowed, "delete": allowed}
+	}
+	readOnly := want{"get": true, "list": true, "create": false, "update": false, "delete": false}
+	matrix := map[string]map[string]want{ // user → resource → verbs
+		"vera":   {"configmaps": readOnly, "secrets": all(false), "roles": all(false)},
+		"eddie":  {"configmaps": all(true), "secrets": all(true), "roles": all(false)},
+		"ada":    {"configmaps": all(true), "secrets": all(true), "roles": all(true)},
+		"nobody": {"configmaps": all(false), "secrets": all(false), "roles": all(false)},
+	}
+	tokens := map[string]string{}
+	for _, u := range tokenUsers {
+		tokens[u.name] = u.token
+	}
+	for user, resources := range matrix {
+		client := k.clientWithToken(tokens[user])
+		for resource, verbs := range resources {
+			for verb, allowed := range verbs {
+				err := tryVerb(client, resource, verb)
+				switch {
+				case allowed && err != nil:
+					t.Errorf("%s %s %s: %v, want allowed", user, verb, resource, err)
+				case !allowed && !apierrors.IsForbidden(err):
+					t.Errorf("%s %s %s: %v, want Forbidden", user, verb, resource, err)
+				case !allowed:
+					msg := fmt.Sprintf(`User %q cannot %s resource %q in API group`, user, verb, resource)
+					if !strings.Contains(err.Error(), msg) || !strings.Contains(err.Error(), `in the namespace "team"`) {
+						t.Errorf("%s %s %s: message %q", user, verb, resource, err)
+					}
+				}
+			}
+		}
+	}
+	// Outside the namespace they are bound in, nobody may read.
+	if _, err := k.clientWithToken("admin-token").CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("ada listing configmaps in default: %v", err)
+	}
+}
+
+// tryVerb does verb on an object of resource in the namespace team (a
+// fresh name for create and delete, "existing" for get and update).
+func tryVerb(c *kubernetes.Clientset, resource, verb string) error {
+	ns := "team"
+	name := fmt.Sprintf("made-by-%d", time.Now().UnixNano())
+	switch resource + "/" + verb {
+	case "configmaps/get":
+		_, err := c.CoreV1().ConfigMaps(ns).Get(ctx, "existing", metav1.GetOptions{})
+		return err
+	case "configmaps/list":
+		_, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		return err
+	case "configmaps/create":
+		_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		return err
+	case "configmaps/update":
+		_, err := c.CoreV1().ConfigMaps(ns).Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "existing"}, Data: map[string]string{"n": name}}, metav1.UpdateOptions{})
+		return err
+	case "configmaps/delete":
+		return deleteMissing(c.CoreV1().ConfigMaps(ns).Delete)
+	case "secrets/get":
+		_, err := c.CoreV1().Secrets(ns).Get(ctx, "existing", metav1.GetOptions{})
+		return err
+	case "secrets/list":
+		_, err := c.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
+		return err
+	case "secrets/create":
+		_, err := c.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		return err
+	case "secrets/update":
+		_, err := c.CoreV1().Secrets(ns).Update(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "existing"}, StringData: map[string]string{"n": name}}, metav1.UpdateOptions{})
+		return err
+	case "secrets/delete":
+		return deleteMissing(c.CoreV1().Secrets(ns).Delete)
+	case "roles/get":
+		_, err := c.RbacV1().Roles(ns).Get(ctx, "existing", metav1.GetOptions{})
+		return err
+	case "roles/list":
+		_, err := c.RbacV1().Roles(ns).List(ctx, metav1.ListOptions{})
+		return err
+	case "roles/create":
+		_, err := c.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		return err
+	case "roles/update":
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "existing"}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"},
+		}}}
+		_, err := c.RbacV1().Roles(ns).Update(ctx, role, metav1.UpdateOptions{})
+		return err
+	case "roles/delete":
+		return deleteMissing(c.RbacV1().Roles(ns).Delete)
+	}
+	return fmt.Errorf("no way to %s %s", verb, resource)
+}
+
+// deleteMissing deletes a name nobody made: a user allowed to delete gets
+// NotFound (authorisation comes first), which counts as allowed.
+func deleteMissing(del func(context.Context, string, metav1.DeleteOptions) error) error {
+	err := del(ctx, "never-made", metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// TestAuthCanIAndWhoami: kubectl auth can-i (also --list) and auth whoami
+// answer as on a real cluster, for the admin and for impersonated users.
+func TestAuthCanIAndWhoami(t *testing.T) {
+	k := startKapiWithTokens(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "rolebinding", "vera-view", "--clusterrole=view", "--user=vera", "-n", "default")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"auth", "can-i", "get", "pods", "--as", "vera"}, "yes"},
+		{[]string{"auth", "can-i", "create", "pods", "--as", "vera"}, "no"},
+		{[]string{"auth", "can-i", "get", "pods", "-n", "kube-system", "--as", "vera"}, "no"},
+		{[]string{"auth", "can-i", "get", "secrets", "--as", "vera"}, "no"},
+		{[]string{"auth", "can-i", "create", "selfsubjectreviews.authentication.k8s.io", "--as", "nobody"}, "yes"},
+		{[]string{"auth", "can-i", "get", "/healthz", "--as", "nobody"}, "yes"},
+		{[]string{"auth", "can-i", "*", "*"}, "yes"},
+	}
+	for _, c := range cases {
+		out, _ := k.kubectl(c.args...) // "no" exits 1
+		lines := strings.Split(strings.TrimSpace(out), "\n") // after kubectl's warnings
+		if got := lines[len(lines)-1]; got != c.want {
+			t.Errorf("kubectl %s = %q, want %q", strings.Join(c.args, " "), got, c.want)
+		}
+	}
+	list := k.mustKubectl("auth", "can-i", "--list", "--as", "vera", "-n", "default")
+	for _, want := range []string{"configmaps", "[get list watch]", "selfsubjectreviews.authentication.k8s.io"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("kubectl auth can-i --list as vera lacks %q:\n%s", want, list)
+		}
+	}
+	if strings.Contains(list, "secrets ") {
+		t.Errorf("vera may list secrets:\n%s", list)
+	}
+	who := k.mustKubectl("auth", "whoami", "--as", "vera", "--as-group", "viewers")
+	if !strings.Contains(who, "vera") || !strings.Contains(who, "viewers") || !strings.Contains(who, "system:authenticated") {
+		t.Errorf("kubectl auth whoami --as vera:\n%s", who)
+	}
+}
+
+// TestImpersonation: impersonating needs the impersonate verb on users,
+// groups or service accounts, with kube-apiserver's refusal otherwise.
+func TestImpersonation(t *testing.T) {
+	k := startKapiWithTokens(t, onlyLifecycleControllers)
+	eddie := rest.AnonymousClientConfig(k.config)
+	eddie.BearerToken = "editor-token"
+	eddie.Impersonate = rest.ImpersonationConfig{UserName: "vera"}
+	_, err := kubernetes.NewForConfigOrDie(eddie).CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+	// kube-apiserver 1.37 checks the constrained impersonation verbs first
+	// (ConstrainedImpersonation is on) and reports the first refusal.
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "eddie" cannot impersonate-on:user-info:list resource "configmaps"`) {
+		t.Errorf("impersonating without permission: %v", err)
+	}
+	k.mustKubectl("create", "clusterrole", "impersonator", "--verb=impersonate", "--resource=users,groups")
+	k.mustKubectl("create", "clusterrolebinding", "eddie-impersonates", "--clusterrole=impersonator", "--user=eddie")
+	k.mustKubectl("create", "rolebinding", "vera-view", "--clusterrole=view", "--user=vera", "-n", "default")
+	waitFor(t, 10*time.Second, "eddie to list configmaps as vera", func() bool {
+		_, err = kubernetes.NewForConfigOrDie(eddie).CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
+	review, err := kubernetes.NewForConfigOrDie(eddie).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil || review.Status.UserInfo.Username != "vera" {
+		t.Errorf("whoami while impersonating: %+v, %v", review, err)
+	}
+	_, err = kubernetes.NewForConfigOrDie(eddie).CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "vera" cannot list resource "secrets"`) {
+		t.Errorf("vera's rights while impersonated: %v", err)
+	}
+}
+
+// TestServiceAccountTokens: kubectl create token issues a token that
+// authenticates as the service account, with its RBAC rights, until the
+// service account is deleted; the token's issuer publishes its key set.
+func TestServiceAccountTokens(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "serviceaccount", "bot")
+	token := strings.TrimSpace(k.mustKubectl("create", "token", "bot"))
+	bot := k.clientWithToken(token)
+	review, err := bot.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := review.Status.UserInfo
+	if info.Username != "system:serviceaccount:default:bot" || !strings.Contains(strings.Join(info.Groups, ","), "system:serviceaccounts:default") {
+		t.Errorf("the token authenticates as %+v", info)
+	}
+	if _, err := bot.CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the service account lists pods without a role: %v", err)
+	}
+	k.mustKubectl("create", "rolebinding", "bot-view", "--clusterrole=view", "--serviceaccount=default:bot")
+	waitFor(t, 10*time.Second, "the service account's role", func() bool {
+		_, err := bot.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
+	out, err := k.kubectl("create", "token", "bot", "--duration=1m")
+	if err == nil || !strings.Contains(out, "may not specify a duration less than 10 minutes") {
+		t.Errorf("a one-minute token: %v\n%s", err, out)
+	}
+	out, err = k.kubectl("create", "token", "nosuch")
+	if err == nil || !strings.Contains(out, `serviceaccounts "nosuch" not found`) {
+		t.Errorf("a token for a missing service account: %v\n%s", err, out)
+	}
+	jwks := k.mustKubectl("get", "--raw", "/openid/v1/jwks")
+	if !strings.Contains(jwks, `"keys"`) || !strings.Contains(jwks, `"use":"sig"`) {
+		t.Errorf("jwks: %s", jwks)
+	}
+	config := k.mustKubectl("get", "--raw", "/.well-known/openid-configuration")
+	if !strings.Contains(config, `"issuer":"https://kubernetes.default.svc.cluster.local"`) {
+		t.Errorf("openid configuration: %s", config)
+	}
+
+	k.mustKubectl("delete", "serviceaccount", "bot")
+	waitFor(t, 10*time.Second, "the deleted service account's token to stop working", func() bool {
+		_, err := bot.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		return apierrors.IsUnauthorized(err)
+	})
+}
+
+// TestUnauthenticated: a wrong token gets kube-apiserver's 401 Status;
+// without credentials only health and version answer, and with
+// --anonymous-auth RBAC decides for system:anonymous.
+func TestUnauthenticated(t *testing.T) {
+	k := startKapiWithTokens(t, onlyLifecycleControllers)
+	_, err := k.clientWithToken("wrong").CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if !apierrors.IsUnauthorized(err) {
+		t.Errorf("a wrong token: %v", err)
+	}
+	anonymous := func(k *kapi, path string) (int, string) {
+		cfg := rest.AnonymousClientConfig(k.config)
+		rt, err := rest.TransportFor(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := (&http.Client{Transport: rt}).Get(k.config.Host + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	for path, want := range map[string]int{"/healthz": 200, "/version": 200, "/api": 401, "/api/v1/namespaces": 401} {
+		if code, body := anonymous(k, path); code != want {
+			t.Errorf("GET %s without credentials: %d %s, want %d", path, code, body, want)
+		}
+	}
+	k2 := startKapi(t, onlyLifecycleControllers, "--anonymous-auth")
+	if code, body := anonymous(k2, "/readyz"); code != 200 {
+		t.Errorf("GET /readyz as system:anonymous: %d %s", code, body)
+	}
+	code, body := anonymous(k2, "/api/v1/namespaces")
+	if code != 403 || !strings.Contains(body, `User \"system:anonymous\" cannot list resource \"namespaces\" in API group \"\" at the cluster scope`) {
+		t.Errorf("GET /api/v1/namespaces as system:anonymous: %d %s", code, body)
+	}
+}
+
+// TestRoleEscalation: a user who may write roles and bindings cannot grant
+// what it does not hold, with kube-apiserver's message, unless it may
+// escalate or bind.
+func TestRoleEscalation(t *testing.T) {
+	k := startKapiWithTokens(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "role", "rbac-writer", "--verb=create,update,get", "--resource=roles,rolebindings")
+	k.mustKubectl("create", "rolebinding", "eddie-rbac", "--role=rbac-writer", "--user=eddie")
+	eddie := k.clientWithToken("editor-token")
+	podReader := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-reader"}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"},
+	}}}
+	waitFor(t, 10*time.Second, "eddie's role", func() bool {
+		_, err := eddie.RbacV1().Roles("default").Get(ctx, "rbac-writer", metav1.GetOptions{})
+		return err == nil
+	})
+	_, err := eddie.RbacV1().Roles("default").Create(ctx, podReader, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `user "eddie" (groups=["editors" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:`) {
+		t.Errorf("an escalating role: %v", err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "self-admin"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "eddie"}},
+	}
+	if _, err := eddie.RbacV1().RoleBindings("default").Create(ctx, binding, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("an escalating binding: %v", err)
+	}
+	k.mustKubectl("create", "clusterrole", "admin-binder", "--verb=bind", "--resource=clusterroles", "--resource-name=admin")
+	k.mustKubectl("create", "rolebinding", "eddie-binds", "--clusterrole=admin-binder", "--user=eddie")
+	waitFor(t, 10*time.Second, "eddie to bind admin", func() bool {
+		_, err := eddie.RbacV1().RoleBindings("default").Create(ctx, binding, metav1.CreateOptions{})
+		return err == nil
+	})
+}
