@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"fmt"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -80,7 +81,9 @@ func (l *LimitRanger) applies(ctx context.Context, a *Attributes) bool {
 
 // onInternal runs a kube admission plugin on the internal forms of a
 // write's objects, as kube-apiserver admits them; with mutate, the
-// plugin's changes are carried back to the written object.
+// plugin's changes are carried back to the written object. Only changes
+// are: the round trip through the internal form is not free of them (an
+// unset optional number comes back as zero).
 func onInternal(ctx context.Context, a *Attributes, mutate bool, plugin func(apiadmission.Attributes) error) error {
 	internal := *a
 	var err error
@@ -90,10 +93,14 @@ func onInternal(ctx context.Context, a *Attributes, mutate bool, plugin func(api
 	if internal.OldObject, err = toInternal(a.OldObject); err != nil {
 		return err
 	}
+	var before runtime.Object
+	if mutate && internal.Object != a.Object && internal.Object != nil {
+		before = internal.Object.DeepCopyObject()
+	}
 	if err := plugin(kubeAttributes(ctx, &internal)); err != nil {
 		return err
 	}
-	if !mutate || internal.Object == a.Object {
+	if before == nil || apiequality.Semantic.DeepEqual(before, internal.Object) {
 		return nil
 	}
 	return legacyscheme.Scheme.Convert(internal.Object, a.Object, nil)
@@ -104,6 +111,9 @@ func onInternal(ctx context.Context, a *Attributes, mutate bool, plugin func(api
 func toInternal(obj runtime.Object) (runtime.Object, error) {
 	if obj == nil {
 		return nil, nil
+	}
+	if _, ok := obj.(runtime.Unstructured); ok {
+		return obj, nil // custom resources have no internal form
 	}
 	if _, _, err := legacyscheme.Scheme.ObjectKinds(obj); err != nil {
 		return obj, nil

@@ -30,6 +30,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/webhook"
 )
 
 // Config is what serving custom resources needs.
@@ -63,7 +64,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	conversions, err := conversion.NewCRConverterFactory(webhookServices{kube}, nil)
+	conversions, err := conversion.NewCRConverterFactory(webhook.ServiceResolver{Client: kube}, nil)
 	if err != nil {
 		return err
 	}

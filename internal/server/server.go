@@ -210,7 +210,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	writes := pipeline.New(reg, limits, policies, quota)
+	webhooks, err := admission.NewWebhooks(authorizer)
+	if err != nil {
+		return nil, err
+	}
+	writes := pipeline.New(reg, limits, policies, webhooks, quota)
 	// The listener opens now, for the addresses that name it; it serves
 	// once everything is ready.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
@@ -283,7 +287,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.aggregator.Store(agg)
 	s.health.done(aggregatorHooks...)
-	if err := startAdmission(runCtx, loopbackClient(), limits, policies, quota); err != nil {
+	if err := startAdmission(runCtx, loopbackClient(), limits, policies, webhooks, quota); err != nil {
 		return nil, err
 	}
 	s.health.done(hookAdmission)

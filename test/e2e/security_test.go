@@ -185,7 +185,7 @@ func TestAuthCanIAndWhoami(t *testing.T) {
 		{[]string{"auth", "can-i", "*", "*"}, "yes"},
 	}
 	for _, c := range cases {
-		out, _ := k.kubectl(c.args...) // "no" exits 1
+		out, _ := k.kubectl(c.args...)                       // "no" exits 1
 		lines := strings.Split(strings.TrimSpace(out), "\n") // after kubectl's warnings
 		if got := lines[len(lines)-1]; got != c.want {
 			t.Errorf("kubectl %s = %q, want %q", strings.Join(c.args, " "), got, c.want)

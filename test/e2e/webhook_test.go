@@ -1,0 +1,259 @@
+package e2e
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// admissionServer is a webhook server the tests run: it answers
+// AdmissionReviews at /mutate (adds a label with a JSON patch and a
+// warning), /deny (refuses objects with a "forbidden" key), /slow (answers
+// after three seconds) and records the requests it gets.
+type admissionServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []admissionv1.AdmissionRequest
+}
+
+func startAdmissionServer(t *testing.T) *admissionServer {
+	s := &admissionServer{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mutate", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		patch := `[{"op":"add","path":"/metadata/labels","value":{"mutated":"yes"}}]`
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt, Warnings: []string{"labelled by the test webhook"}}
+	}))
+	mux.HandleFunc("/deny", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		var cm corev1.ConfigMap
+		json.Unmarshal(req.Object.Raw, &cm)
+		if _, ok := cm.Data["forbidden"]; ok {
+			return &admissionv1.AdmissionResponse{Result: &metav1.Status{Code: 403, Message: "the key forbidden is not allowed"}}
+		}
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	}))
+	mux.HandleFunc("/slow", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		time.Sleep(3 * time.Second)
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	}))
+	// kube-apiserver verifies a Service's webhook as SERVICE.NAMESPACE.svc,
+	// whatever address it reaches it at.
+	s.Server = httptest.NewUnstartedServer(mux)
+	s.TLS = &tls.Config{Certificates: []tls.Certificate{selfSignedCert(t, "hooks.default.svc")}}
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// selfSignedCert is a serving certificate for 127.0.0.1 and dnsName.
+func selfSignedCert(t *testing.T, dnsName string) tls.Certificate {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: dnsName},
+		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{dnsName}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+func (s *admissionServer) review(decide func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var review admissionv1.AdmissionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+			http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		s.requests = append(s.requests, *review.Request)
+		s.mu.Unlock()
+		response := decide(review.Request)
+		response.UID = review.Request.UID
+		review.Response, review.Request = response, nil
+		json.NewEncoder(w).Encode(review)
+	}
+}
+
+// caBundle is the PEM of the certificate the server presents.
+func (s *admissionServer) caBundle() string {
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.TLS.Certificates[0].Leaf.Raw}))
+}
+
+func (s *admissionServer) seen() []admissionv1.AdmissionRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]admissionv1.AdmissionRequest(nil), s.requests...)
+}
+
+// base64PEM is a PEM block as a caBundle field holds it.
+func base64PEM(pem string) string { return base64.StdEncoding.EncodeToString([]byte(pem)) }
+
+// TestAdmissionWebhooks: mutating and validating webhook configurations
+// are called with AdmissionReviews over HTTPS, by URL and through an
+// ExternalName Service, and their patches, refusals, warnings, failure
+// policies, timeouts, selectors and match conditions act as in
+// kube-apiserver.
+func TestAdmissionWebhooks(t *testing.T) {
+	hooks := startAdmissionServer(t)
+	k := startKapi(t, onlyLifecycleControllers)
+	port := hooks.Listener.Addr().String()[strings.LastIndex(hooks.Listener.Addr().String(), ":")+1:]
+	k.mustKubectl("create", "namespace", "hooked")
+	k.mustKubectl("label", "namespace", "hooked", "webhooks=on")
+	apply(t, k, fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {name: hooks, namespace: default}
+spec: {type: ExternalName, externalName: 127.0.0.1}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: labeller}
+webhooks:
+- name: labeller.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig:
+    service: {namespace: default, name: hooks, path: /mutate, port: %s}
+    caBundle: %s
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  namespaceSelector: {matchLabels: {webhooks: "on"}}
+  matchConditions:
+  - {name: not-skipped, expression: "!object.metadata.name.startsWith('skip')"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: denier}
+webhooks:
+- name: deny.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig:
+    url: %s/deny
+    caBundle: %s
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  namespaceSelector: {matchLabels: {webhooks: "on"}}
+`, port, base64PEM(hooks.caBundle()), hooks.URL, base64PEM(hooks.caBundle())))
+
+	cms := k.clientset().CoreV1().ConfigMaps("hooked")
+	waitFor(t, 10*time.Second, "the webhooks to take effect", func() bool {
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-"}}, metav1.CreateOptions{})
+		return err == nil && cm.Labels["mutated"] == "yes"
+	})
+	out := k.mustKubectl("create", "configmap", "warned", "-n", "hooked")
+	if !strings.Contains(out, "Warning: labelled by the test webhook") {
+		t.Errorf("kubectl create did not show the webhook's warning:\n%s", out)
+	}
+	if cm, _ := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "skipped"}}, metav1.CreateOptions{}); cm.Labels["mutated"] != "" {
+		t.Errorf("the match condition did not exclude skipped: %v", cm.Labels)
+	}
+	if cm, err := k.clientset().CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"}}, metav1.CreateOptions{}); err != nil || cm.Labels["mutated"] != "" {
+		t.Errorf("the namespace selector did not exclude default: %v %v", cm, err)
+	}
+
+	_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bad"}, Data: map[string]string{"forbidden": "x"}}, metav1.CreateOptions{})
+	want := `admission webhook "deny.example.com" denied the request: the key forbidden is not allowed`
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a denied create: %v, want %q", err, want)
+	}
+
+	dry := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry"}}
+	if _, err := cms.Create(ctx, dry, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Fatal(err)
+	}
+	sawDryRun := false
+	for _, req := range hooks.seen() {
+		if req.Name == "dry" && req.DryRun != nil && *req.DryRun {
+			sawDryRun = true
+		}
+	}
+	if !sawDryRun {
+		t.Error("the webhooks were not told of the dry run")
+	}
+	if _, err := cms.Get(ctx, "dry", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the dry-run object was stored: %v", err)
+	}
+}
+
+// TestAdmissionWebhookFailures: an unreachable or slow webhook fails the
+// write under failurePolicy Fail, with kube-apiserver's message, and is
+// skipped under Ignore.
+func TestAdmissionWebhookFailures(t *testing.T) {
+	hooks := startAdmissionServer(t)
+	k := startKapi(t, onlyLifecycleControllers)
+	config := func(name, url, policy string, timeout int) string {
+		return fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: %s}
+webhooks:
+- name: %s.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: %s
+  timeoutSeconds: %d
+  clientConfig:
+    url: %s
+    caBundle: %s
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [secrets]}
+  objectSelector: {matchLabels: {hook: %s}}
+`, name, name, policy, timeout, url, base64PEM(hooks.caBundle()), name)
+	}
+	apply(t, k, config("unreachable", "https://127.0.0.1:1/nothing", "Fail", 5))
+	apply(t, k, config("ignored", "https://127.0.0.1:1/nothing", "Ignore", 5))
+	apply(t, k, config("slow", hooks.URL+"/slow", "Fail", 1))
+	secrets := k.clientset().CoreV1().Secrets("default")
+	create := func(name, hook string) error {
+		_, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"hook": hook}}}, metav1.CreateOptions{})
+		return err
+	}
+	var err error
+	waitFor(t, 10*time.Second, "the unreachable webhook to be called", func() bool {
+		err = create("a", "unreachable")
+		return err != nil
+	})
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), `failed calling webhook "unreachable.example.com": failed to call webhook: Post "https://127.0.0.1:1/nothing?timeout=5s"`) {
+		t.Errorf("an unreachable webhook with failurePolicy Fail: %v", err)
+	}
+	if err := create("b", "ignored"); err != nil {
+		t.Errorf("an unreachable webhook with failurePolicy Ignore: %v", err)
+	}
+	err = create("c", "slow")
+	if err == nil || !strings.Contains(err.Error(), `failed calling webhook "slow.example.com"`) || !strings.Contains(err.Error(), "context deadline exceeded") {
+		t.Errorf("a webhook slower than its timeout: %v", err)
+	}
+}
