@@ -46,6 +46,8 @@ func main() {
 	tokenAuthFile := flags.String("token-auth-file", "", "a CSV file of static bearer tokens (token,user,uid,\"group1,group2\"), as kube-apiserver's flag")
 	anonymousAuth := flags.Bool("anonymous-auth", false, "treat requests without credentials as system:anonymous, for RBAC to decide (otherwise only health and version answer them)")
 	issuer := flags.String("service-account-issuer", "", "the issuer and API audience of service account tokens (default https://kubernetes.default.svc.cluster.local)")
+	auditPolicy := flags.String("audit-policy-file", "", "an audit.k8s.io/v1 Policy: which requests are audited, at which level")
+	auditLog := flags.String("audit-log-path", "", "where audit events go, one JSON line each ('-' for standard output)")
 	featureGates := flags.String("feature-gates", "", "comma-separated NAME=true|false pairs for Kubernetes feature gates, as kube-apiserver's flag (AllowUnsafeMalformedObjectDeletion=false, ...)")
 	configFile := flags.String("config", "", "a YAML or JSON file of flag values by flag name (listen: 127.0.0.1:6443); flags on the command line win")
 	flags.Parse(os.Args[2:])
@@ -79,7 +81,7 @@ func main() {
 		HistoryWindow: *window, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise,
 		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, AnonymousAuth: *anonymousAuth,
-		ServiceAccountIssuer: *issuer,
+		ServiceAccountIssuer: *issuer, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,
 	})
 	if err != nil {
 		logger.Fatal(err)

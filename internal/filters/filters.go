@@ -7,6 +7,9 @@ package filters
 
 import (
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/audit"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"net/http"
 	"runtime/debug"
 
@@ -39,22 +42,44 @@ type Config struct {
 	// Authorizer decides requests, and who may impersonate whom
 	// (default: everything is allowed).
 	Authorizer authorizer.Authorizer
-	Logf       func(format string, args ...any)
+	// Audit, when set, records requests as its policy says.
+	Audit *Audit
+	Logf  func(format string, args ...any)
 }
 
-// Chain wraps handler in the filters, outermost first: recovery, request
-// info, authentication, impersonation, metrics, authorisation, deadline,
+// Audit is where audit events go and which requests make them.
+type Audit struct {
+	Sink   audit.Sink
+	Policy audit.PolicyRuleEvaluator
+}
+
+// Chain wraps handler in the filters, outermost first, in kube-apiserver's
+// order: the audit ID, recovery, the time received, request info,
+// authentication, audit, impersonation, metrics, authorisation, deadline,
 // warnings.
 func Chain(handler http.Handler, cfg Config) http.Handler {
 	if cfg.Authorizer == nil {
 		cfg.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	}
+	if cfg.Audit == nil {
+		cfg.Audit = &Audit{}
+	}
 	h := withMetrics(authorize(withRequestDeadline(withWarnings(handler)), cfg.Authorizer))
 	h = withImpersonation(h, cfg.Authorizer)
-	h = cfg.Authenticator.Middleware(h, unauthorized)
+	h = endpointsfilters.WithAudit(h, cfg.Audit.Sink, cfg.Audit.Policy, streams)
+	failed := endpointsfilters.WithFailedAuthenticationAudit(http.HandlerFunc(unauthorized), cfg.Audit.Sink, cfg.Audit.Policy)
+	h = cfg.Authenticator.Middleware(h, failed.ServeHTTP)
 	h = withRequestInfo(h)
-	return recoverPanics(h, cfg.Logf)
+	h = endpointsfilters.WithRequestReceivedTimestamp(h)
+	h = recoverPanics(h, cfg.Logf)
+	return endpointsfilters.WithAuditInit(h)
 }
+
+// streams tells the requests that stream (watches, proxied
+// connections), which audit records when they start and again when they
+// end.
+var streams = genericfilters.BasicLongRunningRequestCheck(
+	sets.NewString("watch", "proxy"), sets.NewString("attach", "exec", "proxy", "log", "portforward"))
 
 // withImpersonation lets a user act as another (Impersonate-User,
 // -Group, -Uid, -Extra-*) when the authorizer allows the impersonate verb,

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"k8s.io/apiserver/pkg/audit"
 	"mime"
 	"net/http"
 	"strings"
@@ -45,6 +46,7 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
+	audit.LogRequestPatch(r.Context(), body)
 	applied, err := decodeApplied(w, r, body, opts.validation, store, req)
 	if err != nil {
 		writeError(w, r, err)

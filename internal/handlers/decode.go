@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"fmt"
+	"github.com/kapi-dev/kapi/internal/request"
 	"io"
+	"k8s.io/apiserver/pkg/audit"
 	"net/http"
 	"strings"
 
@@ -63,7 +65,13 @@ func decodeBody(w http.ResponseWriter, r *http.Request, store *registry.Store) (
 	if err != nil {
 		return nil, err
 	}
-	return decodeObject(w, data, info, validation, store)
+	obj, err := decodeObject(w, data, info, validation, store)
+	if err == nil {
+		req, _ := request.From(r.Context())
+		audit.LogRequestObject(r.Context(), obj, store.Info.GroupVersionKind().GroupVersion(),
+			store.Info.GroupVersionResource(), req.Subresource, codecs.Factory)
+	}
+	return obj, err
 }
 
 // decodeObject decodes a request body into a new object of the store's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apiserver/pkg/audit"
 	"mime"
 	"net/http"
 
@@ -60,6 +61,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
+	audit.LogRequestPatch(r.Context(), body)
 	apply, err := patcher(patchType, body, store)
 	if err != nil {
 		writeError(w, r, err)

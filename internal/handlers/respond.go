@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"compress/gzip"
+	"k8s.io/apiserver/pkg/audit"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.O
 		writeError(w, r, err)
 		return
 	}
+	audit.LogResponseObject(r.Context(), obj, gvk.GroupVersion(), codecs.Factory)
 	writeEncoded(w, r, code, obj, gvk, info)
 }
 

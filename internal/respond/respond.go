@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"k8s.io/apiserver/pkg/audit"
 	"net/http"
 	"strconv"
 
@@ -49,6 +50,7 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		info = codecs.Factory.SupportedMediaTypes()[0]
 	}
 	status.SetGroupVersionKind(StatusGVK)
+	audit.LogResponseObject(r.Context(), status, StatusGVK.GroupVersion(), codecs.Factory)
 	var buf bytes.Buffer
 	if err := info.Serializer.Encode(status, &buf); err != nil {
 		http.Error(w, fmt.Sprintf("encoding error: %v", err), http.StatusInternalServerError)

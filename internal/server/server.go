@@ -7,10 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	auditpolicy "k8s.io/apiserver/pkg/audit/policy"
 	kubeauthenticator "k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	"k8s.io/apiserver/pkg/authentication/user"
+	auditlog "k8s.io/apiserver/plugin/pkg/audit/log"
 	"k8s.io/client-go/kubernetes"
 	satoken "k8s.io/kubernetes/pkg/serviceaccount"
 	"log"
@@ -75,6 +79,12 @@ type Config struct {
 	// ServiceAccountIssuer is the issuer (and API audience) of service
 	// account tokens (default auth.DefaultIssuer).
 	ServiceAccountIssuer string
+	// AuditPolicyFile is an audit.k8s.io/v1 Policy; with AuditLogPath,
+	// requests are written there as audit.k8s.io/v1 events, one JSON
+	// line each ("-" is standard output), as kube-apiserver's
+	// --audit-policy-file and --audit-log-path.
+	AuditPolicyFile string
+	AuditLogPath    string
 	// AuthorizationMode is RBAC (the default) or AlwaysAllow, as
 	// kube-apiserver's --authorization-mode.
 	AuthorizationMode string
@@ -128,6 +138,7 @@ type Server struct {
 	pki        *auth.PKI
 	authorizer *authz.Authorizer
 	tokens     *auth.ServiceAccountTokens
+	auditLog   *os.File // closed last
 	// aggregator is set once the aggregation layer runs (health reads it).
 	aggregator atomic.Pointer[aggregator.Aggregator]
 }
@@ -247,7 +258,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	auditing, err := s.openAudit(cfg)
+	if err != nil {
+		return nil, err
+	}
 	chain := filters.Chain(s.routes(agg.Handler(api), ver), filters.Config{
+		Audit:         auditing,
 		Authenticator: authn,
 		Authorizer:    authorizer,
 		Logf:          cfg.Logger.Printf,
@@ -343,6 +359,31 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	return s, nil
 }
 
+// openAudit loads the audit policy and opens the audit log, when both are
+// configured.
+func (s *Server) openAudit(cfg Config) (*filters.Audit, error) {
+	if cfg.AuditPolicyFile == "" || cfg.AuditLogPath == "" {
+		return nil, nil
+	}
+	policy, err := auditpolicy.LoadPolicyFromFile(cfg.AuditPolicyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--audit-policy-file: %w", err)
+	}
+	out := io.Writer(os.Stdout)
+	if cfg.AuditLogPath != "-" {
+		f, err := os.OpenFile(cfg.AuditLogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("--audit-log-path: %w", err)
+		}
+		s.auditLog = f
+		out = f
+	}
+	return &filters.Audit{
+		Sink:   auditlog.NewBackend(out, auditlog.FormatJson, auditv1.SchemeGroupVersion),
+		Policy: auditpolicy.NewPolicyRuleEvaluator(policy),
+	}, nil
+}
+
 // authenticator accepts the server's client certificates, service
 // account tokens and the static tokens of cfg.TokenAuthFile.
 func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens) (*auth.Authenticator, error) {
@@ -411,6 +452,9 @@ func (s *Server) close() error {
 	}
 	if s.listener != nil {
 		s.listener.Close()
+	}
+	if s.auditLog != nil {
+		s.auditLog.Close()
 	}
 	return s.store.Close()
 }

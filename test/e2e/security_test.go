@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -355,4 +357,83 @@ func TestRoleEscalation(t *testing.T) {
 		_, err := eddie.RbacV1().RoleBindings("default").Create(ctx, binding, metav1.CreateOptions{})
 		return err == nil
 	})
+}
+
+// TestAuditLog: with a policy, every request it selects is written as one
+// audit.k8s.io/v1 event line at the level the policy gives, with the
+// request and response objects at RequestResponse, and requests that fail
+// authentication too.
+func TestAuditLog(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := writeFile(policy, `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  userGroups: ["system:serviceaccounts:kube-system"]
+- level: None
+  users: ["system:apiserver", "system:kube-controller-manager"]
+- level: None
+  nonResourceURLs: ["/healthz*", "/readyz*", "/livez*"]
+- level: RequestResponse
+  resources: [{group: "", resources: ["configmaps"]}]
+- level: Metadata
+`); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "audit.log")
+	k := startKapi(t, onlyLifecycleControllers, "--audit-policy-file", policy, "--audit-log-path", logPath)
+	k.mustKubectl("create", "configmap", "audited", "--from-literal=a=b")
+	k.mustKubectl("get", "secrets")
+	if _, err := k.clientWithToken("wrong").CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Fatalf("a wrong token: %v", err)
+	}
+
+	type event struct {
+		Level, Verb, Stage, RequestURI string
+		User                           struct{ Username string }
+		ObjectRef                      *struct{ Resource, Namespace, Name string }
+		ResponseStatus                 struct{ Code int }
+		RequestObject, ResponseObject  map[string]any
+	}
+	var events []event
+	waitFor(t, 10*time.Second, "the audit events", func() bool {
+		data, _ := os.ReadFile(logPath)
+		events = nil
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var e event
+			if line == "" {
+				continue
+			}
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("an audit line that is not an event: %v\n%s", err, line)
+			}
+			events = append(events, e)
+		}
+		return len(events) >= 3
+	})
+	var sawCreate, sawList, sawUnauthorized bool
+	for _, e := range events {
+		switch {
+		case e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Resource == "configmaps":
+			sawCreate = true
+			if e.Level != "RequestResponse" || e.User.Username != "kapi-admin" || e.ResponseStatus.Code != 201 ||
+				e.ObjectRef.Name != "audited" || e.RequestObject["kind"] != "ConfigMap" || e.ResponseObject["kind"] != "ConfigMap" {
+				t.Errorf("the configmap create's event: %+v", e)
+			}
+		case e.Verb == "list" && e.ObjectRef != nil && e.ObjectRef.Resource == "secrets":
+			sawList = true
+			if e.Level != "Metadata" || e.ResponseStatus.Code != 200 || e.RequestObject != nil || e.ResponseObject != nil {
+				t.Errorf("the secrets list's event: %+v", e)
+			}
+		case e.ResponseStatus.Code == 401:
+			sawUnauthorized = true
+		case e.User.Username == "system:apiserver" || strings.HasPrefix(e.User.Username, "system:serviceaccount:kube-system:"):
+			t.Errorf("an event the policy excludes: %+v", e)
+		}
+	}
+	if !sawCreate || !sawList || !sawUnauthorized {
+		t.Errorf("events: create %v, list %v, unauthorized %v; all: %+v", sawCreate, sawList, sawUnauthorized, events)
+	}
 }
