@@ -225,7 +225,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	writes := pipeline.New(reg, limits, policies, webhooks, quota)
+	builtins := admission.NewBuiltins(authorizer)
+	writes := pipeline.New(reg, limits, builtins, policies, webhooks, quota)
 	// The listener opens now, for the addresses that name it; it serves
 	// once everything is ready.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
@@ -303,7 +304,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.aggregator.Store(agg)
 	s.health.done(aggregatorHooks...)
-	if err := startAdmission(runCtx, loopbackClient(), limits, policies, webhooks, quota); err != nil {
+	if err := startAdmission(runCtx, loopbackClient(), limits, builtins, policies, webhooks, quota); err != nil {
 		return nil, err
 	}
 	s.health.done(hookAdmission)

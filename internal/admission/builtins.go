@@ -1,0 +1,156 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/kubernetes/plugin/pkg/admission/certificates/approval"
+	"k8s.io/kubernetes/plugin/pkg/admission/certificates/ctbattest"
+	"k8s.io/kubernetes/plugin/pkg/admission/certificates/signing"
+	"k8s.io/kubernetes/plugin/pkg/admission/certificates/subjectrestriction"
+	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
+	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
+	"k8s.io/kubernetes/plugin/pkg/admission/nodetaint"
+	"k8s.io/kubernetes/plugin/pkg/admission/podtopologylabels"
+	"k8s.io/kubernetes/plugin/pkg/admission/priority"
+	"k8s.io/kubernetes/plugin/pkg/admission/runtimeclass"
+	"k8s.io/kubernetes/plugin/pkg/admission/security/podsecurity"
+	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
+	"k8s.io/kubernetes/plugin/pkg/admission/storage/persistentvolume/resize"
+	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageclass/setdefault"
+)
+
+// builtinPlugins are the admission plugins a default kube-apiserver 1.37
+// enables, in its order, that act on the API alone (kapi runs
+// NamespaceLifecycle, LimitRanger, the policy and webhook plugins and
+// ResourceQuota apart). Left out: StorageObjectInUseProtection, whose
+// finalizers only the PV and PVC protection controllers remove, and
+// kapi has neither.
+var builtinPlugins = []struct {
+	name     string
+	register func(*apiadmission.Plugins)
+}{
+	{serviceaccount.PluginName, serviceaccount.Register},
+	{nodetaint.PluginName, nodetaint.Register},
+	{podsecurity.PluginName, podsecurity.Register},
+	{priority.PluginName, priority.Register},
+	{defaulttolerationseconds.PluginName, defaulttolerationseconds.Register},
+	{setdefault.PluginName, setdefault.Register},
+	{resize.PluginName, resize.Register},
+	{runtimeclass.PluginName, runtimeclass.Register},
+	{approval.PluginName, approval.Register},
+	{signing.PluginName, signing.Register},
+	{ctbattest.PluginName, ctbattest.Register},
+	{subjectrestriction.PluginName, subjectrestriction.Register},
+	{defaultingressclass.PluginName, defaultingressclass.Register},
+	{podtopologylabels.PluginName, podtopologylabels.Register},
+}
+
+// builtinResources are the resources those plugins look at: other writes
+// skip them (and the conversion to the internal form they need).
+var builtinResources = map[schema.GroupResource]bool{
+	{Resource: "pods"}: true, {Resource: "nodes"}: true, {Resource: "namespaces"}: true,
+	{Resource: "persistentvolumeclaims"}: true, {Resource: "replicationcontrollers"}: true, {Resource: "podtemplates"}: true,
+	{Group: "apps", Resource: "deployments"}: true, {Group: "apps", Resource: "replicasets"}: true,
+	{Group: "apps", Resource: "statefulsets"}: true, {Group: "apps", Resource: "daemonsets"}: true,
+	{Group: "batch", Resource: "jobs"}: true, {Group: "batch", Resource: "cronjobs"}: true,
+	{Group: "networking.k8s.io", Resource: "ingresses"}:                    true,
+	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: true,
+	{Group: "certificates.k8s.io", Resource: "clustertrustbundles"}:        true,
+	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}:              true,
+}
+
+// Builtins runs kube-apiserver's built-in admission plugins (builtinPlugins)
+// as kube-apiserver chains them, with their own initializers, on the
+// internal forms of the objects. They read the API through informers, so
+// they act once Start has run.
+type Builtins struct {
+	authorizer authorizer.Authorizer
+	chain      apiadmission.Interface
+	started    atomic.Bool
+}
+
+// NewBuiltins makes the chain's holder; Start makes the plugins.
+func NewBuiltins(authorizer authorizer.Authorizer) *Builtins {
+	return &Builtins{authorizer: authorizer}
+}
+
+// Start makes and initialises the plugins, as kube-apiserver's admission
+// options do, and waits for their informers.
+func (b *Builtins) Start(ctx context.Context, config *rest.Config) error {
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(config)
+	if err != nil {
+		return err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
+	factory := informers.NewSharedInformerFactory(client, 0)
+	version := compatibility.DefaultBuildEffectiveVersion()
+	init := initializer.New(client, dyn, factory, b.authorizer, utilfeature.DefaultFeatureGate, version, ctx.Done(), mapper)
+	plugins := apiadmission.NewPlugins()
+	var names []string
+	for _, p := range builtinPlugins {
+		p.register(plugins)
+		names = append(names, p.name)
+	}
+	chain, err := plugins.NewFromPlugins(names, noPluginConfig{}, init, nil)
+	if err != nil {
+		return fmt.Errorf("admission plugins: %w", err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	b.chain = chain
+	b.started.Store(true)
+	return nil
+}
+
+// noPluginConfig gives every plugin its defaults.
+type noPluginConfig struct{}
+
+func (noPluginConfig) ConfigFor(string) (io.Reader, error) { return nil, nil }
+
+func (b *Builtins) handles(a *Attributes) bool {
+	return b.started.Load() && builtinResources[a.Resource.GroupResource()] && b.chain.Handles(apiadmission.Operation(a.Operation))
+}
+
+// Admit implements Mutator.
+func (b *Builtins) Admit(ctx context.Context, a *Attributes) error {
+	if !b.handles(a) {
+		return nil
+	}
+	return onInternal(ctx, a, true, func(attrs apiadmission.Attributes) error {
+		return b.chain.(apiadmission.MutationInterface).Admit(ctx, attrs, objectInterfaces)
+	})
+}
+
+// Validate implements Validator.
+func (b *Builtins) Validate(ctx context.Context, a *Attributes) error {
+	if !b.handles(a) {
+		return nil
+	}
+	return onInternal(ctx, a, false, func(attrs apiadmission.Attributes) error {
+		return b.chain.(apiadmission.ValidationInterface).Validate(ctx, attrs, objectInterfaces)
+	})
+}
