@@ -20,7 +20,7 @@ import (
 )
 
 // newPKI creates a CA and its credentials in a temporary directory.
-func newPKI(t *testing.T) *PKI {
+func newPKI(t testing.TB) *PKI {
 	t.Helper()
 	p, err := LoadOrCreate(t.TempDir(), "127.0.0.1")
 	if err != nil {
@@ -30,7 +30,7 @@ func newPKI(t *testing.T) *PKI {
 }
 
 // adminCert is the admin client certificate p created.
-func adminCert(t *testing.T, p *PKI) *x509.Certificate {
+func adminCert(t testing.TB, p *PKI) *x509.Certificate {
 	t.Helper()
 	b, _ := pem.Decode(p.AdminCertPEM)
 	c, err := x509.ParseCertificate(b.Bytes)
