@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"k8s.io/apiserver/pkg/audit"
 	"mime"
 	"net/http"
 	"strings"
@@ -46,7 +45,7 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
-	audit.LogRequestPatch(r.Context(), body)
+	logRequestPatch(r, body)
 	applied, err := decodeApplied(w, r, body, opts.validation, store, req)
 	if err != nil {
 		writeError(w, r, err)

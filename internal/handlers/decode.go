@@ -67,11 +67,22 @@ func decodeBody(w http.ResponseWriter, r *http.Request, store *registry.Store) (
 	}
 	obj, err := decodeObject(w, data, info, validation, store)
 	if err == nil {
-		req, _ := request.From(r.Context())
+		var subresource string
+		if req, ok := request.From(r.Context()); ok {
+			subresource = req.Subresource
+		}
 		audit.LogRequestObject(r.Context(), obj, store.Info.GroupVersionKind().GroupVersion(),
-			store.Info.GroupVersionResource(), req.Subresource, codecs.Factory)
+			store.Info.GroupVersionResource(), subresource, codecs.Factory)
 	}
 	return obj, err
+}
+
+// logRequestPatch records a patch in the request's audit event, if it has
+// one.
+func logRequestPatch(r *http.Request, patch []byte) {
+	if audit.AuditContextFrom(r.Context()).Enabled() {
+		audit.LogRequestPatch(r.Context(), patch)
+	}
 }
 
 // decodeObject decodes a request body into a new object of the store's

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"k8s.io/apiserver/pkg/audit"
 	"mime"
 	"net/http"
 
@@ -61,7 +60,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
-	audit.LogRequestPatch(r.Context(), body)
+	logRequestPatch(r, body)
 	apply, err := patcher(patchType, body, store)
 	if err != nil {
 		writeError(w, r, err)
