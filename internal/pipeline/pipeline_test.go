@@ -342,3 +342,42 @@ func TestDeleteMarkMovesGeneration(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateRemovingLastFinalizerDeletes: the update that removes the last
+// finalizer of an object being deleted deletes it without storing it
+// first: it answers the object it would have stored, at the version it
+// replaced.
+func TestUpdateRemovingLastFinalizerDeletes(t *testing.T) {
+	p := newPipeline(t, nil)
+	store := lookup(t, p, configmaps)
+	held := configMapMeta
+	held.Finalizers = []string{"example.com/a", "example.com/b"}
+	if _, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: held}, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	obj, gone, err := p.Delete(ctx, store, "default", "cm", nil, false)
+	if err != nil || gone {
+		t.Fatalf("delete: gone %v, %v", gone, err)
+	}
+	drop := func(f string) registry.UpdateFunc {
+		return func(cur runtime.Object) (runtime.Object, error) {
+			cm := cur.DeepCopyObject().(*corev1.ConfigMap)
+			cm.Finalizers = slices.DeleteFunc(cm.Finalizers, func(x string) bool { return x == f })
+			return cm, nil
+		}
+	}
+	one, err := p.Update(ctx, store, "default", "cm", pipeline.Options{}, drop("example.com/a"))
+	if err != nil || one.(*corev1.ConfigMap).DeletionTimestamp == nil || one.(*corev1.ConfigMap).ResourceVersion == obj.(*corev1.ConfigMap).ResourceVersion {
+		t.Fatalf("removing one of two finalizers: %v, %+v; want it stored", err, one)
+	}
+	last, err := p.Update(ctx, store, "default", "cm", pipeline.Options{}, drop("example.com/b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := last.(*corev1.ConfigMap).ObjectMeta; len(m.Finalizers) != 0 || m.DeletionTimestamp == nil || m.ResourceVersion != one.(*corev1.ConfigMap).ResourceVersion {
+		t.Fatalf("removing the last finalizer answered %+v; want no finalizers, at version %s", m, one.(*corev1.ConfigMap).ResourceVersion)
+	}
+	if _, err := store.Get(ctx, "default", "cm"); !apierrors.IsNotFound(err) {
+		t.Fatalf("after the last finalizer: %v, want NotFound", err)
+	}
+}
