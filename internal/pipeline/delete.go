@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -21,7 +22,7 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	if err != nil {
 		return nil, false, err
 	}
-	if err := checkPreconditions(store, opts, current); err != nil {
+	if err := checkPreconditionsFirst(store, opts, current); err != nil {
 		return nil, false, err
 	}
 	attrs := attributes(admission.Delete, store, "", namespace, name, nil, current, dry)
@@ -95,7 +96,7 @@ func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, name
 		if _, err := p.keeps(store, cur); err != nil {
 			return nil, err
 		}
-		setDeletionTimestamp(cur)
+		setDeletionTimestamp(cur, !hasOwnDelete(store))
 		return cur, nil
 	}
 	if dry {
@@ -115,10 +116,17 @@ func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, name
 	return obj, !keep, nil
 }
 
-// setDeletionTimestamp sets the deletion timestamp, once.
-func setDeletionTimestamp(obj runtime.Object) {
+// setDeletionTimestamp sets the deletion timestamp, once. As kube's
+// generic registry marks an object it keeps, the first mark moves the
+// generation on, if the type has one (bumpGeneration); the namespaces and
+// CustomResourceDefinitions storages, which mark their objects
+// themselves, do not.
+func setDeletionTimestamp(obj runtime.Object, bumpGeneration bool) {
 	m := mustAccessor(obj)
 	if m.GetDeletionTimestamp() == nil {
+		if bumpGeneration && m.GetGeneration() > 0 {
+			m.SetGeneration(m.GetGeneration() + 1)
+		}
 		now := metav1.Now()
 		var zero int64
 		m.SetDeletionTimestamp(&now)
@@ -161,7 +169,57 @@ func (p *Pipeline) afterDelete(ctx context.Context, store *registry.Store, obj r
 	}
 }
 
-// checkPreconditions enforces DeleteOptions.Preconditions.
+// checkPreconditionsFirst enforces DeleteOptions.Preconditions on the
+// object as the delete first reads it, with kube-apiserver's error for
+// that stage: the generic registry's (naming the kind) for most types,
+// their storage's own for namespaces and CustomResourceDefinitions.
+func checkPreconditionsFirst(store *registry.Store, opts *metav1.DeleteOptions, obj runtime.Object) error {
+	if opts == nil || opts.Preconditions == nil {
+		return nil
+	}
+	if prefix, ok := ownDeletes[store.GroupResource()]; ok {
+		m := mustAccessor(obj)
+		p := opts.Preconditions
+		if p.UID != nil && *p.UID != m.GetUID() {
+			return apierrors.NewConflict(store.GroupResource(), m.GetName(), fmt.Errorf(
+				"%s: UID in precondition: %v, UID in object meta: %v", prefix, *p.UID, m.GetUID()))
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+			return apierrors.NewConflict(store.GroupResource(), m.GetName(), fmt.Errorf(
+				"%s: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", prefix, *p.ResourceVersion, m.GetResourceVersion()))
+		}
+		return nil
+	}
+	m := mustAccessor(obj)
+	p := opts.Preconditions
+	kind := schema.GroupResource{Group: store.Info.Group, Resource: store.Info.Kind}
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return apierrors.NewConflict(kind, m.GetName(), fmt.Errorf(
+			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(kind, m.GetName(), fmt.Errorf(
+			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
+}
+
+// ownDeletes are the resources whose kube-apiserver storage has its own
+// delete instead of the generic registry's, with the words its
+// precondition errors begin with.
+var ownDeletes = map[schema.GroupResource]string{
+	{Resource: "namespaces"}: "Precondition failed",
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: "precondition failed",
+}
+
+func hasOwnDelete(store *registry.Store) bool {
+	_, ok := ownDeletes[store.GroupResource()]
+	return ok
+}
+
+// checkPreconditions enforces DeleteOptions.Preconditions when the delete
+// writes, with the storage's error for an object that changed since it
+// was first read.
 func checkPreconditions(store *registry.Store, opts *metav1.DeleteOptions, obj runtime.Object) error {
 	if opts == nil || opts.Preconditions == nil {
 		return nil

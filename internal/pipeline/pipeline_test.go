@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/builtin"
@@ -90,6 +92,7 @@ var (
 	namespaces    = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	services      = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	pods          = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	deployments   = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	ipaddresses   = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"}
 	configMapMeta = metav1.ObjectMeta{Name: "cm", Namespace: "default"}
 )
@@ -262,5 +265,119 @@ func TestBehaviourFollowsTheGroup(t *testing.T) {
 	}
 	if _, found, _ := unstructured.NestedString(created.(*unstructured.Unstructured).Object, "spec", "clusterIP"); found {
 		t.Errorf("custom services object got a ClusterIP: %v", created)
+	}
+}
+
+// TestDeletePreconditionErrors: a delete whose preconditions do not hold
+// is kube-apiserver's Conflict: the generic registry's message, naming the
+// kind, for most types; the namespace storage's own for namespaces.
+func TestDeletePreconditionErrors(t *testing.T) {
+	p := newPipeline(t, nil)
+	store := lookup(t, p, configmaps)
+	obj, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: configMapMeta}, pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := obj.(*corev1.ConfigMap)
+	wrong := types.UID("wrong")
+	stale := "1"
+	for _, c := range []struct {
+		pre  metav1.Preconditions
+		want string
+	}{
+		{metav1.Preconditions{UID: &wrong}, `Operation cannot be fulfilled on ConfigMap "cm": the UID in the precondition (wrong) does not match the UID in record (` +
+			string(cm.UID) + `). The object might have been deleted and then recreated`},
+		{metav1.Preconditions{ResourceVersion: &stale}, `Operation cannot be fulfilled on ConfigMap "cm": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (` +
+			cm.ResourceVersion + `). The object might have been modified`},
+	} {
+		_, _, err := p.Delete(ctx, store, "default", "cm", &metav1.DeleteOptions{Preconditions: &c.pre}, false)
+		if !apierrors.IsConflict(err) || err.Error() != c.want {
+			t.Errorf("delete with %+v: %v\nwant %s", c.pre, err, c.want)
+		}
+		if status := err.(apierrors.APIStatus).Status(); status.Details == nil || status.Details.Kind != "ConfigMap" {
+			t.Errorf("details %+v, want kind ConfigMap", status.Details)
+		}
+	}
+
+	obj, err = p.CreateObject(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "held"}}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := obj.(*corev1.Namespace)
+	_, _, err = p.Delete(ctx, lookup(t, p, namespaces), "", "held", &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrong}}, false)
+	want := `Operation cannot be fulfilled on namespaces "held": Precondition failed: UID in precondition: wrong, UID in object meta: ` + string(ns.UID)
+	if !apierrors.IsConflict(err) || err.Error() != want {
+		t.Errorf("namespace delete with a wrong UID: %v\nwant %s", err, want)
+	}
+}
+
+// TestDeleteMarkMovesGeneration: an object with a generation that a delete
+// keeps (it has finalizers) gets its generation moved on, once, as kube's
+// generic registry marks it.
+func TestDeleteMarkMovesGeneration(t *testing.T) {
+	p := newPipeline(t, nil)
+	store := lookup(t, p, deployments)
+	one := int32(1)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "default", Finalizers: []string{"example.com/hold"}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &one,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "d"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "d"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}},
+			},
+		},
+	}
+	if _, err := p.Create(ctx, store, d, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // the second delete finds it marked already
+		obj, gone, err := p.Delete(ctx, store, "default", "d", nil, false)
+		if err != nil || gone {
+			t.Fatalf("delete %d: gone %v, %v", i, gone, err)
+		}
+		if m := obj.(*appsv1.Deployment).ObjectMeta; m.Generation != 2 || m.DeletionTimestamp == nil {
+			t.Fatalf("delete %d: generation %d, deletionTimestamp %v; want 2 and set", i, m.Generation, m.DeletionTimestamp)
+		}
+	}
+}
+
+// TestUpdateRemovingLastFinalizerDeletes: the update that removes the last
+// finalizer of an object being deleted deletes it without storing it
+// first: it answers the object it would have stored, at the version it
+// replaced.
+func TestUpdateRemovingLastFinalizerDeletes(t *testing.T) {
+	p := newPipeline(t, nil)
+	store := lookup(t, p, configmaps)
+	held := configMapMeta
+	held.Finalizers = []string{"example.com/a", "example.com/b"}
+	if _, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: held}, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	obj, gone, err := p.Delete(ctx, store, "default", "cm", nil, false)
+	if err != nil || gone {
+		t.Fatalf("delete: gone %v, %v", gone, err)
+	}
+	drop := func(f string) registry.UpdateFunc {
+		return func(cur runtime.Object) (runtime.Object, error) {
+			cm := cur.DeepCopyObject().(*corev1.ConfigMap)
+			cm.Finalizers = slices.DeleteFunc(cm.Finalizers, func(x string) bool { return x == f })
+			return cm, nil
+		}
+	}
+	one, err := p.Update(ctx, store, "default", "cm", pipeline.Options{}, drop("example.com/a"))
+	if err != nil || one.(*corev1.ConfigMap).DeletionTimestamp == nil || one.(*corev1.ConfigMap).ResourceVersion == obj.(*corev1.ConfigMap).ResourceVersion {
+		t.Fatalf("removing one of two finalizers: %v, %+v; want it stored", err, one)
+	}
+	last, err := p.Update(ctx, store, "default", "cm", pipeline.Options{}, drop("example.com/b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := last.(*corev1.ConfigMap).ObjectMeta; len(m.Finalizers) != 0 || m.DeletionTimestamp == nil || m.ResourceVersion != one.(*corev1.ConfigMap).ResourceVersion {
+		t.Fatalf("removing the last finalizer answered %+v; want no finalizers, at version %s", m, one.(*corev1.ConfigMap).ResourceVersion)
+	}
+	if _, err := store.Get(ctx, "default", "cm"); !apierrors.IsNotFound(err) {
+		t.Fatalf("after the last finalizer: %v, want NotFound", err)
 	}
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,8 +18,11 @@ import (
 // update stages: the resourceVersion the desired object carries must be
 // current (or empty), status and system fields follow the sub-resource's
 // rules, and the result is admitted and validated. desired runs again if
-// another write intervenes. An object being deleted whose last finalizer
-// the update removes is then deleted.
+// another write intervenes. An update that removes the last finalizer of
+// an object being deleted deletes it instead, as kube's generic registry
+// does: the object is not stored without its finalizers first (watchers
+// see the deletion only), and the update answers the object it would
+// have stored.
 func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace, name string, opts Options, desired registry.UpdateFunc) (runtime.Object, error) {
 	prepare := func(current runtime.Object) (runtime.Object, error) {
 		return p.prepareUpdate(ctx, store, namespace, name, opts, current, desired)
@@ -30,11 +34,57 @@ func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace,
 		}
 		return prepare(current)
 	}
-	updated, err := store.Update(ctx, namespace, name, prepare)
-	if err != nil {
-		return nil, err
+	for {
+		var read, emptied runtime.Object
+		updated, err := store.Update(ctx, namespace, name, func(current runtime.Object) (runtime.Object, error) {
+			next, err := prepare(current)
+			if err != nil {
+				return nil, err
+			}
+			if p.deletesOnUpdate(store, current, next) {
+				read, emptied = current, next
+				return nil, errEmptiedFinalizers
+			}
+			return next, nil
+		})
+		if err != errEmptiedFinalizers {
+			return updated, err
+		}
+		rv := mustAccessor(read).GetResourceVersion()
+		deleted, err := store.Delete(ctx, namespace, name, func(cur runtime.Object) error {
+			if mustAccessor(cur).GetResourceVersion() != rv {
+				return errChanged
+			}
+			return nil
+		})
+		switch {
+		case err == errChanged:
+			continue // written meanwhile: the update runs again on that
+		case apierrors.IsNotFound(err):
+			return emptied, nil // another request deleted it first
+		case err != nil:
+			return nil, err
+		}
+		p.afterDelete(ctx, store, deleted)
+		return emptied, nil
 	}
-	return p.finishDeletion(ctx, store, updated)
+}
+
+var errEmptiedFinalizers = errors.New("emptied finalizers")
+
+// deletesOnUpdate reports whether next, the update of current, deletes
+// the object: current is being deleted (with no grace period left) and
+// nothing keeps next, neither finalizers nor its type.
+func (p *Pipeline) deletesOnUpdate(store *registry.Store, current, next runtime.Object) bool {
+	cur := mustAccessor(current)
+	if cur.GetDeletionTimestamp() == nil || len(mustAccessor(next).GetFinalizers()) > 0 {
+		return false
+	}
+	if grace := cur.GetDeletionGracePeriodSeconds(); grace != nil && *grace != 0 {
+		return false
+	}
+	keep, err := p.keeps(store, next.DeepCopyObject())
+	return err == nil && !keep
 }
 
 // UpdateObject stores obj over the current object. A resourceVersion in
