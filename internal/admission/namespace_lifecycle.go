@@ -42,8 +42,15 @@ func (l *NamespaceLifecycle) Admit(ctx context.Context, a *Attributes) error {
 		return err
 	}
 	if ns.Status.Phase == corev1.NamespaceTerminating {
-		return apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, fmt.Errorf(
+		// The cause tells controllers (the root CA publisher) not to retry.
+		err := apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, fmt.Errorf(
 			"unable to create new content in namespace %s because it is being terminated", ns.Name))
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+			Type:    corev1.NamespaceTerminatingCause,
+			Message: fmt.Sprintf("namespace %s is being terminated", ns.Name),
+			Field:   "metadata.namespace",
+		})
+		return err
 	}
 	return nil
 }

@@ -110,7 +110,8 @@ func New(cfg Config) (*Aggregator, error) {
 				return fmt.Errorf("aggregator: %v informer did not sync", typ)
 			}
 		}
-		go followServedVersions(ctx, cfg.Registry, autoRegister)
+		follow := followServedVersions(cfg.Registry, autoRegister)
+		go follow(ctx)
 		go autoRegister.Run(workers, ctx.Done())
 		go localAvailability.Run(workers, ctx.Done())
 		go remoteAvailability.Run(workers, ctx.Done())

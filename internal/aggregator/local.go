@@ -15,37 +15,49 @@ import (
 )
 
 // followServedVersions keeps the autoregister controller's set of local
-// APIServices equal to the group-versions the registry serves, until ctx
-// ends. Built-in group-versions are registered "on start" (kept as they
-// were if an admin changes them later), the others (custom resources)
-// for as long as they are served, as kube-apiserver's CRD registration
-// does.
-func followServedVersions(ctx context.Context, reg *registry.Registry, auto autoregister.AutoAPIServiceRegistration) {
-	registered := map[string]bool{}
+// APIServices equal to the group-versions the registry serves. Built-in
+// group-versions are registered "on start" (kept as they were if an admin
+// changes them later), the others (custom resources) for as long as they
+// are served, as kube-apiserver's CRD registration does. It registers the
+// versions served now before it returns, as kube-apiserver does before the
+// controller runs (a controller that ran first would delete the
+// APIServices it had not been told of, and never bring back those it
+// syncs only on start); the function it returns follows later changes
+// until ctx ends.
+func followServedVersions(reg *registry.Registry, auto autoregister.AutoAPIServiceRegistration) func(ctx context.Context) {
 	snap := reg.Snapshot()
-	for {
-		served := map[string]bool{}
-		for _, svc := range localAPIServices(snap.Resources) {
-			served[svc.Name] = true
-			if resources.IsBuiltinGroupVersion(svc.Spec.Group, svc.Spec.Version) {
-				auto.AddAPIServiceToSyncOnStart(svc)
-			} else {
-				auto.AddAPIServiceToSync(svc)
+	registered := registerServed(snap, auto, nil)
+	return func(ctx context.Context) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-snap.Replaced():
+				snap = reg.Snapshot()
+				registered = registerServed(snap, auto, registered)
 			}
-		}
-		for name := range registered {
-			if !served[name] {
-				auto.RemoveAPIServiceToSync(name)
-			}
-		}
-		registered = served
-		select {
-		case <-ctx.Done():
-			return
-		case <-snap.Replaced():
-			snap = reg.Snapshot()
 		}
 	}
+}
+
+// registerServed tells auto the local APIServices of snap, and to forget
+// those of before that snap no longer serves.
+func registerServed(snap *registry.Snapshot, auto autoregister.AutoAPIServiceRegistration, before map[string]bool) map[string]bool {
+	served := map[string]bool{}
+	for _, svc := range localAPIServices(snap.Resources) {
+		served[svc.Name] = true
+		if resources.IsBuiltinGroupVersion(svc.Spec.Group, svc.Spec.Version) {
+			auto.AddAPIServiceToSyncOnStart(svc)
+		} else {
+			auto.AddAPIServiceToSync(svc)
+		}
+	}
+	for name := range before {
+		if !served[name] {
+			auto.RemoveAPIServiceToSync(name)
+		}
+	}
+	return served
 }
 
 // localAPIServices are the APIServices of the group-versions reg serves,

@@ -124,10 +124,10 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 		}
 		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
 		if _, _, err := info.Serializer.Decode(data, &gvk, opts); err != nil {
-			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("unable to decode delete options: %v", err))
+			return nil, false, apierrors.NewBadRequest(err.Error())
 		}
-	}
-	if err := codecs.ParameterCodec.DecodeParameters(r.URL.Query(), coreV1, opts); err != nil {
+	} else if err := codecs.ParameterCodec.DecodeParameters(r.URL.Query(), coreV1, opts); err != nil {
+		// As kube-apiserver, the query is read only without a body.
 		return nil, false, apierrors.NewBadRequest(err.Error())
 	}
 	if !utilfeature.DefaultFeatureGate.Enabled(features.AllowUnsafeMalformedObjectDeletion) {
