@@ -116,6 +116,26 @@ func (k *kubeStrategy) Update(ctx context.Context, w registry.Write, obj, old ru
 	return fromInternal(internal, w)
 }
 
+// BeforeDelete implements registry.GracefulDeleter with kube's
+// rest.BeforeDelete on the internal object, for types whose strategy
+// deletes gracefully; others are never graceful.
+func (k *kubeStrategy) BeforeDelete(ctx context.Context, w registry.Write, obj runtime.Object, opts *metav1.DeleteOptions) (runtime.Object, bool, bool, error) {
+	graceful, ok := k.create.(rest.RESTDeleteStrategy)
+	if _, isGraceful := k.create.(rest.RESTGracefulDeleteStrategy); !ok || !isGraceful || k.unstructured {
+		return obj, false, false, nil
+	}
+	internal, err := toInternal(obj)
+	if err != nil {
+		return nil, false, false, err
+	}
+	isGraceful, pending, err := rest.BeforeDelete(graceful, requestContext(ctx, w), internal, opts)
+	if err != nil || !isGraceful {
+		return obj, false, pending, err
+	}
+	marked, err := fromInternal(internal, w)
+	return marked, true, false, err
+}
+
 // GarbageCollectionPolicy is the strategy's default policy for the
 // dependents of deleted objects (background deletion where the strategy
 // has none, as kube's generic registry).

@@ -33,6 +33,21 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 		return nil, false, err
 	}
 	w := registry.Write{Info: store.Info, Namespace: namespace, Name: name, Verb: "delete"}
+	if gd, ok := strategyOf(store).(registry.GracefulDeleter); ok {
+		probe := opts.DeepCopy()
+		_, graceful, pending, err := gd.BeforeDelete(ctx, w, current.DeepCopyObject(), probe)
+		switch {
+		case err != nil:
+			return nil, false, err
+		case pending:
+			// Already being deleted gracefully: nothing changes.
+			return current, false, nil
+		case graceful && *probe.GracePeriodSeconds > 0:
+			// Kept for its grace period (a pod, until its kubelet has
+			// stopped it and deletes it for good).
+			return p.markDeleting(ctx, store, namespace, name, opts, current, dry)
+		}
+	}
 	if _, changed := gcFinalizers(ctx, strategyOf(store), w, opts, mustAccessor(current)); changed {
 		// The garbage collector finishes the delete (orphaning the
 		// dependents, or deleting them first).
@@ -69,10 +84,13 @@ func (p *Pipeline) DeleteCorrupt(ctx context.Context, store *registry.Store, nam
 	return store.Backend().Storage().DeleteCorrupt(ctx, namespace, name, dry)
 }
 
-// keeps reports whether deleting obj only marks it: it has finalizers, or
-// its type's PrepareDelete says so (and may change obj accordingly).
+// keeps reports whether deleting obj only marks it: it has finalizers, it
+// is being deleted gracefully (a grace period not yet cut to zero), or its
+// type's PrepareDelete says so (and may change obj accordingly).
 func (p *Pipeline) keeps(store *registry.Store, obj runtime.Object) (bool, error) {
-	keep := len(mustAccessor(obj).GetFinalizers()) > 0
+	m := mustAccessor(obj)
+	grace := m.GetDeletionGracePeriodSeconds()
+	keep := len(m.GetFinalizers()) > 0 || (m.GetDeletionTimestamp() != nil && grace != nil && *grace > 0)
 	if hook := store.Backend().Hooks.PrepareDelete; hook != nil {
 		typeKeeps, err := hook(obj)
 		if err != nil {
@@ -96,8 +114,7 @@ func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, name
 		if _, err := p.keeps(store, cur); err != nil {
 			return nil, err
 		}
-		setDeletionTimestamp(cur, !hasOwnDelete(store))
-		return cur, nil
+		return p.markForDeletion(ctx, store, w, cur, opts)
 	}
 	if dry {
 		obj, err := mark(current)
@@ -114,6 +131,26 @@ func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, name
 	}
 	keep, _ := p.keeps(store, marked.DeepCopyObject())
 	return obj, !keep, nil
+}
+
+// markForDeletion marks an object a delete keeps: with kube's rules for a
+// type that deletes gracefully (a deletion timestamp at the end of the
+// grace period), otherwise with a deletion timestamp of now.
+func (p *Pipeline) markForDeletion(ctx context.Context, store *registry.Store, w registry.Write, cur runtime.Object, opts *metav1.DeleteOptions) (runtime.Object, error) {
+	if gd, ok := strategyOf(store).(registry.GracefulDeleter); ok {
+		marked, graceful, pending, err := gd.BeforeDelete(ctx, w, cur, opts.DeepCopy())
+		if err != nil {
+			return nil, err
+		}
+		if graceful {
+			return marked, nil
+		}
+		if pending {
+			return cur, nil
+		}
+	}
+	setDeletionTimestamp(cur, !hasOwnDelete(store))
+	return cur, nil
 }
 
 // setDeletionTimestamp sets the deletion timestamp, once. As kube's

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kapi-dev/kapi/internal/resources"
@@ -31,6 +32,17 @@ type Strategy interface {
 	// an object by default (pipeline.DeleteDependents, OrphanDependents or
 	// GCUnsupported).
 	GarbageCollectionPolicy(ctx context.Context, w Write) string
+}
+
+// GracefulDeleter is a Strategy whose type may keep deleted objects for a
+// grace period (pods, which their kubelet deletes once stopped), with
+// kube-apiserver's rules (rest.BeforeDelete and the type's
+// CheckGracefulDelete). It returns obj marked for deletion: graceful when
+// the delete sets (or shortens) a grace period, in opts.GracePeriodSeconds;
+// pending when obj is already being deleted gracefully and this delete
+// changes nothing.
+type GracefulDeleter interface {
+	BeforeDelete(ctx context.Context, w Write, obj runtime.Object, opts *metav1.DeleteOptions) (marked runtime.Object, graceful, pending bool, err error)
 }
 
 // Write says what is written: which version of which resource, through

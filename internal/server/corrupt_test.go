@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -194,4 +195,82 @@ func TestCorruptObjectAtStart(t *testing.T) {
 var onlyLifecycle = controllers.Selection{
 	controllers.NamespaceController, controllers.ServiceAccountController, controllers.GarbageCollector,
 	controllers.ClusterRoleAggregationController,
+}
+
+// TestPodGracefulDeletion: a pod on a node is kept for its grace period
+// when deleted (deletionTimestamp at its end, deletionGracePeriodSeconds),
+// a later delete may only shorten it, and a delete with no grace period
+// removes it; a pod on no node, or one that has finished, goes at once,
+// as in kube-apiserver.
+func TestPodGracefulDeletion(t *testing.T) {
+	s := startServer(t, onlyLifecycle...)
+	ctx := context.Background()
+	pods := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig)).CoreV1().Pods("default")
+	create := func(name, node string, phase corev1.PodPhase) {
+		t.Helper()
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		}
+		created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if phase != "" {
+			created.Status.Phase = phase
+			if _, err := pods.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	grace := func(name string) (int64, *metav1.Time) {
+		t.Helper()
+		pod, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if pod.DeletionGracePeriodSeconds == nil {
+			return -1, pod.DeletionTimestamp
+		}
+		return *pod.DeletionGracePeriodSeconds, pod.DeletionTimestamp
+	}
+
+	create("running", "node-1", "")
+	before := time.Now()
+	if err := pods.Delete(ctx, "running", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	period, at := grace("running")
+	if period != 30 || at == nil || at.Time.Before(before.Add(29*time.Second)) {
+		t.Errorf("after a delete: grace %d, deletion timestamp %v, want 30 s from now", period, at)
+	}
+	if err := pods.Delete(ctx, "running", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](60)}); err != nil {
+		t.Fatal(err)
+	}
+	if period, _ := grace("running"); period != 30 {
+		t.Errorf("a longer grace period changed it to %d", period)
+	}
+	if err := pods.Delete(ctx, "running", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](5)}); err != nil {
+		t.Fatal(err)
+	}
+	if period, at := grace("running"); period != 5 || at.Time.After(before.Add(10*time.Second)) {
+		t.Errorf("a shorter grace period: %d, %v", period, at)
+	}
+	if err := pods.Delete(ctx, "running", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Get(ctx, "running", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after a delete with no grace period: %v", err)
+	}
+
+	create("pending", "", "")
+	create("finished", "node-1", corev1.PodSucceeded)
+	for _, name := range []string{"pending", "finished"} {
+		if err := pods.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pods.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s after a delete: %v, want it gone at once", name, err)
+		}
+	}
 }
