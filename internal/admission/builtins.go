@@ -25,7 +25,6 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/subjectrestriction"
 	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
-	"k8s.io/kubernetes/plugin/pkg/admission/nodetaint"
 	"k8s.io/kubernetes/plugin/pkg/admission/podtopologylabels"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
 	"k8s.io/kubernetes/plugin/pkg/admission/runtimeclass"
@@ -38,15 +37,16 @@ import (
 // builtinPlugins are the admission plugins a default kube-apiserver 1.37
 // enables, in its order, that act on the API alone (kapi runs
 // NamespaceLifecycle, LimitRanger, the policy and webhook plugins and
-// ResourceQuota apart). Left out: StorageObjectInUseProtection, whose
-// finalizers only the PV and PVC protection controllers remove, and
-// kapi has neither.
+// ResourceQuota apart). Left out are the plugins whose marks only
+// controllers kapi does not run take off again: StorageObjectInUseProtection
+// (finalizers the PV and PVC protection controllers remove) and
+// TaintNodesByCondition (the not-ready taint the node lifecycle controller
+// removes once a node is Ready).
 var builtinPlugins = []struct {
 	name     string
 	register func(*apiadmission.Plugins)
 }{
 	{serviceaccount.PluginName, serviceaccount.Register},
-	{nodetaint.PluginName, nodetaint.Register},
 	{podsecurity.PluginName, podsecurity.Register},
 	{priority.PluginName, priority.Register},
 	{defaulttolerationseconds.PluginName, defaulttolerationseconds.Register},
