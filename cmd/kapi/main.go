@@ -43,6 +43,7 @@ func main() {
 	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
 	advertise := flags.String("advertise-address", "", "the address the kubernetes Service's endpoints name (default: the --listen address, or the host's default address when that is loopback or unspecified)")
 	authorizationMode := flags.String("authorization-mode", "RBAC", "RBAC, or AlwaysAllow to let every authenticated user do everything")
+	clientCAFile := flags.String("client-ca-file", "", "a PEM bundle of more CAs whose client certificates authenticate (CN user, O groups), besides kapi's own")
 	tokenAuthFile := flags.String("token-auth-file", "", "a CSV file of static bearer tokens (token,user,uid,\"group1,group2\"), as kube-apiserver's flag")
 	anonymousAuth := flags.Bool("anonymous-auth", false, "treat requests without credentials as system:anonymous, for RBAC to decide (otherwise only health and version answer them)")
 	issuer := flags.String("service-account-issuer", "", "the issuer and API audience of service account tokens (default https://kubernetes.default.svc.cluster.local)")
@@ -80,7 +81,7 @@ func main() {
 		DataDir: *dataDir, Listen: *listen, Logger: logger,
 		HistoryWindow: *window, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise,
-		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, AnonymousAuth: *anonymousAuth,
+		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,
 		ServiceAccountIssuer: *issuer, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,
 	})
 	if err != nil {

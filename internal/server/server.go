@@ -68,6 +68,10 @@ type Config struct {
 	// Controllers selects the built-in controllers that run (all when
 	// empty), as kube-controller-manager's --controllers flag.
 	Controllers controllers.Selection
+	// ClientCAFile holds more CAs whose client certificates authenticate
+	// (CN the user, O the groups), besides kapi's own, as
+	// kube-apiserver's --client-ca-file.
+	ClientCAFile string
 	// TokenAuthFile is a CSV file of static bearer tokens
 	// (token,user,uid,"group1,group2"), as kube-apiserver's
 	// --token-auth-file.
@@ -385,8 +389,9 @@ func (s *Server) openAudit(cfg Config) (*filters.Audit, error) {
 	}, nil
 }
 
-// authenticator accepts the server's client certificates, service
-// account tokens and the static tokens of cfg.TokenAuthFile.
+// authenticator accepts client certificates of the server's CA and of
+// cfg.ClientCAFile, service account tokens and the static tokens of
+// cfg.TokenAuthFile.
 func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens) (*auth.Authenticator, error) {
 	bearer := []kubeauthenticator.Token{tokens.Authenticator}
 	if cfg.TokenAuthFile != "" {
@@ -396,7 +401,17 @@ func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens)
 		}
 		bearer = append([]kubeauthenticator.Token{static}, bearer...)
 	}
-	a := auth.NewAuthenticator(pki.ClientCAs()).WithTokens(bearer...)
+	roots := pki.ClientCAs()
+	if cfg.ClientCAFile != "" {
+		data, err := os.ReadFile(cfg.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--client-ca-file: %w", err)
+		}
+		if !roots.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("--client-ca-file: %s holds no PEM certificate", cfg.ClientCAFile)
+		}
+	}
+	a := auth.NewAuthenticator(roots).WithTokens(bearer...)
 	if cfg.AnonymousAuth {
 		a = a.WithAnonymous()
 	}

@@ -123,3 +123,70 @@ spec: {policyName: add-label}
 		return out == "yes"
 	})
 }
+
+// TestAdmissionPolicyParams: a ValidatingAdmissionPolicy reads its limit
+// from a parameter object named by its binding, says why with a message
+// expression, skips what its match conditions exclude, and a binding with
+// the Warn action only warns.
+func TestAdmissionPolicyParams(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	apply(t, k, `apiVersion: v1
+kind: ConfigMap
+metadata: {name: limits, namespace: default}
+data: {maxReplicas: "3"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: replicas-from-params}
+spec:
+  failurePolicy: Fail
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["deployments"]}
+  matchConditions:
+  - {name: not-exempt, expression: "!object.metadata.name.startsWith('exempt')"}
+  validations:
+  - expression: "object.spec.replicas <= int(params.data.maxReplicas)"
+    messageExpression: "'replicas must be at most ' + params.data.maxReplicas"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: replicas-from-params}
+spec:
+  policyName: replicas-from-params
+  validationActions: [Deny]
+  paramRef: {name: limits, namespace: default, parameterNotFoundAction: Deny}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: warn-only}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["secrets"]}
+  validations:
+  - {expression: "has(object.data) && size(object.data) > 0", message: "an empty secret"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: warn-only}
+spec: {policyName: warn-only, validationActions: [Warn]}
+`)
+	want := `deployments.apps "big" is forbidden: ValidatingAdmissionPolicy 'replicas-from-params' with binding 'replicas-from-params' denied request: replicas must be at most 3`
+	waitFor(t, 20*time.Second, "the parameterised policy to deny", func() bool {
+		out, err := k.kubectl("create", "deployment", "big", "--image=x", "--replicas=4")
+		return err != nil && strings.Contains(out, want)
+	})
+	k.mustKubectl("create", "deployment", "exempt-big", "--image=x", "--replicas=4")
+	k.mustKubectl("create", "deployment", "small", "--image=x", "--replicas=3")
+	k.mustKubectl("patch", "configmap", "limits", "-p", `{"data":{"maxReplicas":"9"}}`)
+	waitFor(t, 20*time.Second, "the policy to read the changed parameter", func() bool {
+		_, err := k.kubectl("create", "deployment", "big", "--image=x", "--replicas=4")
+		return err == nil
+	})
+	waitFor(t, 20*time.Second, "the Warn binding to warn", func() bool {
+		out, err := k.kubectl("create", "secret", "generic", fmt.Sprintf("s%d", time.Now().UnixNano()))
+		return err == nil && strings.Contains(out, "Warning: Validation failed for ValidatingAdmissionPolicy 'warn-only' with binding 'warn-only': an empty secret")
+	})
+}

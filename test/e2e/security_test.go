@@ -98,6 +98,12 @@ func TestRBACMatrix(t *testing.T) {
 			}
 		}
 	}
+	// A dry run needs the same permission as the write (SPEC F4).
+	_, err := k.clientWithToken("viewer-token").CoreV1().ConfigMaps("team").Create(ctx,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("a viewer's dry-run create: %v, want Forbidden", err)
+	}
 	// Outside the namespace they are bound in, nobody may read.
 	if _, err := k.clientWithToken("admin-token").CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("ada listing configmaps in default: %v", err)
