@@ -173,16 +173,17 @@ kind: ValidatingAdmissionPolicyBinding
 metadata: {name: warn-only}
 spec: {policyName: warn-only, validationActions: [Warn]}
 `)
-	want := `deployments.apps "big" is forbidden: ValidatingAdmissionPolicy 'replicas-from-params' with binding 'replicas-from-params' denied request: replicas must be at most 3`
+	// Fresh names: a create made before the policy took effect succeeds.
 	waitFor(t, 20*time.Second, "the parameterised policy to deny", func() bool {
-		out, err := k.kubectl("create", "deployment", "big", "--image=x", "--replicas=4")
-		return err != nil && strings.Contains(out, want)
+		name := fmt.Sprintf("big%d", time.Now().UnixNano())
+		out, err := k.kubectl("create", "deployment", name, "--image=x", "--replicas=4")
+		return err != nil && strings.Contains(out, `deployments.apps "`+name+`" is forbidden: ValidatingAdmissionPolicy 'replicas-from-params' with binding 'replicas-from-params' denied request: replicas must be at most 3`)
 	})
 	k.mustKubectl("create", "deployment", "exempt-big", "--image=x", "--replicas=4")
 	k.mustKubectl("create", "deployment", "small", "--image=x", "--replicas=3")
 	k.mustKubectl("patch", "configmap", "limits", "-p", `{"data":{"maxReplicas":"9"}}`)
 	waitFor(t, 20*time.Second, "the policy to read the changed parameter", func() bool {
-		_, err := k.kubectl("create", "deployment", "big", "--image=x", "--replicas=4")
+		_, err := k.kubectl("create", "deployment", fmt.Sprintf("big%d", time.Now().UnixNano()), "--image=x", "--replicas=4")
 		return err == nil
 	})
 	waitFor(t, 20*time.Second, "the Warn binding to warn", func() bool {
