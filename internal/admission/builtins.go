@@ -8,17 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiadmission "k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/util/compatibility"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/approval"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/ctbattest"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/signing"
@@ -93,34 +84,21 @@ func NewBuiltins(authorizer authorizer.Authorizer) *Builtins {
 // Start makes and initialises the plugins, as kube-apiserver's admission
 // options do, and waits for their informers.
 func (b *Builtins) Start(ctx context.Context, config *rest.Config) error {
-	client, err := kubernetes.NewForConfig(config)
+	init, err := newPluginInit(ctx, config, b.authorizer)
 	if err != nil {
 		return err
 	}
-	dyn, err := dynamic.NewForConfig(config)
-	if err != nil {
-		return err
-	}
-	disco, err := discovery.NewDiscoveryClientForConfig(config)
-	if err != nil {
-		return err
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
-	factory := informers.NewSharedInformerFactory(client, 0)
-	version := compatibility.DefaultBuildEffectiveVersion()
-	init := initializer.New(client, dyn, factory, b.authorizer, utilfeature.DefaultFeatureGate, version, ctx.Done(), mapper)
 	plugins := apiadmission.NewPlugins()
 	var names []string
 	for _, p := range builtinPlugins {
 		p.register(plugins)
 		names = append(names, p.name)
 	}
-	chain, err := plugins.NewFromPlugins(names, noPluginConfig{}, init, nil)
+	chain, err := plugins.NewFromPlugins(names, noPluginConfig{}, init.PluginInitializers, nil)
 	if err != nil {
 		return fmt.Errorf("admission plugins: %w", err)
 	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	init.start(ctx)
 	b.chain = chain
 	b.started.Store(true)
 	return nil

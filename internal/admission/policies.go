@@ -2,31 +2,22 @@ package admission
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
-	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
 // Policies are kube-apiserver's MutatingAdmissionPolicy and
 // ValidatingAdmissionPolicy plugins (k8s.io/apiserver): the CEL policies
 // and their bindings stored in admissionregistration.k8s.io are enforced
-// on every write they match. They authorise parameter reads with kapi's
-// authorizer (everything is allowed until RBAC exists). They start once
+// on every write they match. They authorise parameter reads with the
+// server's authorizer. They start once
 // the server serves (Start).
 type Policies struct {
 	mutating   *mutating.Plugin
@@ -54,43 +45,14 @@ func NewPolicies(authorizer authorizer.Authorizer) (*Policies, error) {
 // Start gives the plugins their clients, informers and REST mapper, as
 // kube-apiserver's initializers do, until ctx ends.
 func (p *Policies) Start(ctx context.Context, config *rest.Config) error {
-	client, err := kubernetes.NewForConfig(config)
+	init, err := newPluginInit(ctx, config, p.authorizer)
 	if err != nil {
 		return err
 	}
-	dyn, err := dynamic.NewForConfig(config)
-	if err != nil {
+	if err := init.initialize(p.mutating, p.validating); err != nil {
 		return err
 	}
-	disco, err := discovery.NewDiscoveryClientForConfig(config)
-	if err != nil {
-		return err
-	}
-	// The mapper learns resources added later (CRDs) when it is reset.
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
-	go wait.Until(mapper.Reset, 10*time.Second, ctx.Done())
-	factory := informers.NewSharedInformerFactory(client, 0)
-
-	p.mutating.SetExternalKubeInformerFactory(factory)
-	p.mutating.SetExternalKubeClientSet(client)
-	p.mutating.SetRESTMapper(mapper)
-	p.mutating.SetDynamicClient(dyn)
-	p.mutating.SetDrainedNotification(ctx.Done())
-	p.mutating.SetUnconditionalAuthorizer(p.authorizer)
-	if err := p.mutating.ValidateInitialization(); err != nil {
-		return fmt.Errorf("mutating admission policy: %w", err)
-	}
-	p.validating.SetExternalKubeInformerFactory(factory)
-	p.validating.SetExternalKubeClientSet(client)
-	p.validating.SetRESTMapper(mapper)
-	p.validating.SetDynamicClient(dyn)
-	p.validating.SetDrainedNotification(ctx.Done())
-	p.validating.SetUnconditionalAuthorizer(p.authorizer)
-	if err := p.validating.ValidateInitialization(); err != nil {
-		return fmt.Errorf("validating admission policy: %w", err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	init.start(ctx)
 	p.started.Store(true)
 	return nil
 }

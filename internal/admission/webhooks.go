@@ -2,20 +2,14 @@ package admission
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-
-	"github.com/kapi-dev/kapi/internal/webhook"
 )
 
 // Webhooks are kube-apiserver's MutatingAdmissionWebhook and
@@ -51,35 +45,18 @@ func NewWebhooks(authorizer authorizer.Authorizer) (*Webhooks, error) {
 // Start gives the plugins their client, informers and service resolver,
 // as kube-apiserver's plugin initializers do.
 func (w *Webhooks) Start(ctx context.Context, config *rest.Config) error {
-	client, err := kubernetes.NewForConfig(config)
+	init, err := newPluginInit(ctx, config, w.authorizer)
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
-	mutatingConfigs := factory.Admissionregistration().V1().MutatingWebhookConfigurations().Informer().GetStore()
-	validatingConfigs := factory.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer().GetStore()
+	mutatingConfigs := init.informer.Admissionregistration().V1().MutatingWebhookConfigurations().Informer().GetStore()
+	validatingConfigs := init.informer.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer().GetStore()
 	w.anyMutating = func() bool { return len(mutatingConfigs.ListKeys()) > 0 }
 	w.anyValidating = func() bool { return len(validatingConfigs.ListKeys()) > 0 }
-	w.mutating.SetExternalKubeClientSet(client)
-	w.mutating.SetExternalKubeInformerFactory(factory)
-	w.mutating.SetDrainedNotification(ctx.Done())
-	w.mutating.SetUnconditionalAuthorizer(w.authorizer)
-	w.mutating.SetServiceResolver(webhook.ServiceResolver{Client: client})
-	w.mutating.InspectFeatureGates(utilfeature.DefaultFeatureGate)
-	if err := w.mutating.ValidateInitialization(); err != nil {
-		return fmt.Errorf("mutating admission webhooks: %w", err)
+	if err := init.initialize(w.mutating, w.validating); err != nil {
+		return err
 	}
-	w.validating.SetExternalKubeClientSet(client)
-	w.validating.SetExternalKubeInformerFactory(factory)
-	w.validating.SetDrainedNotification(ctx.Done())
-	w.validating.SetUnconditionalAuthorizer(w.authorizer)
-	w.validating.SetServiceResolver(webhook.ServiceResolver{Client: client})
-	w.validating.InspectFeatureGates(utilfeature.DefaultFeatureGate)
-	if err := w.validating.ValidateInitialization(); err != nil {
-		return fmt.Errorf("validating admission webhooks: %w", err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	init.start(ctx)
 	w.started.Store(true)
 	return nil
 }
