@@ -118,3 +118,51 @@ func TestLifecycleOwnerEdgeCases(t *testing.T) {
 		t.Errorf("the cluster-scoped dependent of a namespaced owner: %v, want it kept", err)
 	}
 }
+
+// TestLifecycleCustomResourceOwners: custom resources take part in
+// garbage collection once their CRD is served, as owners (a ConfigMap
+// owned by a Widget goes with it) and as dependents (a Widget owned by a
+// ConfigMap goes with it, in the foreground too).
+func TestLifecycleCustomResourceOwners(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	cs, dyn := lcClients(t, k)
+	widgetsIn := dyn.Resource(widgets).Namespace("default")
+	owner, err := widgetsIn.Create(ctx, widget("owner", map[string]interface{}{}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owned-by-widget", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: "example.com/v1", Kind: "Widget", Name: owner.GetName(), UID: owner.GetUID(),
+	}}}}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := widgetsIn.Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lcWaitGone(t, "the configmap owned by a widget", func() error {
+		_, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{})
+		return err
+	})
+
+	parent, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "parent"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := widget("child", map[string]interface{}{})
+	child.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: parent.Name, UID: parent.UID, BlockOwnerDeletion: &yes}})
+	if _, err := widgetsIn.Create(ctx, child, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	foreground := metav1.DeletePropagationForeground
+	if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, "parent", metav1.DeleteOptions{PropagationPolicy: &foreground}); err != nil {
+		t.Fatal(err)
+	}
+	lcWaitObjectGone(t, dyn, widgets, "default", "child")
+	lcWaitGone(t, "the widget's owner", func() error {
+		_, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "parent", metav1.GetOptions{})
+		return err
+	})
+}
