@@ -97,6 +97,10 @@ func (a *Authenticator) WithTokens(tokens ...authenticator.Token) *Authenticator
 	return a
 }
 
+// Tokens authenticates requests by their bearer token alone, as a
+// TokenReview does; nil without tokens.
+func (a *Authenticator) Tokens() authenticator.Request { return a.tokens }
+
 // WithAnonymous makes requests without credentials those of
 // system:anonymous (group system:unauthenticated), for the authorizer to
 // decide, as --anonymous-auth does; without it only the public paths

@@ -38,7 +38,7 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 		{Resource: "replicationcontrollers"}:      {Scale: workloadScale},
 	}
 	for _, more := range []map[schema.GroupResource]registry.Hooks{
-		reviewHooks(opts.Authorizer), rbacHooks(opts.Authorizer), tokenHooks(p, opts.Tokens),
+		reviewHooks(opts), rbacHooks(opts.Authorizer), tokenHooks(p, opts.Tokens),
 	} {
 		for gr, h := range more {
 			hooks[gr] = h

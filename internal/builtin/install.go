@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -21,6 +22,9 @@ type Options struct {
 	// Tokens issues service account tokens (nil: serviceaccounts/token is
 	// not served).
 	Tokens *auth.ServiceAccountTokens
+	// TokenReviewer authenticates the tokens of TokenReviews (nil: none
+	// is authenticated).
+	TokenReviewer authenticator.Request
 }
 
 // storageVersions names the version kube-apiserver stores a resource in

@@ -19,16 +19,20 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/authentication/install"
 	_ "k8s.io/kubernetes/pkg/apis/authorization/install"
 
-	"github.com/kapi-dev/kapi/internal/authz"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
 // reviewHooks serve the reviews of authentication.k8s.io and
 // authorization.k8s.io: creates that are answered, never stored, by
 // kube-apiserver's own REST storages of them (validation, status). They
-// review against the server's authorizer, and without a token
-// authenticator (a TokenReview is never authenticated).
-func reviewHooks(a *authz.Authorizer) map[schema.GroupResource]registry.Hooks {
+// review against the server's authorizer and token authenticators (the
+// API's audiences are the service account issuer's).
+func reviewHooks(opts Options) map[schema.GroupResource]registry.Hooks {
+	a := opts.Authorizer
+	var audiences []string
+	if opts.Tokens != nil {
+		audiences = opts.Tokens.Audiences
+	}
 	authn := func(r string) schema.GroupResource {
 		return schema.GroupResource{Group: "authentication.k8s.io", Resource: r}
 	}
@@ -36,7 +40,7 @@ func reviewHooks(a *authz.Authorizer) map[schema.GroupResource]registry.Hooks {
 		return schema.GroupResource{Group: "authorization.k8s.io", Resource: r}
 	}
 	return map[schema.GroupResource]registry.Hooks{
-		authn("tokenreviews"):              review(tokenreview.NewREST(nil, nil)),
+		authn("tokenreviews"):              review(tokenreview.NewREST(opts.TokenReviewer, audiences)),
 		authn("selfsubjectreviews"):        review(selfsubjectreview.NewREST()),
 		authz("subjectaccessreviews"):      review(subjectaccessreview.NewREST(a, legacyscheme.Scheme)),
 		authz("selfsubjectaccessreviews"):  review(selfsubjectaccessreview.NewREST(a, legacyscheme.Scheme)),

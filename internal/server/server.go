@@ -246,11 +246,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("service account tokens: %w", err)
 	}
 	s.tokens = tokens
-	if err := builtin.Install(writes, builtin.Options{Authorizer: authorizer, Tokens: tokens}); err != nil {
-		return nil, err
-	}
 	authn, err := authenticator(cfg, pki, tokens)
 	if err != nil {
+		return nil, err
+	}
+	if err := builtin.Install(writes, builtin.Options{Authorizer: authorizer, Tokens: tokens, TokenReviewer: authn.Tokens()}); err != nil {
 		return nil, err
 	}
 	api := handlers.New(writes, ver.GitVersion, handlers.Options{MinRequestTimeout: cfg.MinRequestTimeout, Authorizer: authorizer})

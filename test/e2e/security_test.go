@@ -276,6 +276,13 @@ func TestServiceAccountTokens(t *testing.T) {
 	if err == nil || !strings.Contains(out, `serviceaccounts "nosuch" not found`) {
 		t.Errorf("a token for a missing service account: %v\n%s", err, out)
 	}
+	tr, err := k.clientset().AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
+		Spec: authenticationv1.TokenReviewSpec{Token: token},
+	}, metav1.CreateOptions{})
+	if err != nil || !tr.Status.Authenticated || tr.Status.User.Username != "system:serviceaccount:default:bot" ||
+		len(tr.Status.Audiences) != 1 || tr.Status.Audiences[0] != "https://kubernetes.default.svc.cluster.local" {
+		t.Errorf("a TokenReview of the token: %+v, %v", tr.Status, err)
+	}
 	jwks := k.mustKubectl("get", "--raw", "/openid/v1/jwks")
 	if !strings.Contains(jwks, `"keys"`) || !strings.Contains(jwks, `"use":"sig"`) {
 		t.Errorf("jwks: %s", jwks)
