@@ -52,6 +52,16 @@ func startAdmissionServer(t *testing.T) *admissionServer {
 		}
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	}))
+	mux.HandleFunc("/annotate", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		var cm corev1.ConfigMap
+		json.Unmarshal(req.Object.Raw, &cm)
+		if cm.Annotations["annotated"] == "yes" {
+			return &admissionv1.AdmissionResponse{Allowed: true}
+		}
+		patch := `[{"op":"add","path":"/metadata/annotations","value":{"annotated":"yes"}}]`
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
+	}))
 	mux.HandleFunc("/slow", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		time.Sleep(3 * time.Second)
 		return &admissionv1.AdmissionResponse{Allowed: true}
@@ -206,6 +216,58 @@ webhooks:
 	}
 	if _, err := cms.Get(ctx, "dry", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the dry-run object was stored: %v", err)
+	}
+}
+
+// TestAdmissionWebhookReinvocation: a mutating webhook with
+// reinvocationPolicy IfNeeded is called again when a webhook after it
+// changed the object.
+func TestAdmissionWebhookReinvocation(t *testing.T) {
+	hooks := startAdmissionServer(t)
+	k := startKapi(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "namespace", "re")
+	k.mustKubectl("label", "namespace", "re", "reinvoke=test")
+	config := func(name, path, policy string) string {
+		return fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: %s}
+webhooks:
+- name: %s.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  reinvocationPolicy: %s
+  clientConfig: {url: %s%s, caBundle: %s}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  namespaceSelector: {matchLabels: {reinvoke: "test"}}
+`, name, name, policy, hooks.URL, path, base64PEM(hooks.caBundle()))
+	}
+	// Webhooks are called in the order of their configurations' names.
+	apply(t, k, config("a-annotator", "/annotate", "IfNeeded"))
+	apply(t, k, config("b-labeller", "/mutate", "Never"))
+	cms := k.clientset().CoreV1().ConfigMaps("re")
+	var created *corev1.ConfigMap
+	waitFor(t, 10*time.Second, "both webhooks to act", func() bool {
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "re-"}}, metav1.CreateOptions{})
+		created = cm
+		return err == nil && cm.Annotations["annotated"] == "yes" && cm.Labels["mutated"] == "yes"
+	})
+	calls := map[string]int{}
+	for _, req := range hooks.seen() {
+		if req.Name == created.Name {
+			var cm corev1.ConfigMap
+			json.Unmarshal(req.Object.Raw, &cm)
+			if cm.Labels["mutated"] == "yes" {
+				calls["after the labeller"]++
+			} else {
+				calls["before the labeller"]++
+			}
+		}
+	}
+	// The annotator and the labeller see the object without the label;
+	// the annotator is called again with it.
+	if calls["before the labeller"] != 2 || calls["after the labeller"] != 1 {
+		t.Errorf("webhook calls for %s: %v", created.Name, calls)
 	}
 }
 
