@@ -99,7 +99,7 @@ func (b *Builtins) Start(ctx context.Context, config *rest.Config) error {
 		return fmt.Errorf("admission plugins: %w", err)
 	}
 	init.start(ctx)
-	b.chain = chain
+	b.chain = audited(chain)
 	b.started.Store(true)
 	return nil
 }

@@ -62,7 +62,7 @@ func (p *Policies) Admit(ctx context.Context, a *Attributes) error {
 	if !p.started.Load() || !p.mutating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
-	return p.mutating.Admit(ctx, kubeAttributes(ctx, a), apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme))
+	return audited(p.mutating).(apiadmission.MutationInterface).Admit(ctx, kubeAttributes(ctx, a), apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme))
 }
 
 // Validate implements Validator: the validating policies.
@@ -70,5 +70,5 @@ func (p *Policies) Validate(ctx context.Context, a *Attributes) error {
 	if !p.started.Load() || !p.validating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
-	return p.validating.Validate(ctx, kubeAttributes(ctx, a), apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme))
+	return audited(p.validating).(apiadmission.ValidationInterface).Validate(ctx, kubeAttributes(ctx, a), apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme))
 }

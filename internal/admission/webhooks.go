@@ -69,7 +69,7 @@ func (w *Webhooks) Admit(ctx context.Context, a *Attributes) error {
 		return nil
 	}
 	return onInternal(ctx, a, true, func(attrs apiadmission.Attributes) error {
-		if err := w.mutating.Admit(ctx, attrs, objectInterfaces); err != nil {
+		if err := audited(w.mutating).(apiadmission.MutationInterface).Admit(ctx, attrs, objectInterfaces); err != nil {
 			return err
 		}
 		// A webhook with reinvocationPolicy IfNeeded runs again when a
@@ -77,7 +77,7 @@ func (w *Webhooks) Admit(ctx context.Context, a *Attributes) error {
 		// chain reinvokes.
 		if reinvocation := attrs.GetReinvocationContext(); reinvocation.ShouldReinvoke() {
 			reinvocation.SetIsReinvoke()
-			return w.mutating.Admit(ctx, attrs, objectInterfaces)
+			return audited(w.mutating).(apiadmission.MutationInterface).Admit(ctx, attrs, objectInterfaces)
 		}
 		return nil
 	})
@@ -89,7 +89,7 @@ func (w *Webhooks) Validate(ctx context.Context, a *Attributes) error {
 		return nil
 	}
 	return onInternal(ctx, a, false, func(attrs apiadmission.Attributes) error {
-		return w.validating.Validate(ctx, attrs, objectInterfaces)
+		return audited(w.validating).(apiadmission.ValidationInterface).Validate(ctx, attrs, objectInterfaces)
 	})
 }
 

@@ -450,3 +450,63 @@ rules:
 		t.Errorf("events: create %v, list %v, unauthorized %v; all: %+v", sawCreate, sawList, sawUnauthorized, events)
 	}
 }
+
+// TestPolicyAuditAnnotations: a ValidatingAdmissionPolicy binding with the
+// Audit action lets a failing request through and records the failure,
+// and the policy's audit annotations, in the request's audit event.
+func TestPolicyAuditAnnotations(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := writeFile(policy, `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  resources: [{group: apps, resources: [deployments]}]
+- level: None
+`); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "audit.log")
+	k := startKapi(t, onlyLifecycleControllers, "--audit-policy-file", policy, "--audit-log-path", logPath)
+	apply(t, k, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: replicas-audit}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["deployments"]}
+  validations:
+  - {expression: "object.spec.replicas <= 2", message: "too many replicas"}
+  auditAnnotations:
+  - {key: replicas, valueExpression: "string(object.spec.replicas)"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: replicas-audit}
+spec: {policyName: replicas-audit, validationActions: [Audit]}
+`)
+	var annotations map[string]string
+	waitFor(t, 20*time.Second, "the policy's audit annotations", func() bool {
+		name := fmt.Sprintf("d%d", time.Now().UnixNano())
+		k.mustKubectl("create", "deployment", name, "--image=x", "--replicas=5")
+		time.Sleep(200 * time.Millisecond)
+		data, _ := os.ReadFile(logPath)
+		for _, line := range strings.Split(string(data), "\n") {
+			var e struct {
+				Verb        string
+				ObjectRef   *struct{ Name string }
+				Annotations map[string]string
+			}
+			if json.Unmarshal([]byte(line), &e) != nil || e.Verb != "create" || e.ObjectRef == nil || e.ObjectRef.Name != name {
+				continue
+			}
+			annotations = e.Annotations
+			return annotations["replicas-audit/replicas"] == "5"
+		}
+		return false
+	})
+	if !strings.Contains(annotations["validation.policy.admission.k8s.io/validation_failure"], "too many replicas") {
+		t.Errorf("the audit event's annotations: %v", annotations)
+	}
+}
