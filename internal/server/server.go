@@ -318,6 +318,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.health.done(apiextensionsHooks...)
+	identity, err := identityLease(loopbackClient())
+	if err != nil {
+		return nil, err
+	}
+	s.background(func() { identity.Run(runCtx) })
 	s.health.bootstrapped.Store(true)
 	controllerAgent := "kube-controller-manager/" + ver.GitVersion
 	controllerClient := s.loopback.Config(controllerManager, controllerAgent)
