@@ -2,6 +2,8 @@ package admission
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sync/atomic"
 
 	apiadmission "k8s.io/apiserver/pkg/admission"
@@ -22,6 +24,9 @@ import (
 type Webhooks struct {
 	mutating   *mutating.Plugin
 	validating *validating.Plugin
+	// objects convert objects and tell the versions that serve a resource
+	// (matchPolicy: Equivalent).
+	objects    webhookObjects
 	authorizer authorizer.Authorizer
 	// any tells whether configurations of each kind exist: without any,
 	// a write skips the plugin and the conversions it needs.
@@ -39,7 +44,10 @@ func NewWebhooks(authorizer authorizer.Authorizer) (*Webhooks, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Webhooks{mutating: m, validating: v, authorizer: authorizer}, nil
+	return &Webhooks{mutating: m, validating: v, authorizer: authorizer, objects: webhookObjects{
+		ObjectInterfaces: objectInterfaces,
+		equivalents:      runtime.NewEquivalentResourceRegistryWithIdentity(func(gr schema.GroupResource) string { return gr.String() }),
+	}}, nil
 }
 
 // Start gives the plugins their client, informers and service resolver,
@@ -69,7 +77,7 @@ func (w *Webhooks) Admit(ctx context.Context, a *Attributes) error {
 		return nil
 	}
 	return onInternal(ctx, a, true, func(attrs apiadmission.Attributes) error {
-		if err := audited(w.mutating).(apiadmission.MutationInterface).Admit(ctx, attrs, objectInterfaces); err != nil {
+		if err := audited(w.mutating).(apiadmission.MutationInterface).Admit(ctx, attrs, w.objects); err != nil {
 			return err
 		}
 		// A webhook with reinvocationPolicy IfNeeded runs again when a
@@ -77,7 +85,7 @@ func (w *Webhooks) Admit(ctx context.Context, a *Attributes) error {
 		// chain reinvokes.
 		if reinvocation := attrs.GetReinvocationContext(); reinvocation.ShouldReinvoke() {
 			reinvocation.SetIsReinvoke()
-			return audited(w.mutating).(apiadmission.MutationInterface).Admit(ctx, attrs, objectInterfaces)
+			return audited(w.mutating).(apiadmission.MutationInterface).Admit(ctx, attrs, w.objects)
 		}
 		return nil
 	})
@@ -89,10 +97,29 @@ func (w *Webhooks) Validate(ctx context.Context, a *Attributes) error {
 		return nil
 	}
 	return onInternal(ctx, a, false, func(attrs apiadmission.Attributes) error {
-		return audited(w.validating).(apiadmission.ValidationInterface).Validate(ctx, attrs, objectInterfaces)
+		return audited(w.validating).(apiadmission.ValidationInterface).Validate(ctx, attrs, w.objects)
 	})
 }
 
 // objectInterfaces convert between the internal and versioned forms of
 // built-in objects.
 var objectInterfaces = apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme)
+
+// RegisterKind records that the version gvr (and its sub-resource) serves
+// kind, as kube-apiserver's API installer records every served version:
+// webhooks whose matchPolicy is Equivalent see a write through one version
+// as a write of the version their rules name.
+func (w *Webhooks) RegisterKind(gvr schema.GroupVersionResource, subresource string, kind schema.GroupVersionKind) {
+	w.objects.equivalents.RegisterKindFor(gvr, subresource, kind)
+}
+
+// webhookObjects are the scheme's object interfaces with the server's
+// equivalent resources.
+type webhookObjects struct {
+	apiadmission.ObjectInterfaces
+	equivalents runtime.EquivalentResourceRegistry
+}
+
+func (o webhookObjects) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper {
+	return o.equivalents
+}

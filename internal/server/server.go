@@ -312,6 +312,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.health.done(hookAdmission)
+	kinds := followKinds(reg, webhooks)
+	s.background(func() { kinds(runCtx) })
 	if err := crd.Run(runCtx, crd.Config{
 		Client: loopbackClient(), Registry: reg, Logger: cfg.Logger,
 	}); err != nil {

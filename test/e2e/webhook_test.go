@@ -21,6 +21,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -317,5 +318,66 @@ webhooks:
 	err = create("c", "slow")
 	if err == nil || !strings.Contains(err.Error(), `failed calling webhook "slow.example.com"`) || !strings.Contains(err.Error(), "context deadline exceeded") {
 		t.Errorf("a webhook slower than its timeout: %v", err)
+	}
+}
+
+// TestAdmissionWebhookMatchPolicy: a webhook for autoscaling/v2
+// HorizontalPodAutoscalers with matchPolicy Equivalent is sent a write made
+// through autoscaling/v1, converted to v2 (its requestKind says v1); with
+// Exact it is not called for it.
+func TestAdmissionWebhookMatchPolicy(t *testing.T) {
+	hooks := startAdmissionServer(t)
+	k := startKapi(t, onlyLifecycleControllers)
+	config := func(name, policy string) string {
+		return fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: %s}
+webhooks:
+- name: %s.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  matchPolicy: %s
+  clientConfig: {url: %s/deny, caBundle: %s}
+  rules:
+  - {apiGroups: [autoscaling], apiVersions: [v2], operations: [CREATE], resources: [horizontalpodautoscalers]}
+`, name, name, policy, hooks.URL, base64PEM(hooks.caBundle()))
+	}
+	apply(t, k, config("equivalent", "Equivalent"))
+	apply(t, k, config("exact", "Exact"))
+	hpas := k.clientset().AutoscalingV1().HorizontalPodAutoscalers("default")
+	target := int32(50)
+	var name string
+	waitFor(t, 10*time.Second, "the webhook to be called", func() bool {
+		name = fmt.Sprintf("h%d", time.Now().UnixNano())
+		_, err := hpas.Create(ctx, &autoscalingv1.HorizontalPodAutoscaler{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: autoscalingv1.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "d"},
+				MaxReplicas:    3, TargetCPUUtilizationPercentage: &target,
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, req := range hooks.seen() {
+			if req.Name == name {
+				return true
+			}
+		}
+		return false
+	})
+	var calls []admissionv1.AdmissionRequest
+	for _, req := range hooks.seen() {
+		if req.Name == name {
+			calls = append(calls, req)
+		}
+	}
+	if len(calls) != 1 || calls[0].Kind.Version != "v2" || calls[0].RequestKind == nil || calls[0].RequestKind.Version != "v1" {
+		t.Fatalf("webhook calls for %s: %+v", name, calls)
+	}
+	var hpa map[string]any
+	json.Unmarshal(calls[0].Object.Raw, &hpa)
+	if hpa["apiVersion"] != "autoscaling/v2" {
+		t.Errorf("the webhook was sent %v", hpa["apiVersion"])
 	}
 }
