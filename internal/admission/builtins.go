@@ -99,7 +99,9 @@ func (b *Builtins) Start(ctx context.Context, config *rest.Config) error {
 		return fmt.Errorf("admission plugins: %w", err)
 	}
 	init.start(ctx)
-	b.chain = audited(chain)
+	// Run as kube-apiserver's chain: the annotations the plugins add go
+	// into the request's audit event.
+	b.chain = apiadmission.WithAudit(chain)
 	b.started.Store(true)
 	return nil
 }

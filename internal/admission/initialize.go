@@ -76,10 +76,3 @@ func (i *pluginInit) start(ctx context.Context) {
 	i.informer.Start(ctx.Done())
 	i.informer.WaitForCacheSync(ctx.Done())
 }
-
-// audited runs a plugin as kube-apiserver's admission chain does: the
-// annotations it adds to a request's attributes (a policy's audit
-// annotations, a webhook's) go into the request's audit event.
-func audited(plugin apiadmission.Interface) apiadmission.Interface {
-	return apiadmission.WithAudit(plugin)
-}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/rest"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
 // Policies are kube-apiserver's MutatingAdmissionPolicy and
@@ -22,6 +21,11 @@ import (
 type Policies struct {
 	mutating   *mutating.Plugin
 	validating *validating.Plugin
+	// admit and validate run them as kube-apiserver's chain does: the
+	// annotations they add (a policy's audit annotations) go into the
+	// request's audit event.
+	admit    apiadmission.MutationInterface
+	validate apiadmission.ValidationInterface
 	// authorizer answers the policies' authorizer checks (CEL's
 	// authorizer library, paramKind access).
 	authorizer authorizer.Authorizer
@@ -39,7 +43,11 @@ func NewPolicies(authorizer authorizer.Authorizer) (*Policies, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Policies{mutating: m, validating: v, authorizer: authorizer}, nil
+	return &Policies{
+		mutating: m, validating: v, authorizer: authorizer,
+		admit:    apiadmission.WithAudit(m).(apiadmission.MutationInterface),
+		validate: apiadmission.WithAudit(v).(apiadmission.ValidationInterface),
+	}, nil
 }
 
 // Start gives the plugins their clients, informers and REST mapper, as
@@ -62,7 +70,7 @@ func (p *Policies) Admit(ctx context.Context, a *Attributes) error {
 	if !p.started.Load() || !p.mutating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
-	return audited(p.mutating).(apiadmission.MutationInterface).Admit(ctx, kubeAttributes(ctx, a), apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme))
+	return p.admit.Admit(ctx, kubeAttributes(ctx, a), objectInterfaces)
 }
 
 // Validate implements Validator: the validating policies.
@@ -70,5 +78,5 @@ func (p *Policies) Validate(ctx context.Context, a *Attributes) error {
 	if !p.started.Load() || !p.validating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
-	return audited(p.validating).(apiadmission.ValidationInterface).Validate(ctx, kubeAttributes(ctx, a), apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme))
+	return p.validate.Validate(ctx, kubeAttributes(ctx, a), objectInterfaces)
 }

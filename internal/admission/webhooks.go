@@ -24,6 +24,10 @@ import (
 type Webhooks struct {
 	mutating   *mutating.Plugin
 	validating *validating.Plugin
+	// admit and validate run them so that the annotations they add go into
+	// the request's audit event, as in kube-apiserver's chain.
+	admit    apiadmission.MutationInterface
+	validate apiadmission.ValidationInterface
 	// objects convert objects and tell the versions that serve a resource
 	// (matchPolicy: Equivalent).
 	objects    webhookObjects
@@ -44,10 +48,14 @@ func NewWebhooks(authorizer authorizer.Authorizer) (*Webhooks, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Webhooks{mutating: m, validating: v, authorizer: authorizer, objects: webhookObjects{
-		ObjectInterfaces: objectInterfaces,
-		equivalents:      runtime.NewEquivalentResourceRegistryWithIdentity(func(gr schema.GroupResource) string { return gr.String() }),
-	}}, nil
+	return &Webhooks{
+		mutating: m, validating: v, authorizer: authorizer,
+		admit:    apiadmission.WithAudit(m).(apiadmission.MutationInterface),
+		validate: apiadmission.WithAudit(v).(apiadmission.ValidationInterface),
+		objects: webhookObjects{
+			ObjectInterfaces: objectInterfaces,
+			equivalents:      runtime.NewEquivalentResourceRegistryWithIdentity(func(gr schema.GroupResource) string { return gr.String() }),
+		}}, nil
 }
 
 // Start gives the plugins their client, informers and service resolver,
@@ -77,7 +85,7 @@ func (w *Webhooks) Admit(ctx context.Context, a *Attributes) error {
 		return nil
 	}
 	return onInternal(ctx, a, true, func(attrs apiadmission.Attributes) error {
-		if err := audited(w.mutating).(apiadmission.MutationInterface).Admit(ctx, attrs, w.objects); err != nil {
+		if err := w.admit.Admit(ctx, attrs, w.objects); err != nil {
 			return err
 		}
 		// A webhook with reinvocationPolicy IfNeeded runs again when a
@@ -85,7 +93,7 @@ func (w *Webhooks) Admit(ctx context.Context, a *Attributes) error {
 		// chain reinvokes.
 		if reinvocation := attrs.GetReinvocationContext(); reinvocation.ShouldReinvoke() {
 			reinvocation.SetIsReinvoke()
-			return audited(w.mutating).(apiadmission.MutationInterface).Admit(ctx, attrs, w.objects)
+			return w.admit.Admit(ctx, attrs, w.objects)
 		}
 		return nil
 	})
@@ -97,7 +105,7 @@ func (w *Webhooks) Validate(ctx context.Context, a *Attributes) error {
 		return nil
 	}
 	return onInternal(ctx, a, false, func(attrs apiadmission.Attributes) error {
-		return audited(w.validating).(apiadmission.ValidationInterface).Validate(ctx, attrs, w.objects)
+		return w.validate.Validate(ctx, attrs, w.objects)
 	})
 }
 

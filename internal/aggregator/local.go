@@ -25,19 +25,8 @@ import (
 // syncs only on start); the function it returns follows later changes
 // until ctx ends.
 func followServedVersions(reg *registry.Registry, auto autoregister.AutoAPIServiceRegistration) func(ctx context.Context) {
-	snap := reg.Snapshot()
-	registered := registerServed(snap, auto, nil)
-	return func(ctx context.Context) {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-snap.Replaced():
-				snap = reg.Snapshot()
-				registered = registerServed(snap, auto, registered)
-			}
-		}
-	}
+	var registered map[string]bool
+	return reg.Follow(func(snap *registry.Snapshot) { registered = registerServed(snap, auto, registered) })
 }
 
 // registerServed tells auto the local APIServices of snap, and to forget

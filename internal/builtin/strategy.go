@@ -117,8 +117,9 @@ func (k *kubeStrategy) Update(ctx context.Context, w registry.Write, obj, old ru
 }
 
 // BeforeDelete implements registry.GracefulDeleter with kube's
-// rest.BeforeDelete on the internal object, for types whose strategy
-// deletes gracefully; others are never graceful.
+// rest.BeforeDelete on the internal object (a conversion, so obj is not
+// changed), for types whose strategy deletes gracefully; others are never
+// graceful.
 func (k *kubeStrategy) BeforeDelete(ctx context.Context, w registry.Write, obj runtime.Object, opts *metav1.DeleteOptions) (runtime.Object, bool, bool, error) {
 	graceful, ok := k.create.(rest.RESTDeleteStrategy)
 	if _, isGraceful := k.create.(rest.RESTGracefulDeleteStrategy); !ok || !isGraceful || k.unstructured {

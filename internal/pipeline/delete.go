@@ -35,7 +35,7 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	w := registry.Write{Info: store.Info, Namespace: namespace, Name: name, Verb: "delete"}
 	if gd, ok := strategyOf(store).(registry.GracefulDeleter); ok {
 		probe := opts.DeepCopy()
-		_, graceful, pending, err := gd.BeforeDelete(ctx, w, current.DeepCopyObject(), probe)
+		_, graceful, pending, err := gd.BeforeDelete(ctx, w, current, probe)
 		switch {
 		case err != nil:
 			return nil, false, err

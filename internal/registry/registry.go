@@ -94,6 +94,26 @@ func New(s storage.Store, convert Converter, opts cache.Options) *Registry {
 // Snapshot returns the current set of backends.
 func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
 
+// Follow calls apply with the current snapshot before it returns; the
+// function it returns calls apply again with each newer snapshot until
+// ctx ends. Those who must know the served resources from the start (the
+// APIService registration, webhooks' equivalent resources) follow them so.
+func (r *Registry) Follow(apply func(*Snapshot)) func(ctx context.Context) {
+	snap := r.Snapshot()
+	apply(snap)
+	return func(ctx context.Context) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-snap.Replaced():
+				snap = r.Snapshot()
+				apply(snap)
+			}
+		}
+	}
+}
+
 // Lookup returns the store serving a group-version-resource, or nil.
 func (s *Snapshot) Lookup(gvr schema.GroupVersionResource) *Store { return s.stores[gvr] }
 

@@ -40,7 +40,7 @@ type Strategy interface {
 // CheckGracefulDelete). It returns obj marked for deletion: graceful when
 // the delete sets (or shortens) a grace period, in opts.GracePeriodSeconds;
 // pending when obj is already being deleted gracefully and this delete
-// changes nothing.
+// changes nothing. obj itself is left as it is.
 type GracefulDeleter interface {
 	BeforeDelete(ctx context.Context, w Write, obj runtime.Object, opts *metav1.DeleteOptions) (marked runtime.Object, graceful, pending bool, err error)
 }

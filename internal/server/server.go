@@ -312,7 +312,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.health.done(hookAdmission)
-	kinds := followKinds(reg, webhooks)
+	kinds := reg.Follow(func(snap *registry.Snapshot) { registerKinds(snap, webhooks) })
 	s.background(func() { kinds(runCtx) })
 	if err := crd.Run(runCtx, crd.Config{
 		Client: loopbackClient(), Registry: reg, Logger: cfg.Logger,
