@@ -1,6 +1,6 @@
 // Command kapi is a Kubernetes API server in one binary.
 //
-//	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory] [--controllers LIST]
+//	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory] [--controllers LIST] [--simulated-nodes N]
 //	kapi version
 package main
 
@@ -41,6 +41,7 @@ func main() {
 	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how often watches that allow bookmarks get one")
 	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir) or memory (gone when kapi stops)")
 	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
+	simulatedNodes := flags.Int("simulated-nodes", 0, "how many simulated nodes to register (node-1 to node-N): kapi keeps them Ready and plays their kubelets, so that scheduled pods run without containers; nodes labelled kapi.dev/simulated=true are simulated too")
 	advertise := flags.String("advertise-address", "", "the address the kubernetes Service's endpoints name (default: the --listen address, or the host's default address when that is loopback or unspecified)")
 	authorizationMode := flags.String("authorization-mode", "RBAC", "RBAC, or AlwaysAllow to let every authenticated user do everything")
 	clientCAFile := flags.String("client-ca-file", "", "a PEM bundle of more CAs whose client certificates authenticate (CN user, O groups), besides kapi's own")
@@ -80,7 +81,7 @@ func main() {
 	srv, err := server.Start(ctx, server.Config{
 		DataDir: *dataDir, Listen: *listen, Logger: logger,
 		HistoryWindow: *window, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
-		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise,
+		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise, SimulatedNodes: *simulatedNodes,
 		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,
 		ServiceAccountIssuer: *issuer, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,
 	})

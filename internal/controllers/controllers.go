@@ -23,6 +23,9 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/kapi-dev/kapi/internal/scheduler"
+	"github.com/kapi-dev/kapi/internal/simnodes"
 )
 
 // Config is what the controllers need.
@@ -39,6 +42,13 @@ type Config struct {
 	// RootCA is the PEM of the CA clients verify the server with, which
 	// every namespace gets in its kube-root-ca.crt ConfigMap.
 	RootCA []byte
+	// Scheduler is kube-scheduler's connection to the server.
+	Scheduler *rest.Config
+	// Kubelet is the simulated nodes' connection to the server, and
+	// SimulatedNodes how many of them to register on start.
+	Kubelet        *rest.Config
+	SimulatedNodes int
+	KubeletVersion string
 	// Resync is how often informers replay their whole cache to the
 	// controllers (0: never, as kube-controller-manager's default
 	// min-resync of 12 hours is, for a test server, never).
@@ -123,6 +133,23 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := runPolicyStatus(ctx, start, own(PolicyStatusController).client, factory, discoveryClient); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
+	}
+	if cfg.Controllers.Enabled(SimulatedNodes) {
+		run, err := simnodes.Run(ctx, simnodes.Config{
+			Client: kubernetes.NewForConfigOrDie(cfg.Kubelet), Informers: factory,
+			Nodes: cfg.SimulatedNodes, Logger: cfg.Logger, KubeletVersion: cfg.KubeletVersion,
+		})
+		if err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
+		start(run)
+	}
+	if cfg.Controllers.Enabled(Scheduler) {
+		start(func() {
+			if err := scheduler.Run(ctx, cfg.Scheduler); err != nil {
+				cfg.Logger.Print(err)
+			}
+		})
 	}
 	for _, w := range workloads {
 		if !cfg.Controllers.Enabled(w.name) {

@@ -26,6 +26,12 @@ const (
 	PolicyStatusController               = "validatingadmissionpolicy-status-controller"
 	DisruptionController                 = "disruption-controller"
 	ClusterRoleAggregationController     = "clusterrole-aggregation-controller"
+	PodGarbageCollector                  = "pod-garbage-collector-controller"
+
+	// Beyond kube-controller-manager's: kube-scheduler, and the kubelets
+	// of the simulated nodes.
+	Scheduler      = "kube-scheduler"
+	SimulatedNodes = "simulated-nodes"
 )
 
 // All lists the controllers kapi can run.
@@ -34,7 +40,7 @@ var All = []string{
 	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
 	EndpointSliceController, EndpointsController, ResourceQuotaController, PolicyStatusController, DisruptionController,
-	ClusterRoleAggregationController,
+	ClusterRoleAggregationController, PodGarbageCollector, Scheduler, SimulatedNodes,
 }
 
 // serviceAccounts are the kube-system service accounts the controllers act
@@ -60,6 +66,7 @@ var serviceAccounts = map[string]string{
 	PolicyStatusController:               "validatingadmissionpolicy-status-controller",
 	DisruptionController:                 "disruption-controller",
 	ClusterRoleAggregationController:     "clusterrole-aggregation-controller",
+	PodGarbageCollector:                  "pod-garbage-collector",
 }
 
 // ServiceAccount is the name of the kube-system service account a

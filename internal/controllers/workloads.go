@@ -13,6 +13,7 @@ import (
 	endpointcontroller "k8s.io/kubernetes/pkg/controller/endpoint"
 	endpointslicecontroller "k8s.io/kubernetes/pkg/controller/endpointslice"
 	"k8s.io/kubernetes/pkg/controller/job"
+	"k8s.io/kubernetes/pkg/controller/podgc"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	"k8s.io/kubernetes/pkg/controller/replication"
 	"k8s.io/kubernetes/pkg/controller/statefulset"
@@ -32,6 +33,9 @@ const (
 	endpointSliceWorkers = 5
 	endpointsWorkers     = 5
 	ttlWorkers           = 5
+	// terminatedPodThreshold is kube-controller-manager's
+	// --terminated-pod-gc-threshold default.
+	terminatedPodThreshold = 12500
 	// maxEndpointsPerSlice is kube-controller-manager's default.
 	maxEndpointsPerSlice = 100
 )
@@ -45,7 +49,7 @@ type workload struct {
 
 // workloads are the controllers that act on workloads and services, each
 // made as kube-controller-manager makes it. Pods they create stay Pending
-// until something binds and runs them.
+// until the scheduler binds them to a node whose kubelet runs them.
 var workloads = []workload{
 	{ReplicaSetController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
 		c := replicaset.NewReplicaSetController(ctx, f.Apps().V1().ReplicaSets(), f.Core().V1().Pods(), client, replicaset.BurstReplicas)
@@ -86,6 +90,10 @@ var workloads = []workload{
 		c := endpointslicecontroller.NewController(ctx, f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Nodes(),
 			f.Discovery().V1().EndpointSlices(), maxEndpointsPerSlice, client, 0)
 		return func() { c.Run(ctx, endpointSliceWorkers) }, nil
+	}},
+	{PodGarbageCollector, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := podgc.NewPodGC(ctx, client, f.Core().V1().Pods(), f.Core().V1().Nodes(), terminatedPodThreshold)
+		return func() { c.Run(ctx) }, nil
 	}},
 	{EndpointsController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
 		c := endpointcontroller.NewEndpointController(ctx, f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Endpoints(), client, 0)

@@ -100,6 +100,9 @@ type Config struct {
 	// listen address, or the host's default address when kapi listens on
 	// loopback or on all addresses.
 	AdvertiseAddress string
+	// SimulatedNodes is how many simulated nodes (package simnodes) to
+	// register on start.
+	SimulatedNodes int
 }
 
 // controllerManager is the identity of the built-in controllers, as
@@ -114,6 +117,15 @@ func serviceAccountUser(namespace, name string) *auth.User {
 	groups := append(serviceaccount.MakeGroupNames(namespace), user.AllAuthenticated)
 	return &auth.User{Name: serviceaccount.MakeUsername(namespace, name), Groups: groups}
 }
+
+// scheduler is kube-scheduler's identity, bound to its role by the
+// bootstrap policy.
+var scheduler = &auth.User{Name: "system:kube-scheduler", Groups: []string{"system:authenticated"}}
+
+// simulatedKubelet is the identity of the simulated nodes' kubelets. A
+// kubelet's own (system:node:NAME) needs the Node authorizer, which kapi
+// does not have; this one is privileged instead.
+var simulatedKubelet = &auth.User{Name: "system:kapi:simulated-kubelet", Groups: []string{"system:authenticated", auth.AdminGroup}}
 
 // apiserverLoopback is the identity of kapi's own clients of itself (the
 // aggregation layer), as kube-apiserver's loopback client.
@@ -334,6 +346,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.background(func() {
 		err := controllers.Run(runCtx, controllers.Config{
 			Client: controllerClient, ClientFor: controllerAs, Logger: cfg.Logger, RootCA: pki.CAPEM, Controllers: cfg.Controllers,
+			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),
+			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
+			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
 		})
 		if err != nil {
 			cfg.Logger.Print(err)

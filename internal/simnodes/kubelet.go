@@ -1,0 +1,261 @@
+package simnodes
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+)
+
+// Annotations on a pod (or its template) that say how its simulated
+// containers end: after how long (a Go duration) and with which exit
+// code. A Job's pods end after jobPodRuntime with 0 when they say nothing;
+// other pods end only when they say so, and pods that restart always
+// never do.
+const (
+	RuntimeAnnotation  = "kapi.dev/simulated-runtime"
+	ExitCodeAnnotation = "kapi.dev/simulated-exit-code"
+	jobPodRuntime      = time.Second
+)
+
+// syncPod moves a pod bound to a simulated node through its life as the
+// node's kubelet would: it starts, it runs (ready at once), it ends when
+// its containers would, and it goes once deleted.
+func (s *simulator) syncPod(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	pod, err := s.pods.Pods(namespace).Get(name)
+	if err != nil {
+		return err
+	}
+	node, err := s.nodes.Get(pod.Spec.NodeName)
+	if err != nil || !simulated(node) {
+		return nil // not ours, or its node is gone: the pod GC's
+	}
+	switch {
+	case pod.DeletionTimestamp != nil:
+		return s.removePod(ctx, pod)
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		s.ips.release(pod)
+		return nil
+	case pod.Status.Phase != corev1.PodRunning:
+		return s.startPod(ctx, pod, node)
+	}
+	runtime, exitCode, ends := podEnd(pod)
+	if !ends {
+		return nil
+	}
+	if left := time.Until(pod.Status.StartTime.Add(runtime)); left > 0 {
+		s.podQueue.AddAfter(key, left)
+		return nil
+	}
+	return s.endPod(ctx, pod, exitCode)
+}
+
+// removePod: the containers of a deleted pod stop at once, and the
+// kubelet deletes it for good, as it does once they have stopped.
+func (s *simulator) removePod(ctx context.Context, pod *corev1.Pod) error {
+	if ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0 {
+		return nil // done: what is left waits for its finalizers
+	}
+	s.ips.release(pod)
+	return s.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0),
+		Preconditions:      metav1.NewUIDPreconditions(string(pod.UID)),
+	})
+}
+
+// startPod posts the status of a pod whose containers have all started
+// and are ready (there are no probes to wait for).
+func (s *simulator) startPod(ctx context.Context, pod *corev1.Pod, node *corev1.Node) error {
+	hostIP := nodeAddress(node)
+	podIP := hostIP
+	if !pod.Spec.HostNetwork {
+		inUse, err := s.podsByNode.ByIndex(byNode, node.Name)
+		if err != nil {
+			return err
+		}
+		if podIP, err = s.ips.podIP(pod, node.Spec.PodCIDR, podsOf(inUse)); err != nil {
+			return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	}
+	now := metav1.Now()
+	running := pod.DeepCopy()
+	status := &running.Status
+	status.Phase = corev1.PodRunning
+	status.HostIP, status.HostIPs = hostIP, []corev1.HostIP{{IP: hostIP}}
+	status.PodIP, status.PodIPs = podIP, []corev1.PodIP{{IP: podIP}}
+	if status.StartTime == nil {
+		status.StartTime = &now
+	}
+	status.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, now, initContainerState)
+	status.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, now, runningState)
+	setPodCondition(status, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
+	setPodCondition(status, corev1.PodInitialized, corev1.ConditionTrue, "", now)
+	setPodCondition(status, corev1.ContainersReady, corev1.ConditionTrue, "", now)
+	ready, reason := readinessGates(pod)
+	setPodCondition(status, corev1.PodReady, ready, reason, now)
+	_, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, running, metav1.UpdateOptions{})
+	return err
+}
+
+// endPod posts the status of a pod whose containers have exited with
+// exitCode.
+func (s *simulator) endPod(ctx context.Context, pod *corev1.Pod, exitCode int32) error {
+	now := metav1.Now()
+	ended := pod.DeepCopy()
+	status := &ended.Status
+	status.Phase = corev1.PodSucceeded
+	reason := "Completed"
+	if exitCode != 0 {
+		status.Phase, reason = corev1.PodFailed, "Error"
+	}
+	for i := range status.ContainerStatuses {
+		c := &status.ContainerStatuses[i]
+		started := now
+		if c.State.Running != nil {
+			started = c.State.Running.StartedAt
+		}
+		c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now, ContainerID: c.ContainerID,
+		}}
+		c.Ready, c.Started = false, ptr.To(false)
+	}
+	setPodCondition(status, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", now)
+	setPodCondition(status, corev1.ContainersReady, corev1.ConditionFalse, "PodCompleted", now)
+	setPodCondition(status, corev1.PodReady, corev1.ConditionFalse, "PodCompleted", now)
+	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, ended, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	s.ips.release(pod)
+	return nil
+}
+
+// podEnd says whether the pod's containers end, after how long and with
+// which exit code.
+func podEnd(pod *corev1.Pod) (runtime time.Duration, exitCode int32, ends bool) {
+	if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || pod.Status.StartTime == nil {
+		return 0, 0, false
+	}
+	runtimeText, hasRuntime := pod.Annotations[RuntimeAnnotation]
+	codeText, hasCode := pod.Annotations[ExitCodeAnnotation]
+	ownedByJob := false
+	if owner := metav1.GetControllerOf(pod); owner != nil && owner.Kind == "Job" {
+		ownedByJob = true
+	}
+	if !ownedByJob && !hasRuntime && !hasCode {
+		return 0, 0, false
+	}
+	runtime = jobPodRuntime
+	if d, err := time.ParseDuration(runtimeText); hasRuntime && err == nil && d >= 0 {
+		runtime = d
+	}
+	if n, err := strconv.ParseInt(codeText, 10, 32); hasCode && err == nil {
+		exitCode = int32(n)
+	}
+	return runtime, exitCode, true
+}
+
+// containerStatuses are the statuses of containers started at now.
+func containerStatuses(pod *corev1.Pod, containers []corev1.Container, now metav1.Time,
+	state func(corev1.Container, string, metav1.Time) (corev1.ContainerState, bool)) []corev1.ContainerStatus {
+	var statuses []corev1.ContainerStatus
+	for _, c := range containers {
+		id := containerID(pod, c.Name)
+		st, ready := state(c, id, now)
+		statuses = append(statuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), ContainerID: id,
+			State: st, Ready: ready, Started: ptr.To(st.Running != nil),
+		})
+	}
+	return statuses
+}
+
+func runningState(_ corev1.Container, _ string, now metav1.Time) (corev1.ContainerState, bool) {
+	return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}, true
+}
+
+// initContainerState: init containers have run to completion, sidecars
+// (init containers that restart always) keep running.
+func initContainerState(c corev1.Container, id string, now metav1.Time) (corev1.ContainerState, bool) {
+	if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+		return runningState(c, id, now)
+	}
+	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		Reason: "Completed", StartedAt: now, FinishedAt: now, ContainerID: id,
+	}}, false
+}
+
+// readinessGates: a pod with readiness gates is ready only once each of
+// their conditions is true, with the kubelet's reason and message.
+func readinessGates(pod *corev1.Pod) (corev1.ConditionStatus, string) {
+	for _, gate := range pod.Spec.ReadinessGates {
+		met := false
+		for _, c := range pod.Status.Conditions {
+			if c.Type == gate.ConditionType {
+				met = c.Status == corev1.ConditionTrue
+			}
+		}
+		if !met {
+			return corev1.ConditionFalse, "ReadinessGatesNotReady"
+		}
+	}
+	return corev1.ConditionTrue, ""
+}
+
+// setPodCondition sets a condition of status, keeping its transition
+// time when its status stays.
+func setPodCondition(status *corev1.PodStatus, kind corev1.PodConditionType, value corev1.ConditionStatus, reason string, now metav1.Time) {
+	for i := range status.Conditions {
+		c := &status.Conditions[i]
+		if c.Type == kind {
+			if c.Status != value {
+				c.LastTransitionTime = now
+			}
+			c.Status, c.Reason = value, reason
+			return
+		}
+	}
+	status.Conditions = append(status.Conditions, corev1.PodCondition{Type: kind, Status: value, Reason: reason, LastTransitionTime: now})
+}
+
+// containerID names a simulated container as containerd would, stable
+// for a pod's container.
+func containerID(pod *corev1.Pod, container string) string {
+	sum := sha256.Sum256([]byte(string(pod.UID) + "/" + container))
+	return "containerd://" + hex.EncodeToString(sum[:])
+}
+
+// imageID is a stable digest for an image reference.
+func imageID(image string) string {
+	sum := sha256.Sum256([]byte(image))
+	return image + "@sha256:" + hex.EncodeToString(sum[:])
+}
+
+func nodeAddress(node *corev1.Node) string {
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
+}
+
+func podsOf(objs []any) []*corev1.Pod {
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		if pod, ok := obj.(*corev1.Pod); ok {
+			pods = append(pods, pod)
+		}
+	}
+	return pods
+}
