@@ -38,6 +38,7 @@ func main() {
 	listen := flags.String("listen", "127.0.0.1:6443", "address to serve HTTPS on")
 	window := flags.Duration("history-window", 5*time.Minute, "how long past resource versions stay readable and watchable")
 	minTimeout := flags.Duration("min-request-timeout", 30*time.Minute, "watches without timeoutSeconds end at a random time between this and twice this")
+	eventTTL := flags.Duration("event-ttl", time.Hour, "how long events are kept after their last write, as kube-apiserver's flag")
 	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how often watches that allow bookmarks get one")
 	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir) or memory (gone when kapi stops)")
 	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
@@ -80,7 +81,7 @@ func main() {
 
 	srv, err := server.Start(ctx, server.Config{
 		DataDir: *dataDir, Listen: *listen, Logger: logger,
-		HistoryWindow: *window, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
+		HistoryWindow: *window, EventTTL: *eventTTL, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise, SimulatedNodes: *simulatedNodes,
 		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,
 		ServiceAccountIssuer: *issuer, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,

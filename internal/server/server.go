@@ -3,6 +3,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +61,9 @@ type Config struct {
 	// HistoryWindow is how long past revisions stay readable and
 	// watchable (default 5 minutes).
 	HistoryWindow time.Duration
+	// EventTTL is how long events are kept after their last write
+	// (kube-apiserver's --event-ttl); zero means its default, an hour.
+	EventTTL time.Duration
 	// MinRequestTimeout bounds long watches (default 30 minutes).
 	MinRequestTimeout time.Duration
 	// BookmarkInterval is how often watches get bookmarks (default 1 minute).
@@ -289,6 +294,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	go s.inProcess.Serve(s.loopback)
 	reg.Run(runCtx)
 	s.background(func() { compact(runCtx, store, cfg.Clock, cfg.HistoryWindow, cfg.Logger) })
+	s.background(func() { expireEvents(runCtx, reg, cfg.Clock, cmp.Or(cfg.EventTTL, time.Hour), cfg.Logger) })
 	if err := reg.WaitReady(ctx); err != nil {
 		return nil, err
 	}
@@ -516,6 +522,12 @@ func (s *Server) routes(api http.Handler, ver interface{}) http.Handler {
 		w.Write(versionJSON)
 	})
 	mux.Handle("/metrics", metricsHandler(s.reg))
+	// Profiles, as kube-apiserver serves them with --profiling (its
+	// default): for users RBAC allows the non-resource URL.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.Handle(satoken.OpenIDConfigPath, s.tokens.Discovery)
 	mux.Handle(satoken.JWKSPath, s.tokens.Discovery)
 	mux.Handle("/", api)
