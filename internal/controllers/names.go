@@ -27,6 +27,7 @@ const (
 	DisruptionController                 = "disruption-controller"
 	ClusterRoleAggregationController     = "clusterrole-aggregation-controller"
 	PodGarbageCollector                  = "pod-garbage-collector-controller"
+	PersistentVolumeBinderController     = "persistentvolume-binder-controller"
 
 	// Beyond kube-controller-manager's: kube-scheduler, and the kubelets
 	// of the simulated nodes.
@@ -40,7 +41,7 @@ var All = []string{
 	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
 	EndpointSliceController, EndpointsController, ResourceQuotaController, PolicyStatusController, DisruptionController,
-	ClusterRoleAggregationController, PodGarbageCollector, Scheduler, SimulatedNodes,
+	ClusterRoleAggregationController, PodGarbageCollector, PersistentVolumeBinderController, Scheduler, SimulatedNodes,
 }
 
 // serviceAccounts are the kube-system service accounts the controllers act
@@ -67,6 +68,7 @@ var serviceAccounts = map[string]string{
 	DisruptionController:                 "disruption-controller",
 	ClusterRoleAggregationController:     "clusterrole-aggregation-controller",
 	PodGarbageCollector:                  "pod-garbage-collector",
+	PersistentVolumeBinderController:     "persistent-volume-binder",
 }
 
 // ServiceAccount is the name of the kube-system service account a

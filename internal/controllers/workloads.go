@@ -18,6 +18,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/replication"
 	"k8s.io/kubernetes/pkg/controller/statefulset"
 	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
+	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
 )
 
 // The workers of each controller are kube-controller-manager's defaults
@@ -36,6 +37,8 @@ const (
 	// terminatedPodThreshold is kube-controller-manager's
 	// --terminated-pod-gc-threshold default.
 	terminatedPodThreshold = 12500
+	// volumeSyncPeriod is its --pvclaimbinder-sync-period default.
+	volumeSyncPeriod = 15 * time.Second
 	// maxEndpointsPerSlice is kube-controller-manager's default.
 	maxEndpointsPerSlice = 100
 )
@@ -93,6 +96,20 @@ var workloads = []workload{
 	}},
 	{PodGarbageCollector, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
 		c := podgc.NewPodGC(ctx, client, f.Core().V1().Pods(), f.Core().V1().Nodes(), terminatedPodThreshold)
+		return func() { c.Run(ctx) }, nil
+	}},
+	{PersistentVolumeBinderController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		// No volume plugins: kapi attaches no storage; volumes come from
+		// external provisioners, such as the simulated nodes'.
+		c, err := persistentvolume.NewController(ctx, persistentvolume.ControllerParameters{
+			KubeClient: client, SyncPeriod: volumeSyncPeriod,
+			VolumeInformer: f.Core().V1().PersistentVolumes(), ClaimInformer: f.Core().V1().PersistentVolumeClaims(),
+			ClassInformer: f.Storage().V1().StorageClasses(), PodInformer: f.Core().V1().Pods(), NodeInformer: f.Core().V1().Nodes(),
+			EnableDynamicProvisioning: true,
+		})
+		if err != nil {
+			return nil, err
+		}
 		return func() { c.Run(ctx) }, nil
 	}},
 	{EndpointsController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {

@@ -36,8 +36,15 @@ var defaultCapacity = corev1.ResourceList{
 	corev1.ResourcePods:             *resource.NewQuantity(maxPodsPerNode, resource.DecimalSI),
 }
 
-// createNodes registers node-1 to node-n, as n kubelets starting would.
+// createNodes registers node-1 to node-n, as n kubelets starting would,
+// and, when there are any, the default StorageClass of their volumes.
 func (s *simulator) createNodes(ctx context.Context, n int) error {
+	if n > 0 {
+		_, err := s.client.StorageV1().StorageClasses().Create(ctx, StandardClass, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the StorageClass %s: %w", StandardClass.Name, err)
+		}
+	}
 	for i := 1; i <= n; i++ {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 			Name:   fmt.Sprintf("%s%d", nodeNamePrefix, i),

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -64,6 +65,11 @@ func Run(ctx context.Context, cfg Config) (func(), error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "simulated-kubelet"}),
 		nodeQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "simulated-nodes"}),
+		volumeQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "simulated-volumes"}),
+		claims:     cfg.Informers.Core().V1().PersistentVolumeClaims().Lister(),
+		volumes:    cfg.Informers.Core().V1().PersistentVolumes().Lister(),
+		classes:    cfg.Informers.Storage().V1().StorageClasses().Lister(),
 		heartbeats: map[string]context.CancelFunc{},
 		ips:        newAddresses(),
 	}
@@ -87,11 +93,26 @@ func Run(ctx context.Context, cfg Config) (func(), error) {
 	}); err != nil {
 		return nil, fmt.Errorf("simulated nodes: %w", err)
 	}
+	claimInformer := cfg.Informers.Core().V1().PersistentVolumeClaims().Informer()
+	if _, err := claimInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    s.enqueueClaim,
+		UpdateFunc: func(_, claim any) { s.enqueueClaim(claim) },
+	}); err != nil {
+		return nil, fmt.Errorf("simulated nodes: %w", err)
+	}
+	volumeInformer := cfg.Informers.Core().V1().PersistentVolumes().Informer()
+	if _, err := volumeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    s.enqueueVolume,
+		UpdateFunc: func(_, pv any) { s.enqueueVolume(pv) },
+	}); err != nil {
+		return nil, fmt.Errorf("simulated nodes: %w", err)
+	}
+	classInformer := cfg.Informers.Storage().V1().StorageClasses().Informer()
 	return func() {
 		if err := s.createNodes(ctx, cfg.Nodes); err != nil {
 			s.logger.Printf("simulated nodes: %v", err)
 		}
-		s.run(ctx, nodeInformer.HasSynced, podInformer.HasSynced)
+		s.run(ctx, nodeInformer.HasSynced, podInformer.HasSynced, claimInformer.HasSynced, volumeInformer.HasSynced, classInformer.HasSynced)
 	}, nil
 }
 
@@ -105,7 +126,12 @@ type simulator struct {
 	podsByNode cache.Indexer
 	podQueue   workqueue.TypedRateLimitingInterface[string]
 	nodeQueue  workqueue.TypedRateLimitingInterface[string]
-	ips        *addresses
+	// volumeQueue holds claims to provision and volumes to reclaim.
+	volumeQueue workqueue.TypedRateLimitingInterface[string]
+	claims      corelisters.PersistentVolumeClaimLister
+	volumes     corelisters.PersistentVolumeLister
+	classes     storagelisters.StorageClassLister
+	ips         *addresses
 
 	mu         sync.Mutex
 	heartbeats map[string]context.CancelFunc // by node name
@@ -115,18 +141,21 @@ type simulator struct {
 func (s *simulator) run(ctx context.Context, synced ...cache.InformerSynced) {
 	defer s.podQueue.ShutDown()
 	defer s.nodeQueue.ShutDown()
+	defer s.volumeQueue.ShutDown()
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return
 	}
 	var running sync.WaitGroup
 	for range workers {
-		running.Add(2)
-		go func() { defer running.Done(); wait.UntilWithContext(ctx, s.nodeWorker, time.Second) }()
-		go func() { defer running.Done(); wait.UntilWithContext(ctx, s.podWorker, time.Second) }()
+		for _, worker := range []func(context.Context){s.nodeWorker, s.podWorker, s.volumeWorker} {
+			running.Add(1)
+			go func() { defer running.Done(); wait.UntilWithContext(ctx, worker, time.Second) }()
+		}
 	}
 	<-ctx.Done()
 	s.podQueue.ShutDown()
 	s.nodeQueue.ShutDown()
+	s.volumeQueue.ShutDown()
 	running.Wait()
 	s.mu.Lock()
 	for _, stop := range s.heartbeats {
@@ -143,6 +172,11 @@ func (s *simulator) nodeWorker(ctx context.Context) {
 
 func (s *simulator) podWorker(ctx context.Context) {
 	for s.process(ctx, s.podQueue, s.syncPod) {
+	}
+}
+
+func (s *simulator) volumeWorker(ctx context.Context) {
+	for s.process(ctx, s.volumeQueue, s.syncVolumeKey) {
 	}
 }
 
