@@ -16,8 +16,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -40,6 +38,9 @@ type Env struct {
 	Config *rest.Config
 	// Kubeconfig is the path of a kubeconfig for tools such as kubectl.
 	Kubeconfig string
+	// Webhooks is where the test serves the webhooks installed with
+	// WithWebhooks or WithWebhookObjects; nil without them.
+	Webhooks *Webhooks
 
 	server *server.Server
 }
@@ -52,6 +53,10 @@ type options struct {
 	crdPaths []string
 	crds     []*apiextensionsv1.CustomResourceDefinition
 	logs     io.Writer
+
+	webhookPaths   []string
+	webhookObjects []any
+	simulatedNodes int
 }
 
 // OnDisk keeps the data in the test's temporary directory instead of in
@@ -70,6 +75,12 @@ func WithCRDs(paths ...string) Option {
 func WithCRDObjects(crds ...*apiextensionsv1.CustomResourceDefinition) Option {
 	return func(o *options) { o.crds = append(o.crds, crds...) }
 }
+
+// WithSimulatedNodes registers n simulated nodes (node-1 to node-n) whose
+// kubelet the server plays: scheduled pods become Running and Ready, Job
+// pods succeed, claims of the default StorageClass get volumes (see kapi's
+// README).
+func WithSimulatedNodes(n int) Option { return func(o *options) { o.simulatedNodes = n } }
 
 // WithLogs sends the server's log to w (by default it is discarded).
 func WithLogs(w io.Writer) Option { return func(o *options) { o.logs = w } }
@@ -104,6 +115,10 @@ func New(dir string, opts ...Option) (*Env, error) {
 		env.Stop()
 		return nil, err
 	}
+	if env.Webhooks, err = installWebhooks(env.Config, dir, o); err != nil {
+		env.Stop()
+		return nil, err
+	}
 	return env, nil
 }
 
@@ -134,9 +149,10 @@ func start(dir string, o options) (*Env, error) {
 		logs = io.Discard
 	}
 	cfg := server.Config{
-		DataDir: dir,
-		Listen:  "127.0.0.1:0",
-		Logger:  log.New(logs, "kapi: ", log.LstdFlags),
+		DataDir:        dir,
+		Listen:         "127.0.0.1:0",
+		SimulatedNodes: o.simulatedNodes,
+		Logger:         log.New(logs, "kapi: ", log.LstdFlags),
 	}
 	if !o.onDisk {
 		cfg.OpenStorage = pebble.InMemory()
@@ -230,47 +246,27 @@ func served(disco discovery.DiscoveryInterface, crd *apiextensionsv1.CustomResou
 }
 
 // readCRDs reads the CRDs of a YAML file, or of the YAML files of a
-// directory.
+// directory; other kinds are skipped.
 func readCRDs(path string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	info, err := os.Stat(path)
+	files, err := yamlFiles(path)
 	if err != nil {
 		return nil, err
 	}
-	files := []string{path}
-	if info.IsDir() {
-		entries, err := os.ReadDir(path)
-		if err != nil {
-			return nil, err
-		}
-		files = nil
-		for _, e := range entries {
-			if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
-				files = append(files, filepath.Join(path, e.Name()))
-			}
-		}
-	}
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		decoder := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
-		for {
+		err := eachDocument(file, func(raw []byte) error {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
-			err := decoder.Decode(crd)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("%s: %w", file, err)
+			if err := utilyaml.Unmarshal(raw, crd); err != nil {
+				return err
 			}
 			if crd.Kind == "CustomResourceDefinition" {
 				crds = append(crds, crd)
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		f.Close()
 	}
 	return crds, nil
 }

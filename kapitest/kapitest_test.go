@@ -2,13 +2,18 @@ package kapitest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,14 +84,30 @@ spec:
 	}
 }
 
-// TestNoGoroutineLeftBehind: a stopped server leaves no goroutine behind.
+// TestNoGoroutineLeftBehind: a stopped server leaves no goroutine behind,
+// also after it scheduled and ran a pod on a simulated node.
 func TestNoGoroutineLeftBehind(t *testing.T) {
 	before := runtime.NumGoroutine()
 	t.Run("server", func(t *testing.T) {
-		env := kapitest.Start(t)
+		env := kapitest.Start(t, kapitest.WithSimulatedNodes(2))
 		client := kubernetes.NewForConfigOrDie(env.Config)
-		if _, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err != nil {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "p"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			got, err := client.CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
+			if err == nil && got.Status.Phase == corev1.PodRunning && got.Spec.NodeName != "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the pod did not run on a simulated node: %v, %v", got.Status, err)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 	deadline := time.Now().Add(10 * time.Second)
@@ -126,5 +147,82 @@ func TestUserConfig(t *testing.T) {
 	}
 	if u := review.Status.UserInfo; u.Username != "ann" || len(u.Groups) != 2 || u.Groups[0] != "team-a" {
 		t.Errorf("the user's config is authenticated as %+v", u)
+	}
+}
+
+// TestWithWebhooks: a webhook configuration as kubebuilder writes it (a
+// Service reference) is installed pointed at the test's own HTTPS server,
+// which then decides the requests it matches.
+func TestWithWebhooks(t *testing.T) {
+	dir := t.TempDir()
+	manifest := `---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: validating-webhook-configuration}
+webhooks:
+- name: vconfigmap.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  clientConfig:
+    service: {name: webhook-service, namespace: system, path: /validate-configmap}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  namespaceSelector:
+    matchLabels: {webhook: "on"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "manifests.yaml"), []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := kapitest.Start(t, kapitest.WithWebhooks(dir))
+	if env.Webhooks == nil {
+		t.Fatal("no webhook server settings")
+	}
+	paths := make(chan string, 10)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/validate-configmap", func(w http.ResponseWriter, r *http.Request) {
+		paths <- r.URL.Path
+		var review admissionv1.AdmissionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		allowed := review.Request.Name != "bad"
+		review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: allowed}
+		if !allowed {
+			review.Response.Result = &metav1.Status{Message: "bad names are refused"}
+		}
+		review.Request = nil
+		json.NewEncoder(w).Encode(&review)
+	})
+	server := &http.Server{Addr: net.JoinHostPort(env.Webhooks.Host, fmt.Sprint(env.Webhooks.Port)), Handler: mux}
+	go server.ListenAndServeTLS(filepath.Join(env.Webhooks.CertDir, "tls.crt"), filepath.Join(env.Webhooks.CertDir, "tls.key"))
+	t.Cleanup(func() { server.Close() })
+
+	client := kubernetes.NewForConfigOrDie(env.Config)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "hooked", Labels: map[string]string{"webhook": "on"}}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bad := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bad"}}
+	var err error
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) { // until the server listens
+		if _, err = client.CoreV1().ConfigMaps("hooked").Create(ctx, bad, metav1.CreateOptions{}); err != nil && strings.Contains(err.Error(), "denied") {
+			break
+		}
+		client.CoreV1().ConfigMaps("hooked").Delete(ctx, "bad", metav1.DeleteOptions{})
+		time.Sleep(50 * time.Millisecond)
+	}
+	want := `admission webhook "vconfigmap.example.com" denied the request: bad names are refused`
+	if err == nil || err.Error() != want {
+		t.Fatalf("creating bad: %v, want %q", err, want)
+	}
+	if got := <-paths; got != "/validate-configmap" {
+		t.Errorf("the webhook was called at %q", got)
+	}
+	good := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "good"}}
+	if _, err := client.CoreV1().ConfigMaps("hooked").Create(ctx, good, metav1.CreateOptions{}); err != nil {
+		t.Errorf("creating good: %v", err)
 	}
 }

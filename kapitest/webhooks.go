@@ -1,0 +1,182 @@
+package kapitest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	neturl "net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+)
+
+// Webhooks is where the test serves the admission webhooks installed with
+// WithWebhooks: an HTTPS server on Host:Port with the certificate and key
+// in CertDir (tls.crt, tls.key), as controller-runtime's webhook server
+// reads them (webhook.Options{Host, Port, CertDir}).
+type Webhooks struct {
+	Host    string
+	Port    int
+	CertDir string
+	// CABundle is what the server trusts the webhooks' certificate with.
+	CABundle []byte
+}
+
+// URL is the address of path on the webhook server.
+func (w *Webhooks) URL(path string) string {
+	return "https://" + net.JoinHostPort(w.Host, strconv.Itoa(w.Port)) + path
+}
+
+// WithWebhooks installs the MutatingWebhookConfigurations and
+// ValidatingWebhookConfigurations in the given YAML files (or the .yaml and
+// .yml files of the given directories, such as kubebuilder's
+// config/webhook), pointed at the test's webhook server (Env.Webhooks): a
+// webhook that names a Service is called at its path there instead, as
+// envtest's WebhookInstallOptions does.
+func WithWebhooks(paths ...string) Option {
+	return func(o *options) { o.webhookPaths = append(o.webhookPaths, paths...) }
+}
+
+// WithWebhookObjects installs the given webhook configurations
+// (*admissionregistrationv1.MutatingWebhookConfiguration or
+// *admissionregistrationv1.ValidatingWebhookConfiguration), as
+// WithWebhooks does.
+func WithWebhookObjects(configs ...any) Option {
+	return func(o *options) { o.webhookObjects = append(o.webhookObjects, configs...) }
+}
+
+// installWebhooks makes the webhook server's certificate in dir, picks its
+// port and installs the configurations of o pointed at it; nil when o has
+// none.
+func installWebhooks(config *rest.Config, dir string, o options) (*Webhooks, error) {
+	configs := append([]any(nil), o.webhookObjects...)
+	for _, path := range o.webhookPaths {
+		read, err := readWebhooks(path)
+		if err != nil {
+			return nil, err
+		}
+		configs = append(configs, read...)
+	}
+	if len(configs) == 0 {
+		return nil, nil
+	}
+	hooks, err := newWebhookServer(filepath.Join(dir, "webhook-certs"))
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	for _, c := range configs {
+		switch c := c.(type) {
+		case *admissionregistrationv1.MutatingWebhookConfiguration:
+			c = c.DeepCopy()
+			for i := range c.Webhooks {
+				hooks.point(&c.Webhooks[i].ClientConfig)
+			}
+			_, err = client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, c, metav1.CreateOptions{})
+		case *admissionregistrationv1.ValidatingWebhookConfiguration:
+			c = c.DeepCopy()
+			for i := range c.Webhooks {
+				hooks.point(&c.Webhooks[i].ClientConfig)
+			}
+			_, err = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, c, metav1.CreateOptions{})
+		default:
+			err = fmt.Errorf("%T is not a webhook configuration", c)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("installing webhooks: %w", err)
+		}
+	}
+	return hooks, nil
+}
+
+// newWebhookServer picks a free loopback port and writes a certificate
+// for it into certDir.
+func newWebhookServer(certDir string) (*Webhooks, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(certDir, "tls.crt"), certPEM, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(certDir, "tls.key"), keyPEM, 0o600); err != nil {
+		return nil, err
+	}
+	// The certificate file holds the serving certificate and the CA that
+	// signed it: trusting the file trusts the server.
+	return &Webhooks{Host: "127.0.0.1", Port: port, CertDir: certDir, CABundle: certPEM}, nil
+}
+
+// point makes a webhook call the test's server: a Service becomes the URL
+// of its path there; a URL keeps its path on the test's host and port.
+func (w *Webhooks) point(cc *admissionregistrationv1.WebhookClientConfig) {
+	path := ""
+	switch {
+	case cc.Service != nil:
+		if cc.Service.Path != nil {
+			path = *cc.Service.Path
+		}
+	case cc.URL != nil:
+		if u, err := neturl.Parse(*cc.URL); err == nil {
+			path = u.Path
+		}
+	}
+	url := w.URL(path)
+	cc.Service, cc.URL, cc.CABundle = nil, &url, w.CABundle
+}
+
+// readWebhooks reads the webhook configurations of a YAML file or of the
+// YAML files of a directory; other kinds are skipped.
+func readWebhooks(path string) ([]any, error) {
+	files, err := yamlFiles(path)
+	if err != nil {
+		return nil, err
+	}
+	var configs []any
+	for _, file := range files {
+		err := eachDocument(file, func(raw []byte) error {
+			var meta metav1.TypeMeta
+			if err := utilyaml.Unmarshal(raw, &meta); err != nil {
+				return err
+			}
+			var obj any
+			switch meta.Kind {
+			case "MutatingWebhookConfiguration":
+				obj = &admissionregistrationv1.MutatingWebhookConfiguration{}
+			case "ValidatingWebhookConfiguration":
+				obj = &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			default:
+				return nil
+			}
+			if err := utilyaml.Unmarshal(raw, obj); err != nil {
+				return err
+			}
+			configs = append(configs, obj)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	return configs, nil
+}
