@@ -33,6 +33,10 @@ type Options struct {
 	// Authorizer answers the checks handlers make beyond the request's
 	// own (the unsafe deletion of a corrupt object); nil allows them.
 	Authorizer authorizer.Authorizer
+	// Stopping closes when the server shuts down: watches then end, as
+	// their clients would see at their timeout, so that the server need
+	// not wait for them.
+	Stopping <-chan struct{}
 }
 
 // API serves every resource of a registry.

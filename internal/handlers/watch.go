@@ -245,6 +245,8 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			return
 		case <-ctx.Done():
 			return
+		case <-a.opts.Stopping:
+			return
 		}
 	}
 }

@@ -144,6 +144,7 @@ type Server struct {
 	listener net.Listener
 	done     chan error
 	stop     context.CancelFunc // ends the caches, the controllers and the compactor
+	stopping chan struct{}      // closed on Shutdown: ends the watches
 	running  sync.WaitGroup     // the compactor and the controllers
 	reg      *registry.Registry
 	health   health
@@ -207,7 +208,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	runCtx, stop := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop}
+	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop, stopping: make(chan struct{})}
 	s.health.server = s
 	s.pki = pki
 	defer func() {
@@ -270,7 +271,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := builtin.Install(writes, builtin.Options{Authorizer: authorizer, Tokens: tokens, TokenReviewer: authn.Tokens()}); err != nil {
 		return nil, err
 	}
-	api := handlers.New(writes, ver.GitVersion, handlers.Options{MinRequestTimeout: cfg.MinRequestTimeout, Authorizer: authorizer})
+	api := handlers.New(writes, ver.GitVersion, handlers.Options{
+		MinRequestTimeout: cfg.MinRequestTimeout, Authorizer: authorizer, Stopping: s.stopping,
+	})
 	agg, err := aggregator.New(aggregator.Config{
 		Client:       loopbackClient(),
 		Registry:     reg,
@@ -559,7 +562,9 @@ func (s *Server) Wait() error {
 // Shutdown stops accepting requests, lets running ones finish within ctx,
 // and closes storage.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.health.shuttingDown.Store(true)
+	if !s.health.shuttingDown.Swap(true) {
+		close(s.stopping)
+	}
 	err := s.http.Shutdown(ctx)
 	if cerr := s.close(); err == nil {
 		err = cerr

@@ -11,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
+	kubeletstatus "k8s.io/kubernetes/pkg/kubelet/status"
+	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -52,7 +55,7 @@ func (s *simulator) syncPod(ctx context.Context, key string) error {
 	}
 	runtime, exitCode, ends := podEnd(pod)
 	if !ends {
-		return nil
+		return s.syncConditions(ctx, pod)
 	}
 	if left := time.Until(pod.Status.StartTime.Add(runtime)); left > 0 {
 		s.podQueue.AddAfter(key, left)
@@ -99,12 +102,20 @@ func (s *simulator) startPod(ctx context.Context, pod *corev1.Pod, node *corev1.
 	}
 	status.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, now, initContainerState)
 	status.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, now, runningState)
-	setPodCondition(status, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
-	setPodCondition(status, corev1.PodInitialized, corev1.ConditionTrue, "", now)
-	setPodCondition(status, corev1.ContainersReady, corev1.ConditionTrue, "", now)
-	ready, reason := readinessGates(pod)
-	setPodCondition(status, corev1.PodReady, ready, reason, now)
+	setConditions(pod, status, true, now)
 	_, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, running, metav1.UpdateOptions{})
+	return err
+}
+
+// syncConditions posts the conditions of a running pod again when they
+// change: its readiness gates' conditions, set by others, decide Ready.
+func (s *simulator) syncConditions(ctx context.Context, pod *corev1.Pod) error {
+	synced := pod.DeepCopy()
+	setConditions(pod, &synced.Status, true, metav1.Now())
+	if !changed(pod.Status, synced.Status) {
+		return nil
+	}
+	_, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, synced, metav1.UpdateOptions{})
 	return err
 }
 
@@ -130,9 +141,7 @@ func (s *simulator) endPod(ctx context.Context, pod *corev1.Pod, exitCode int32)
 		}}
 		c.Ready, c.Started = false, ptr.To(false)
 	}
-	setPodCondition(status, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", now)
-	setPodCondition(status, corev1.ContainersReady, corev1.ConditionFalse, "PodCompleted", now)
-	setPodCondition(status, corev1.PodReady, corev1.ConditionFalse, "PodCompleted", now)
+	setConditions(pod, status, false, now)
 	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, ended, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
@@ -195,37 +204,44 @@ func initContainerState(c corev1.Container, id string, now metav1.Time) (corev1.
 	}}, false
 }
 
-// readinessGates: a pod with readiness gates is ready only once each of
-// their conditions is true, with the kubelet's reason and message.
-func readinessGates(pod *corev1.Pod) (corev1.ConditionStatus, string) {
-	for _, gate := range pod.Spec.ReadinessGates {
-		met := false
-		for _, c := range pod.Status.Conditions {
-			if c.Type == gate.ConditionType {
-				met = c.Status == corev1.ConditionTrue
-			}
-		}
-		if !met {
-			return corev1.ConditionFalse, "ReadinessGatesNotReady"
-		}
-	}
-	return corev1.ConditionTrue, ""
-}
-
-// setPodCondition sets a condition of status, keeping its transition
-// time when its status stays.
-func setPodCondition(status *corev1.PodStatus, kind corev1.PodConditionType, value corev1.ConditionStatus, reason string, now metav1.Time) {
-	for i := range status.Conditions {
-		c := &status.Conditions[i]
-		if c.Type == kind {
-			if c.Status != value {
-				c.LastTransitionTime = now
-			}
-			c.Status, c.Reason = value, reason
-			return
+// setConditions sets the kubelet's conditions of status, computed from
+// its containers' statuses with the kubelet's own rules (readiness gates
+// included), and the generation they and the status observe; a condition
+// keeps its transition time while its status stays. sandbox says whether
+// the pod's sandbox is up (PodReadyToStartContainers).
+func setConditions(pod *corev1.Pod, status *corev1.PodStatus, sandbox bool, now metav1.Time) {
+	old := &pod.Status
+	var conditions []corev1.PodCondition
+	for _, c := range status.Conditions {
+		if !kubetypes.PodConditionByKubelet(c.Type) {
+			conditions = append(conditions, c)
 		}
 	}
-	status.Conditions = append(status.Conditions, corev1.PodCondition{Type: kind, Status: value, Reason: reason, LastTransitionTime: now})
+	readyToStart := corev1.ConditionFalse
+	if sandbox {
+		readyToStart = corev1.ConditionTrue
+	}
+	conditions = append(conditions, corev1.PodCondition{
+		Type: corev1.PodReadyToStartContainers, Status: readyToStart,
+		ObservedGeneration: podutil.CalculatePodConditionObservedGeneration(old, pod.Generation, corev1.PodReadyToStartContainers),
+	})
+	all := append(append([]corev1.ContainerStatus(nil), status.InitContainerStatuses...), status.ContainerStatuses...)
+	conditions = append(conditions, kubeletstatus.GeneratePodInitializedCondition(pod, old, all, status.Phase))
+	conditions = append(conditions, kubeletstatus.GeneratePodReadyCondition(pod, old, conditions, all, status.Phase))
+	conditions = append(conditions, kubeletstatus.GenerateContainersReadyCondition(pod, old, all, status.Phase))
+	conditions = append(conditions, corev1.PodCondition{
+		Type: corev1.PodScheduled, Status: corev1.ConditionTrue,
+		ObservedGeneration: podutil.CalculatePodConditionObservedGeneration(old, pod.Generation, corev1.PodScheduled),
+	})
+	for i := range conditions {
+		c := &conditions[i]
+		c.LastTransitionTime = now
+		if _, was := podutil.GetPodConditionFromList(old.Conditions, c.Type); was != nil && was.Status == c.Status {
+			c.LastTransitionTime = was.LastTransitionTime
+		}
+	}
+	status.Conditions = conditions
+	status.ObservedGeneration = podutil.CalculatePodStatusObservedGeneration(pod)
 }
 
 // containerID names a simulated container as containerd would, stable

@@ -556,8 +556,9 @@ spec:
 
 // TestStatefulSetAndDaemonSet: an OrderedReady StatefulSet starts its pods
 // one by one, each once the one before is Ready; a Parallel one's volume
-// claims are created but its pods wait, unschedulable, for volumes; and a
-// DaemonSet runs one pod on each node.
+// claims (of no class: only an existing volume would do) are created but
+// its pods wait, unschedulable, for volumes; and a DaemonSet runs one pod
+// on each node.
 func TestStatefulSetAndDaemonSet(t *testing.T) {
 	k := startKapi(t, simulatedNodes...)
 	cs := k.clientset()
@@ -653,6 +654,7 @@ spec:
   volumeClaimTemplates:
   - metadata: {name: data}
     spec:
+      storageClassName: ""
       accessModes: [ReadWriteOnce]
       resources: {requests: {storage: 1Gi}}
 `)
