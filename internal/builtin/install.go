@@ -33,6 +33,12 @@ var storageVersions = map[schema.GroupResource]string{
 	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: "v2",
 }
 
+// storedAs names the resources whose objects kube-apiserver keeps as
+// another resource's (its cohabiting resources), by that resource.
+var storedAs = map[schema.GroupResource]schema.GroupVersionResource{
+	{Group: "events.k8s.io", Resource: "events"}: {Version: "v1", Resource: "events"},
+}
+
 // Install adds a backend for every built-in resource to the registry p
 // writes to, with its served versions, storage version and hooks.
 func Install(p *pipeline.Pipeline, opts Options) error {
@@ -69,11 +75,24 @@ func Install(p *pipeline.Pipeline, opts Options) error {
 			}
 		}
 		spec := registry.Spec{Versions: versions, StorageVersion: storage, Hooks: hooks[gr]}
+		if as, ok := storedAs[gr]; ok {
+			spec.StoredAs = infoOf(byGR[as.GroupResource()], as.Version)
+		}
 		if s, ok := typeStrategies[gr]; ok {
 			spec.Strategy = s
 		}
 		if err := p.Registry().Put(spec); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// infoOf is the Info of version among versions, nil if none.
+func infoOf(versions []*resources.Info, version string) *resources.Info {
+	for _, info := range versions {
+		if info.Version == version {
+			return info
 		}
 	}
 	return nil

@@ -6,6 +6,9 @@
 // (autoscaling.alpha.kubernetes.io/metrics, .../current-metrics,
 // .../conditions, .../behavior), which the way back to v2 reads and drops.
 // Lists of a kind convert too (their items are converted one by one).
+// Kinds of two groups that share one internal type convert between the
+// groups: events.k8s.io/v1 Events are kept as core/v1 Events, as
+// kube-apiserver keeps them.
 //
 // # Defaulting
 //
@@ -48,13 +51,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
+	coreinstall "k8s.io/kubernetes/pkg/apis/core/install"
+	eventsinstall "k8s.io/kubernetes/pkg/apis/events/install"
 )
 
 // installers add a group's internal and versioned types with their
 // conversions (and defaulting functions, which Convert does not run); a
-// multi-version group needs one line here.
+// multi-version group, or one whose kinds are stored as another group's,
+// needs one line here.
 var installers = []func(*runtime.Scheme){
 	autoscalinginstall.Install,
+	coreinstall.Install,
+	eventsinstall.Install,
 }
 
 // Converter converts between the versions of the installed groups. It is
@@ -93,7 +101,7 @@ func (c *Converter) Convert(obj runtime.Object, to schema.GroupVersion) (runtime
 	if to.Version == "" || to.Version == runtime.APIVersionInternal {
 		return nil, fmt.Errorf("cannot convert %v to %q: not a served version", from, to.String())
 	}
-	if to.Group != from.Group {
+	if to.Group != from.Group && !c.scheme.Recognizes(to.WithKind(from.Kind)) {
 		return nil, fmt.Errorf("cannot convert %v to another group, %q", from, to.String())
 	}
 	if from.Version == runtime.APIVersionInternal {

@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -505,7 +507,8 @@ func TestConvertErrors(t *testing.T) {
 		in   runtime.Object
 		to   schema.GroupVersion
 	}{
-		{"group not installed", &corev1.Pod{}, corev1.SchemeGroupVersion},
+		{"group not installed", &appsv1.Deployment{}, appsv1.SchemeGroupVersion},
+		{"kind not shared with the other group", &corev1.Pod{}, eventsv1.SchemeGroupVersion},
 		{"other group", hpaV2(cpu60), schema.GroupVersion{Group: "apps", Version: "v1"}},
 		{"unknown version", hpaV2(cpu60), schema.GroupVersion{Group: "autoscaling", Version: "v9"}},
 		{"internal version", hpaV2(cpu60), schema.GroupVersion{Group: "autoscaling", Version: runtime.APIVersionInternal}},
@@ -569,5 +572,38 @@ func BenchmarkConvertV2ToV1(b *testing.B) {
 		if _, err := c.Convert(in, autoscalingv1.SchemeGroupVersion); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestEventsAcrossGroups: an events.k8s.io/v1 Event converts to the core/v1
+// Event it is stored as and back, with kube's field mapping.
+func TestEventsAcrossGroups(t *testing.T) {
+	c := New()
+	now := metav1.NewMicroTime(time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC))
+	in := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns"},
+		Regarding:  corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "p"},
+		Note:       "Successfully assigned ns/p to node-1", Reason: "Scheduled", Type: "Normal", Action: "Binding",
+		EventTime: now, ReportingController: "default-scheduler", ReportingInstance: "default-scheduler-host",
+	}
+	out, err := c.Convert(in, corev1.SchemeGroupVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, ok := out.(*corev1.Event)
+	if !ok {
+		t.Fatalf("got %T", out)
+	}
+	if core.InvolvedObject.Name != "p" || core.Message != in.Note ||
+		core.ReportingController != "default-scheduler" || !core.EventTime.Equal(&now) {
+		t.Errorf("core/v1 event: %+v", core)
+	}
+	back, err := c.Convert(core, eventsv1.SchemeGroupVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	if !apiequality.Semantic.DeepEqual(back, in) {
+		t.Errorf("round trip changed the event:\n%s", diff.Diff(in, back))
 	}
 }

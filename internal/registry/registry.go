@@ -155,6 +155,11 @@ type Spec struct {
 	// Converter, when set, converts between the versions instead of the
 	// registry's converter (custom resources convert as their CRD says).
 	Converter Converter
+	// StoredAs, when set, is the resource this one's objects are kept as:
+	// under its keys, in its version (kube-apiserver's cohabiting
+	// resources: events.k8s.io Events are core Events). Both APIs then
+	// see the same objects.
+	StoredAs *resources.Info
 }
 
 // Schema is what the schema of a version defined by data does when its
@@ -196,7 +201,11 @@ func (r *Registry) Put(spec Spec) error {
 	}
 	for _, store := range b.Stores {
 		store.backend = b
-		if store != storageStore && convert != nil {
+		switch {
+		case spec.StoredAs != nil:
+			stored := NewStore(spec.StoredAs, r.storage)
+			store.prefix, store.storageGVK, store.convert = stored.prefix, stored.gvk, r.convert
+		case store != storageStore && convert != nil:
 			store.storageGVK = storageStore.gvk
 			store.convert = convert
 		}

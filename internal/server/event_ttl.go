@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,10 +17,10 @@ import (
 )
 
 // eventResources are the resources whose objects expire, as
-// kube-apiserver stores events with a lease of --event-ttl.
+// kube-apiserver stores events with a lease of --event-ttl (events.k8s.io
+// Events are stored as core ones).
 var eventResources = []schema.GroupVersionResource{
 	{Version: "v1", Resource: "events"},
-	{Group: "events.k8s.io", Version: "v1", Resource: "events"},
 }
 
 // expireEvents deletes, every ttl/60, the events last written more than
@@ -85,11 +84,6 @@ func lastWritten(obj runtime.Object) time.Time {
 	switch e := obj.(type) {
 	case *corev1.Event:
 		times = []metav1.Time{e.CreationTimestamp, e.FirstTimestamp, e.LastTimestamp, metav1.Time(e.EventTime)}
-		if e.Series != nil {
-			times = append(times, metav1.Time(e.Series.LastObservedTime))
-		}
-	case *eventsv1.Event:
-		times = []metav1.Time{e.CreationTimestamp, e.DeprecatedFirstTimestamp, e.DeprecatedLastTimestamp, metav1.Time(e.EventTime)}
 		if e.Series != nil {
 			times = append(times, metav1.Time(e.Series.LastObservedTime))
 		}

@@ -71,6 +71,7 @@ func (s *simulator) removePod(ctx context.Context, pod *corev1.Pod) error {
 		return nil // done: what is left waits for its finalizers
 	}
 	s.ips.release(pod)
+	s.events.stopping(pod)
 	return s.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0),
 		Preconditions:      metav1.NewUIDPreconditions(string(pod.UID)),
@@ -103,8 +104,11 @@ func (s *simulator) startPod(ctx context.Context, pod *corev1.Pod, node *corev1.
 	status.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, now, initContainerState)
 	status.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, now, runningState)
 	setConditions(pod, status, true, now)
-	_, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, running, metav1.UpdateOptions{})
-	return err
+	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, running, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	s.events.started(pod)
+	return nil
 }
 
 // syncConditions posts the conditions of a running pod again when they

@@ -71,6 +71,7 @@ func Run(ctx context.Context, cfg Config) (func(), error) {
 		volumes:    cfg.Informers.Core().V1().PersistentVolumes().Lister(),
 		classes:    cfg.Informers.Storage().V1().StorageClasses().Lister(),
 		heartbeats: map[string]context.CancelFunc{},
+		events:     newKubeletEvents(cfg.Client.CoreV1()),
 		ips:        newAddresses(),
 	}
 	nodeInformer := cfg.Informers.Core().V1().Nodes().Informer()
@@ -132,6 +133,7 @@ type simulator struct {
 	volumes     corelisters.PersistentVolumeLister
 	classes     storagelisters.StorageClassLister
 	ips         *addresses
+	events      *kubeletEvents
 
 	mu         sync.Mutex
 	heartbeats map[string]context.CancelFunc // by node name
@@ -139,6 +141,7 @@ type simulator struct {
 }
 
 func (s *simulator) run(ctx context.Context, synced ...cache.InformerSynced) {
+	defer s.events.shutdown()
 	defer s.podQueue.ShutDown()
 	defer s.nodeQueue.ShutDown()
 	defer s.volumeQueue.ShutDown()

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +54,42 @@ func TestEventTTL(t *testing.T) {
 		_, err := cs.CoreV1().Events("default").Get(ctx, "core", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
+}
+
+// TestEventsOfBothAPIs: the scheduler writes events.k8s.io Events and the
+// kubelet core ones, and both APIs see both, as kube-apiserver keeps them
+// in one store: kubectl describe shows a pod's whole story.
+func TestEventsOfBothAPIs(t *testing.T) {
+	k := startKapi(t, "--simulated-nodes=1")
+	k.mustKubectl("run", "web", "--image=nginx")
+	waitFor(t, 30*time.Second, "the pod to run and its events to be written", func() bool {
+		out, _ := k.kubectl("describe", "pod", "web")
+		return strings.Contains(out, "Container started")
+	})
+	describe := k.mustKubectl("describe", "pod", "web")
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`Normal +Scheduled +\S+ +default-scheduler +Successfully assigned default/web to node-1`),
+		regexp.MustCompile(`Normal +Pulled +\S+ +kubelet +Container image "nginx" already present on machine and can be accessed by the pod`),
+		regexp.MustCompile(`Normal +Created +\S+ +kubelet +Container created`),
+		regexp.MustCompile(`Normal +Started +\S+ +kubelet +Container started`),
+	} {
+		if !want.MatchString(describe) {
+			t.Errorf("kubectl describe pod has no line matching %s:\n%s", want, describe)
+		}
+	}
+	cs := k.clientset()
+	newAPI, err := cs.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, e := range newAPI.Items {
+		reasons[e.Reason] = e.Regarding.FieldPath
+	}
+	if _, ok := reasons["Scheduled"]; !ok {
+		t.Errorf("events.k8s.io has no Scheduled event: %v", reasons)
+	}
+	if reasons["Started"] != "spec.containers{web}" {
+		t.Errorf("events.k8s.io's kubelet Started event regards %q, want spec.containers{web}", reasons["Started"])
+	}
 }
