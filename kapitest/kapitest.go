@@ -15,7 +15,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -82,7 +82,10 @@ func WithCRDObjects(crds ...*apiextensionsv1.CustomResourceDefinition) Option {
 // README).
 func WithSimulatedNodes(n int) Option { return func(o *options) { o.simulatedNodes = n } }
 
-// WithLogs sends the server's log to w (by default it is discarded).
+// WithLogs sends the server's log to w, in log/slog's text format at level
+// Info (by default it is discarded). Kubernetes code that logs through
+// klog's global logger is not included: klog is shared by the whole
+// process, which may run many servers.
 func WithLogs(w io.Writer) Option { return func(o *options) { o.logs = w } }
 
 // Start starts a server for the test and stops it when the test ends.
@@ -144,15 +147,15 @@ func (e *Env) Stop() error {
 }
 
 func start(dir string, o options) (*Env, error) {
-	logs := o.logs
-	if logs == nil {
-		logs = io.Discard
+	logger := slog.New(slog.DiscardHandler)
+	if o.logs != nil {
+		logger = slog.New(slog.NewTextHandler(o.logs, nil))
 	}
 	cfg := server.Config{
 		DataDir:        dir,
 		Listen:         "127.0.0.1:0",
 		SimulatedNodes: o.simulatedNodes,
-		Logger:         log.New(logs, "kapi: ", log.LstdFlags),
+		Logger:         logger,
 	}
 	if !o.onDisk {
 		cfg.OpenStorage = pebble.InMemory()

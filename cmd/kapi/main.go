@@ -1,6 +1,6 @@
 // Command kapi is a Kubernetes API server in one binary.
 //
-//	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory] [--controllers LIST] [--simulated-nodes N]
+//	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory] [--controllers LIST] [--simulated-nodes N] [--v N]
 //	kapi version
 package main
 
@@ -8,7 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kapi-dev/kapi/internal/controllers"
+	"github.com/kapi-dev/kapi/internal/logging"
 	"github.com/kapi-dev/kapi/internal/server"
 )
 
@@ -52,6 +53,7 @@ func main() {
 	auditPolicy := flags.String("audit-policy-file", "", "an audit.k8s.io/v1 Policy: which requests are audited, at which level")
 	auditLog := flags.String("audit-log-path", "", "where audit events go, one JSON line each ('-' for standard output)")
 	featureGates := flags.String("feature-gates", "", "comma-separated NAME=true|false pairs for Kubernetes feature gates, as kube-apiserver's flag (AllowUnsafeMalformedObjectDeletion=false, ...)")
+	verbosity := flags.Int("v", 0, "log verbosity, as Kubernetes components' flag: the log (log/slog's text format on standard error) shows V(n) lines (slog level -n) for n up to this")
 	configFile := flags.String("config", "", "a YAML or JSON file of flag values by flag name (listen: 127.0.0.1:6443); flags on the command line win")
 	flags.Parse(os.Args[2:])
 	if *configFile != "" {
@@ -69,13 +71,26 @@ func main() {
 		fmt.Fprintf(os.Stderr, "--controllers: %v\n", err)
 		os.Exit(2)
 	}
+	if *verbosity < 0 {
+		fmt.Fprintf(os.Stderr, "--v %d: must not be negative\n", *verbosity)
+		os.Exit(2)
+	}
 	openStorage := server.StorageBackend(*storageName, *dataDir)
 	if openStorage == nil {
 		fmt.Fprintf(os.Stderr, "unknown --storage %q: pebble or memory\n", *storageName)
 		os.Exit(2)
 	}
 
-	logger := log.New(os.Stderr, "kapi: ", log.LstdFlags)
+	logger := logging.New(os.Stderr, *verbosity)
+	slog.SetDefault(logger) // what logs through the log package or slog's default logger
+	if err := logging.RouteKlog(logger, *verbosity); err != nil {
+		fmt.Fprintf(os.Stderr, "--v: %v\n", err)
+		os.Exit(2)
+	}
+	fatal := func(msg string, err error) {
+		logger.Error(msg, "err", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -87,9 +102,9 @@ func main() {
 		ServiceAccountIssuer: *issuer, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,
 	})
 	if err != nil {
-		logger.Fatal(err)
+		fatal("starting failed", err)
 	}
-	logger.Printf("serving %s on %s; kubeconfig: %s", server.Version().GitVersion, srv.URL, srv.Kubeconfig)
+	logger.Info("serving", "version", server.Version().GitVersion, "url", srv.URL, "kubeconfig", srv.Kubeconfig)
 	kubeconfig, err := filepath.Abs(srv.Kubeconfig)
 	if err != nil {
 		kubeconfig = srv.Kubeconfig
@@ -98,15 +113,15 @@ func main() {
 
 	select {
 	case <-ctx.Done():
-		logger.Print("shutting down")
+		logger.Info("shutting down")
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(shutdownCtx); err != nil {
-			logger.Fatal(err)
+			fatal("shutting down failed", err)
 		}
 	case <-waitDone(srv):
 		if err := srv.Wait(); err != nil {
-			logger.Fatal(err)
+			fatal("serving failed", err)
 		}
 	}
 }

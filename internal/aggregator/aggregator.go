@@ -14,7 +14,7 @@ package aggregator
 import (
 	"context"
 	"fmt"
-	"log"
+	"log/slog"
 	"net/url"
 	"time"
 
@@ -45,7 +45,7 @@ type Config struct {
 	// ProxyCertPEM and ProxyKeyPEM are the front proxy's client
 	// credentials, presented to aggregated API servers.
 	ProxyCertPEM, ProxyKeyPEM []byte
-	Logger                    *log.Logger
+	Logger                    *slog.Logger
 }
 
 // Aggregator serves aggregated APIs in front of kapi's own handlers.

@@ -77,7 +77,7 @@ func (a *Aggregator) proxy(w http.ResponseWriter, r *http.Request, svc *apiregis
 	}
 	endpoint, err := a.resolver.ResolveEndpoint(svc.Spec.Service.Namespace, svc.Spec.Service.Name, port(svc))
 	if err != nil {
-		a.cfg.Logger.Printf("aggregator: resolving %s/%s: %v", svc.Spec.Service.Namespace, svc.Spec.Service.Name, err)
+		a.cfg.Logger.Warn("aggregator cannot resolve an APIService's service", "apiservice", svc.Name, "namespace", svc.Spec.Service.Namespace, "service", svc.Spec.Service.Name, "err", err)
 		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
 		return
 	}

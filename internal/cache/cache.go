@@ -10,7 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -36,7 +36,7 @@ type Options struct {
 	// BookmarkInterval is how often watchers that asked for bookmarks get
 	// one.
 	BookmarkInterval time.Duration
-	Logger           *log.Logger
+	Logger           *slog.Logger
 	// Prepare, when set, runs on every object before it is shared with
 	// readers. Typed objects hold lazily filled caches (a Quantity's
 	// string form) that encoding or printing would otherwise write while
@@ -128,7 +128,7 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 		opts.BookmarkInterval = time.Minute
 	}
 	if opts.Logger == nil {
-		opts.Logger = log.Default()
+		opts.Logger = slog.Default()
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -155,7 +155,7 @@ func (c *Cache) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		c.opts.Logger.Printf("watch cache %s: restarting after %v", c.prefix, err)
+		c.opts.Logger.Warn("watch cache restarting", "prefix", string(c.prefix), "err", err)
 		select {
 		case <-c.opts.Clock.After(100 * time.Millisecond):
 		case <-ctx.Done():
@@ -175,7 +175,7 @@ func (c *Cache) sync(ctx context.Context) error {
 		key := string(res.KVs[i].Key)
 		obj, err := c.decode(&res.KVs[i])
 		if err != nil {
-			c.opts.Logger.Printf("watch cache: %v", err)
+			c.opts.Logger.Error("watch cache cannot decode a stored object", "key", key, "err", err)
 			tree.ReplaceOrInsert(&entry{key: key, corrupt: err})
 			continue
 		}
@@ -346,7 +346,7 @@ func (c *Cache) applyCorrupt(ev storage.Event, old *entry, err error) runtime.Ob
 	if ev.Type == storage.EventDelete {
 		c.tree.Delete(&entry{key: string(ev.KV.Key)})
 	} else {
-		c.opts.Logger.Printf("watch cache: %v", err)
+		c.opts.Logger.Error("watch cache cannot decode a stored object", "key", string(ev.KV.Key), "err", err)
 		c.tree.ReplaceOrInsert(&entry{key: string(ev.KV.Key), obj: last, corrupt: err})
 		last = nil
 	}

@@ -10,12 +10,11 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"log"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -36,7 +35,10 @@ type Config struct {
 	// ClientFor returns the connection a controller acts through, as its
 	// service account (see ServiceAccount); nil means Client.
 	ClientFor func(serviceAccount string) *rest.Config
-	Logger    *log.Logger
+	// Logger gets the controllers' lines: Kubernetes' controllers log
+	// through the logr in their context, whose V(n) lines are records of
+	// level -n (logr's slog bridge), shown as the logger's handler allows.
+	Logger *slog.Logger
 	// Controllers selects the controllers that run (all when empty).
 	Controllers Selection
 	// RootCA is the PEM of the CA clients verify the server with, which
@@ -70,7 +72,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}
-	ctx = klog.NewContext(ctx, logrTo(cfg.Logger))
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(cfg.Logger.Handler()))
 	factory := informers.NewSharedInformerFactory(client, cfg.Resync)
 	defer factory.Shutdown()
 	metadataFactory := metadatainformer.NewSharedInformerFactory(metadataClient, cfg.Resync)
@@ -147,7 +149,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Controllers.Enabled(Scheduler) {
 		start(func() {
 			if err := scheduler.Run(ctx, cfg.Scheduler); err != nil {
-				cfg.Logger.Print(err)
+				cfg.Logger.Error("running the scheduler failed", "err", err)
 			}
 		})
 	}
@@ -184,16 +186,4 @@ func newIdentity(config *rest.Config) *identity {
 		client:   kubernetes.NewForConfigOrDie(config),
 		metadata: metadata.NewForConfigOrDie(config),
 	}
-}
-
-// logrTo makes the controllers' structured log lines (at the default
-// verbosity: starts, stops and errors) lines of logger.
-func logrTo(logger *log.Logger) logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		if prefix != "" {
-			logger.Printf("%s: %s", prefix, args)
-			return
-		}
-		logger.Print(args)
-	}, funcr.Options{})
 }

@@ -8,7 +8,7 @@ package crd
 
 import (
 	"context"
-	"log"
+	"log/slog"
 	"reflect"
 	"sync"
 
@@ -39,7 +39,7 @@ type Config struct {
 	// loopback client.
 	Client   *rest.Config
 	Registry *registry.Registry
-	Logger   *log.Logger
+	Logger   *slog.Logger
 }
 
 // workers per apiextensions controller, as kube-apiserver runs them.
@@ -137,7 +137,7 @@ func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 	}
 	spec, err := backendSpec(crd, want.ending, s.conversions)
 	if err != nil {
-		s.cfg.Logger.Printf("crd %s: %v", crd.Name, err)
+		s.cfg.Logger.Error("serving a custom resource failed", "crd", crd.Name, "err", err)
 		s.removeLocked(crd.Name)
 		return
 	}
@@ -145,7 +145,7 @@ func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 		s.cfg.Registry.Remove(have.resource)
 	}
 	if err := s.cfg.Registry.Put(spec); err != nil {
-		s.cfg.Logger.Printf("crd %s: %v", crd.Name, err)
+		s.cfg.Logger.Error("serving a custom resource failed", "crd", crd.Name, "err", err)
 		return
 	}
 	s.served[crd.Name] = want

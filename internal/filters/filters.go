@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/audit"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 
@@ -44,7 +45,9 @@ type Config struct {
 	Authorizer authorizer.Authorizer
 	// Audit, when set, records requests as its policy says.
 	Audit *Audit
-	Logf  func(format string, args ...any)
+	// Logger gets the panics the chain recovers from (default: slog's
+	// default logger).
+	Logger *slog.Logger
 }
 
 // Audit is where audit events go and which requests make them.
@@ -61,6 +64,9 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	if cfg.Authorizer == nil {
 		cfg.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	if cfg.Audit == nil {
 		cfg.Audit = &Audit{}
 	}
@@ -71,7 +77,7 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	h = cfg.Authenticator.Middleware(h, failed.ServeHTTP)
 	h = withRequestInfo(h)
 	h = endpointsfilters.WithRequestReceivedTimestamp(h)
-	h = recoverPanics(h, cfg.Logf)
+	h = recoverPanics(h, cfg.Logger)
 	return endpointsfilters.WithAuditInit(h)
 }
 
@@ -101,14 +107,14 @@ func withImpersonation(next http.Handler, authz authorizer.Authorizer) http.Hand
 
 // recoverPanics turns a panic in next into a 500 Status instead of a
 // dropped connection, and logs it.
-func recoverPanics(next http.Handler, logf func(format string, args ...any)) http.Handler {
+func recoverPanics(next http.Handler, logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				logf("panic serving %s %s: %v\n%s", r.Method, r.URL.Path, p, debug.Stack())
+				logger.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				respond.Error(w, r, apierrors.NewInternalError(fmt.Errorf("%v", p)))
 			}
 		}()

@@ -2,8 +2,7 @@ package server
 
 import (
 	"context"
-	"io"
-	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,7 +39,7 @@ func TestClientCAFile(t *testing.T) {
 			context.Background(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	}
 	with, err := Start(context.Background(), Config{
-		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
 		OpenStorage: StorageBackend("memory", ""), Controllers: onlyLifecycle, ClientCAFile: caFile,
 	})
 	if err != nil {

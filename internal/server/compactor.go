@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"log"
+	"log/slog"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -13,7 +13,7 @@ import (
 // compact discards storage history older than window: it notes the current
 // revision every window/4 and compacts to the newest revision noted at
 // least a window ago. Watches and Exact lists from before then get 410.
-func compact(ctx context.Context, store storage.Store, clk clock.WithTicker, window time.Duration, logger *log.Logger) {
+func compact(ctx context.Context, store storage.Store, clk clock.WithTicker, window time.Duration, logger *slog.Logger) {
 	type mark struct {
 		at  time.Time
 		rev int64
@@ -38,7 +38,7 @@ func compact(ctx context.Context, store storage.Store, clk clock.WithTicker, win
 			}
 			if target > store.CompactedRevision() {
 				if err := store.Compact(ctx, target); err != nil && ctx.Err() == nil {
-					logger.Printf("compacting storage to revision %d: %v", target, err)
+					logger.Error("compacting storage failed", "revision", target, "err", err)
 				}
 			}
 		}

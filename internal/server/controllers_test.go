@@ -2,8 +2,7 @@ package server
 
 import (
 	"context"
-	"io"
-	"log"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -256,7 +255,7 @@ func TestGarbageCollection(t *testing.T) {
 func TestKubernetesServiceIsRepaired(t *testing.T) {
 	fc := clocktesting.NewFakeClock(time.Now())
 	s, err := Start(context.Background(), Config{
-		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
 		OpenStorage: StorageBackend("memory", ""), Clock: fc, AdvertiseAddress: "192.0.2.10",
 	})
 	if err != nil {
@@ -300,7 +299,7 @@ func TestKubernetesServiceIsRepaired(t *testing.T) {
 // kube-apiserver's endpoint reconciler writes them.
 func TestKubernetesServiceEndpoints(t *testing.T) {
 	s, err := Start(context.Background(), Config{
-		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
 		OpenStorage: StorageBackend("memory", ""), AdvertiseAddress: "192.0.2.10",
 	})
 	if err != nil {
@@ -331,7 +330,7 @@ func TestKubernetesServiceEndpoints(t *testing.T) {
 	}
 
 	_, err = Start(context.Background(), Config{
-		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
 		OpenStorage: StorageBackend("memory", ""), AdvertiseAddress: "127.0.0.1",
 	})
 	if err == nil || !strings.Contains(err.Error(), "loopback") {

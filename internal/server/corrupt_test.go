@@ -2,8 +2,7 @@ package server
 
 import (
 	"context"
-	"io"
-	"log"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -147,7 +146,7 @@ func TestCorruptObjectAtStart(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *Server {
 		s, err := Start(context.Background(), Config{
-			DataDir: dir, Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0), Controllers: onlyLifecycle,
+			DataDir: dir, Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler), Controllers: onlyLifecycle,
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"log"
+	"log/slog"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +27,7 @@ var eventResources = []schema.GroupVersionResource{
 // ttl ago, as etcd's leases delete kube-apiserver's. An event's last write
 // is read from its own timestamps (kapi's storage keeps no write times),
 // which every writer of events sets.
-func expireEvents(ctx context.Context, reg *registry.Registry, clk clock.WithTicker, ttl time.Duration, logger *log.Logger) {
+func expireEvents(ctx context.Context, reg *registry.Registry, clk clock.WithTicker, ttl time.Duration, logger *slog.Logger) {
 	tick := clk.NewTicker(max(ttl/60, time.Second))
 	defer tick.Stop()
 	for {
@@ -37,7 +37,7 @@ func expireEvents(ctx context.Context, reg *registry.Registry, clk clock.WithTic
 		case now := <-tick.C():
 			for _, gvr := range eventResources {
 				if err := expire(ctx, reg.Snapshot().Lookup(gvr), now.Add(-ttl)); err != nil && ctx.Err() == nil {
-					logger.Printf("expiring %s: %v", gvr.GroupResource(), err)
+					logger.Error("expiring events failed", "resource", gvr.GroupResource().String(), "err", err)
 				}
 			}
 		}

@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
-	"log"
+	"log/slog"
 	"net"
 	"time"
 
@@ -30,7 +30,7 @@ const serviceIPRepairTicks = 18
 
 // keepKubernetesService repairs the kubernetes Service and its endpoints,
 // and now and then the ClusterIP allocations, until ctx ends.
-func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpoints *kubernetesEndpoints, port int32, clk clock.WithTicker, logger *log.Logger) {
+func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpoints *kubernetesEndpoints, port int32, clk clock.WithTicker, logger *slog.Logger) {
 	tick := clk.NewTicker(kubernetesServiceInterval)
 	defer tick.Stop()
 	for ticks := 1; ; ticks++ {
@@ -39,16 +39,16 @@ func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpo
 			return
 		case <-tick.C():
 			if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil && ctx.Err() == nil {
-				logger.Printf("repairing the kubernetes service: %v", err)
+				logger.Error("repairing the kubernetes service failed", "err", err)
 			}
 			if err := endpoints.reconcile(); err != nil && ctx.Err() == nil {
-				logger.Printf("repairing the kubernetes service's endpoints: %v", err)
+				logger.Error("repairing the kubernetes service's endpoints failed", "err", err)
 			}
 			if ticks%serviceIPRepairTicks != 0 {
 				continue
 			}
 			if err := builtin.RepairServiceIPs(ctx, writes); err != nil && ctx.Err() == nil {
-				logger.Printf("repairing ClusterIP allocations: %v", err)
+				logger.Error("repairing ClusterIP allocations failed", "err", err)
 			}
 		}
 	}
@@ -69,7 +69,7 @@ type kubernetesEndpoints struct {
 // does. An advertised address given explicitly must be one an endpoint may
 // name; one chosen for the user that may not (a host with loopback only)
 // leaves the Service without endpoints.
-func newKubernetesEndpoints(config *rest.Config, advertise, listenHost string, port int32, logger *log.Logger) (*kubernetesEndpoints, error) {
+func newKubernetesEndpoints(config *rest.Config, advertise, listenHost string, port int32, logger *slog.Logger) (*kubernetesEndpoints, error) {
 	config = rest.CopyConfig(config)
 	config.WarningHandler = rest.NoWarnings{} // v1 Endpoints is deprecated; kapi keeps it as kube-apiserver does
 	client, err := kubernetes.NewForConfig(config)
@@ -91,11 +91,11 @@ func newKubernetesEndpoints(config *rest.Config, advertise, listenHost string, p
 		return e, nil
 	}
 	if e.ip, err = utilnet.ResolveBindAddress(net.ParseIP(listenHost)); err != nil {
-		logger.Printf("the kubernetes service has no endpoints: no address to advertise: %v", err)
+		logger.Warn("the kubernetes service has no endpoints", "reason", "no address to advertise", "err", err)
 		return nil, nil
 	}
 	if err := e.reconciler.ValidateIP(e.ip); err != nil {
-		logger.Printf("the kubernetes service has no endpoints: %s cannot be advertised: %v", e.ip, err)
+		logger.Warn("the kubernetes service has no endpoints", "reason", "the address cannot be advertised", "address", e.ip.String(), "err", err)
 		return nil, nil
 	}
 	return e, nil

@@ -18,7 +18,7 @@ import (
 	auditlog "k8s.io/apiserver/plugin/pkg/audit/log"
 	"k8s.io/client-go/kubernetes"
 	satoken "k8s.io/kubernetes/pkg/serviceaccount"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -46,6 +46,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/crd"
 	"github.com/kapi-dev/kapi/internal/filters"
 	"github.com/kapi-dev/kapi/internal/handlers"
+	"github.com/kapi-dev/kapi/internal/logging"
 	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -57,7 +58,9 @@ import (
 type Config struct {
 	DataDir string
 	Listen  string // host:port
-	Logger  *log.Logger
+	// Logger is where the server and its controllers log (default: slog's
+	// text format on standard error, at level Info).
+	Logger *slog.Logger
 	// HistoryWindow is how long past revisions stay readable and
 	// watchable (default 5 minutes).
 	HistoryWindow time.Duration
@@ -180,7 +183,7 @@ var bootstrapNamespaces = []string{
 // server accepts requests. A start that fails leaves nothing running.
 func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.Logger == nil {
-		cfg.Logger = log.New(os.Stderr, "kapi: ", log.LstdFlags)
+		cfg.Logger = logging.New(os.Stderr, 0)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -291,7 +294,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Audit:         auditing,
 		Authenticator: authn,
 		Authorizer:    authorizer,
-		Logf:          cfg.Logger.Printf,
+		Logger:        cfg.Logger,
 	})
 	s.inProcess = loopback.NewServer(chain)
 	go s.inProcess.Serve(s.loopback)
@@ -360,7 +363,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
 		})
 		if err != nil {
-			cfg.Logger.Print(err)
+			cfg.Logger.Error("running the controllers failed", "err", err)
 		}
 	})
 
@@ -389,7 +392,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Handler:           chain,
 		TLSConfig:         pki.TLSConfig(),
 		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          cfg.Logger,
+		ErrorLog:          httpErrorLog(cfg.Logger),
 	}
 	go func() { s.done <- s.http.ServeTLS(s.listener, "", "") }()
 	return s, nil

@@ -2,8 +2,7 @@ package server
 
 import (
 	"context"
-	"io"
-	"log"
+	"log/slog"
 	"net"
 	"runtime"
 	"testing"
@@ -22,7 +21,7 @@ import (
 func startServer(t *testing.T, selection ...string) *Server {
 	t.Helper()
 	s, err := Start(context.Background(), Config{
-		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0),
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
 		OpenStorage: StorageBackend("memory", ""), Controllers: controllers.Selection(selection),
 	})
 	if err != nil {
@@ -81,7 +80,7 @@ func TestFailedStartLeavesNothingRunning(t *testing.T) {
 	defer taken.Close()
 	before := runtime.NumGoroutine()
 	_, err = Start(context.Background(), Config{
-		DataDir: t.TempDir(), Listen: taken.Addr().String(), Logger: log.New(io.Discard, "", 0),
+		DataDir: t.TempDir(), Listen: taken.Addr().String(), Logger: slog.New(slog.DiscardHandler),
 	})
 	if err == nil {
 		t.Fatal("second server on the same port started")
@@ -102,7 +101,7 @@ func TestFailedStartLeavesNothingRunning(t *testing.T) {
 func TestServiceIPRepairAtStart(t *testing.T) {
 	dir := t.TempDir()
 	start := func() (*Server, *kubernetes.Clientset) {
-		s, err := Start(context.Background(), Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: log.New(io.Discard, "", 0)})
+		s, err := Start(context.Background(), Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -97,7 +97,7 @@ func (s *simulator) withSpec(node *corev1.Node) *corev1.Node {
 	if wanted.Spec.PodCIDR == "" {
 		cidr, err := s.ips.nodeCIDR(s.nodes)
 		if err != nil {
-			s.logger.Printf("simulated nodes: %s: %v", node.Name, err)
+			s.logger.Warn("simulated nodes: allocating a pod CIDR failed", "node", node.Name, "err", err)
 		} else {
 			wanted.Spec.PodCIDR, wanted.Spec.PodCIDRs = cidr, []string{cidr}
 		}

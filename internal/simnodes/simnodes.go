@@ -15,7 +15,7 @@ package simnodes
 import (
 	"context"
 	"fmt"
-	"log"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -43,7 +43,7 @@ type Config struct {
 	// Nodes is how many simulated nodes to create on start (node-1 to
 	// node-N); existing ones are kept.
 	Nodes  int
-	Logger *log.Logger
+	Logger *slog.Logger
 	// KubeletVersion is the version the nodes report.
 	KubeletVersion string
 }
@@ -111,7 +111,7 @@ func Run(ctx context.Context, cfg Config) (func(), error) {
 	classInformer := cfg.Informers.Storage().V1().StorageClasses().Informer()
 	return func() {
 		if err := s.createNodes(ctx, cfg.Nodes); err != nil {
-			s.logger.Printf("simulated nodes: %v", err)
+			s.logger.Error("creating simulated nodes failed", "err", err)
 		}
 		s.run(ctx, nodeInformer.HasSynced, podInformer.HasSynced, claimInformer.HasSynced, volumeInformer.HasSynced, classInformer.HasSynced)
 	}, nil
@@ -120,7 +120,7 @@ func Run(ctx context.Context, cfg Config) (func(), error) {
 // simulator is the nodes' kubelets.
 type simulator struct {
 	client     kubernetes.Interface
-	logger     *log.Logger
+	logger     *slog.Logger
 	version    string
 	nodes      corelisters.NodeLister
 	pods       corelisters.PodLister
@@ -198,7 +198,7 @@ func (s *simulator) process(ctx context.Context, queue workqueue.TypedRateLimiti
 		queue.Forget(key) // gone meanwhile: its deletion is queued
 	default:
 		if !apierrors.IsConflict(err) {
-			s.logger.Printf("simulated nodes: %s: %v", key, err)
+			s.logger.Warn("simulated nodes: syncing failed, retrying", "key", key, "err", err)
 		}
 		queue.AddRateLimited(key)
 	}

@@ -16,6 +16,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -234,13 +236,15 @@ type commitFailure struct{ err error }
 // commit (DB.Apply in pebble/v2 db.go).
 const fatalCommitPrefix = "pebble: fatal commit error"
 
-// quietLogger keeps Pebble's informational messages out of kapi's log, and
-// turns a failed commit into an error for Store.commit instead of an exit.
+// quietLogger keeps Pebble's informational messages out of kapi's log,
+// writes its errors there (slog's default logger, which the kapi binary
+// sets), and turns a failed commit into an error for Store.commit instead
+// of an exit.
 type quietLogger struct{}
 
 func (quietLogger) Infof(string, ...interface{}) {}
 func (quietLogger) Errorf(format string, args ...interface{}) {
-	pebble.DefaultLogger.Errorf(format, args...)
+	slog.Error("storage error", "err", fmt.Sprintf(format, args...))
 }
 func (quietLogger) Fatalf(format string, args ...interface{}) {
 	if strings.HasPrefix(format, fatalCommitPrefix) {
@@ -253,5 +257,6 @@ func (quietLogger) Fatalf(format string, args ...interface{}) {
 		}
 		panic(&commitFailure{err: fmt.Errorf("pebble: commit: %w", cause)})
 	}
-	pebble.DefaultLogger.Fatalf(format, args...)
+	slog.Error("fatal storage error", "err", fmt.Sprintf(format, args...))
+	os.Exit(1)
 }
