@@ -17,7 +17,7 @@
 #     and reused by later runs;
 #  2. builds kapi and, for each content type, starts a fresh one on a free
 #     loopback port with in-memory storage;
-#  3. registers one Ready Node, as a kubelet would have (kapi has none);
+#  3. gives it two simulated nodes (--simulated-nodes): pods run, without containers;
 #  4. runs FOCUS minus SKIP with ginkgo, a JUnit report per content type;
 #  5. summarises the reports into docs/CONFORMANCE.md (hack/conformance/summarize).
 #
@@ -66,7 +66,6 @@ AdmissionWebhook	admission webhooks: the webhook server is a Deployment of a con
 CustomResourceConversionWebhook|CustomResourceFieldSelectors	CRD conversion webhooks: the conversion webhook is a Deployment of a container image that must run
 Aggregator|Aggregated APIServer|sample-apiserver	aggregated APIs: the sample API server is a Deployment of a container image that must run
 Etcd failure	etcd failure: kills or partitions etcd on the control-plane host (disruptive; kapi has no etcd)
-all pods are removed when a namespace is deleted|namespace deletion should delete pod first|Generated clientset should create pods	waits for a Pod to be Running: needs a kubelet and a container runtime
 \[Disruptive\]	disruptive: restarts or breaks the server or its hosts
 \[Flaky\]	marked flaky upstream
 \[Feature:[^\]]+\]|\[Alpha\]	optional features ([Feature:...], incl. [Feature:OffByDefault] beta gates) and alpha feature gates, off in a default cluster
@@ -248,7 +247,7 @@ start_kapi() {
 	KAPI_DATA=$WORKDIR/data-$label
 	rm -rf "$KAPI_DATA"
 	mkdir -p "$KAPI_DATA"
-	"$KAPI" serve --storage=memory --data-dir "$KAPI_DATA" --listen "127.0.0.1:$port" \
+	"$KAPI" serve --storage=memory --data-dir "$KAPI_DATA" --listen "127.0.0.1:$port" --simulated-nodes 2 \
 		>"$REPORT_DIR/kapi-$label.log" 2>&1 &
 	KAPI_PID=$!
 	KAPI_PORT=$port
@@ -264,47 +263,6 @@ start_kapi() {
 		sleep 0.5
 	done
 	die "kapi not ready after 60s"
-}
-
-# ---------------------------------------------------------------------------
-# 3. The Node a kubelet would have registered.
-# ---------------------------------------------------------------------------
-
-NODE_NAME=${NODE_NAME:-kapi-node-1}
-register_node() {
-	local kc=(kubectl --kubeconfig "$KUBECONFIG_FILE")
-	"${kc[@]}" apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Node
-metadata:
-  name: $NODE_NAME
-  labels:
-    kubernetes.io/hostname: $NODE_NAME
-    kubernetes.io/os: linux
-    kubernetes.io/arch: amd64
-    node-role.kubernetes.io/worker: ""
-EOF
-	local now
-	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-	"${kc[@]}" patch node "$NODE_NAME" --subresource=status --type=merge -p "$(cat <<EOF
-{"status": {
-  "capacity":    {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"},
-  "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"},
-  "conditions": [
-    {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "registered by hack/conformance.sh",
-     "lastHeartbeatTime": "$now", "lastTransitionTime": "$now"},
-    {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory", "lastHeartbeatTime": "$now", "lastTransitionTime": "$now"},
-    {"type": "DiskPressure", "status": "False", "reason": "KubeletHasNoDiskPressure", "lastHeartbeatTime": "$now", "lastTransitionTime": "$now"},
-    {"type": "PIDPressure", "status": "False", "reason": "KubeletHasSufficientPID", "lastHeartbeatTime": "$now", "lastTransitionTime": "$now"}
-  ],
-  "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": "$NODE_NAME"}],
-  "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "$K8S_VERSION",
-               "kubeProxyVersion": "", "containerRuntimeVersion": "none://0", "kernelVersion": "", "osImage": "kapi",
-               "machineID": "", "systemUUID": "", "bootID": ""}
-}}
-EOF
-)" >/dev/null
-	log "registered node $NODE_NAME (Ready)"
 }
 
 # kube-apiserver creates the default/kubernetes Service itself, and the e2e
@@ -395,7 +353,6 @@ run_e2e() {
 	local ctype=$1 label rc=0 start=$SECONDS
 	label=$(short_label "$ctype")
 	start_kapi "$label"
-	register_node
 	ensure_kubernetes_service "$KAPI_PORT"
 	local verify
 	verify=$(verify_service_account)

@@ -194,6 +194,7 @@ func (c *Cache) sync(ctx context.Context) error {
 	bookmarks := c.opts.Clock.NewTimer(c.opts.BookmarkInterval)
 	defer bookmarks.Stop()
 	c.reset(tree, res.Revision, w.RequestProgress)
+	c.recordInitialization()
 
 	bookmarkDue := false
 	for {
@@ -327,6 +328,7 @@ func (c *Cache) apply(ev storage.Event) error {
 	c.lastChange = e.Rev
 	c.trim(e.at)
 	c.setRev(e.Rev)
+	c.recordEvent(e.Rev)
 	for w := range c.watchers {
 		w.offer(e)
 	}

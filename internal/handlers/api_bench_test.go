@@ -90,38 +90,55 @@ func benchPod(i int) *corev1.Pod {
 }
 
 // BenchmarkListPods10k lists 10,000 pods through the handler, in JSON and
-// protobuf, in one page and in pages of 500.
+// protobuf, in one page and in pages of 500, compressed or not (a whole
+// list is compressed for clients that accept gzip; pages are too small).
 func BenchmarkListPods10k(b *testing.B) {
 	api, _ := benchAPI(b, 10000)
 	for _, mediaType := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {
 		for _, limit := range []int{0, 500} {
-			b.Run(fmt.Sprintf("%s/limit=%d", mediaType, limit), func(b *testing.B) {
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
-					cont, pages := "", 0
-					for {
-						url := fmt.Sprintf("/api/v1/namespaces/default/pods?limit=%d&continue=%s", limit, cont)
-						req := httptest.NewRequest(http.MethodGet, url, nil)
-						req.Header.Set("Accept", mediaType)
-						rec := httptest.NewRecorder()
-						api.ServeHTTP(rec, req)
-						if rec.Code != 200 {
-							b.Fatalf("%d %s", rec.Code, rec.Body.Bytes())
-						}
-						pages++
-						if limit == 0 {
-							break
-						}
-						if cont = nextContinue(b, rec, mediaType); cont == "" {
-							break
-						}
-					}
-					if limit > 0 && pages != 20 {
-						b.Fatalf("%d pages", pages)
-					}
+			for _, gzip := range []bool{false, true} {
+				if gzip && limit > 0 {
+					continue
 				}
-			})
+				b.Run(fmt.Sprintf("%s/limit=%d/gzip=%t", mediaType, limit, gzip), func(b *testing.B) {
+					b.ReportAllocs()
+					for i := 0; i < b.N; i++ {
+						listPages(b, api, mediaType, limit, gzip)
+					}
+				})
+			}
 		}
+	}
+}
+
+// listPages lists every pod in pages of limit (0: one page).
+func listPages(b *testing.B, api *API, mediaType string, limit int, gzip bool) {
+	cont, pages := "", 0
+	for {
+		url := fmt.Sprintf("/api/v1/namespaces/default/pods?limit=%d&continue=%s", limit, cont)
+		req := httptest.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("Accept", mediaType)
+		if gzip {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("%d %s", rec.Code, rec.Body.Bytes())
+		}
+		if gzip != (rec.Header().Get("Content-Encoding") == "gzip") {
+			b.Fatalf("Content-Encoding %q", rec.Header().Get("Content-Encoding"))
+		}
+		pages++
+		if limit == 0 {
+			return
+		}
+		if cont = nextContinue(b, rec, mediaType); cont == "" {
+			break
+		}
+	}
+	if pages != 20 {
+		b.Fatalf("%d pages", pages)
 	}
 }
 

@@ -1,26 +1,63 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"sync"
 
 	"k8s.io/apiserver/pkg/storage"
 	storagemetrics "k8s.io/apiserver/pkg/storage/etcd3/metrics"
+	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/kapi-dev/kapi/internal/registry"
+	kapistorage "github.com/kapi-dev/kapi/internal/storage"
+)
+
+// kapi's own storage figures, beside kube-apiserver's metrics.
+var (
+	storageRevision = metrics.NewGauge(&metrics.GaugeOpts{
+		Name: "kapi_storage_revision", Help: "The storage's current revision (the newest resource version).", StabilityLevel: metrics.ALPHA,
+	})
+	storageCompactedRevision = metrics.NewGauge(&metrics.GaugeOpts{
+		Name: "kapi_storage_compacted_revision", Help: "The revision storage history was last compacted to: older resource versions get 410 Gone.", StabilityLevel: metrics.ALPHA,
+	})
+	registerMetrics sync.Once
 )
 
 // metricsHandler serves /metrics in Prometheus' text format: kube-apiserver's
-// metrics (k8s.io/apiserver's request and watch metrics, which the filters
-// and handlers record) and apiserver_storage_objects, counted from the
-// watch caches when scraped.
-func metricsHandler(reg *registry.Registry) http.Handler {
-	storagemetrics.Register()
-	metrics := legacyregistry.Handler()
+// metrics (k8s.io/apiserver's request, watch and watch cache metrics,
+// which the filters, handlers and caches record), apiserver_storage_objects
+// counted from the watch caches and apiserver_storage_size_bytes from the
+// store when scraped, and kapi's storage revisions.
+func metricsHandler(reg *registry.Registry, store kapistorage.Store) http.Handler {
+	registerMetrics.Do(func() {
+		storagemetrics.Register()
+		legacyregistry.MustRegister(storageRevision, storageCompactedRevision)
+	})
+	if sized, ok := store.(interface{ SizeBytes() int64 }); ok {
+		storagemetrics.SetStorageMonitorGetter(func() ([]storagemetrics.Monitor, error) {
+			return []storagemetrics.Monitor{sizeMonitor{sized}}, nil
+		})
+	}
+	handler := legacyregistry.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, b := range reg.Snapshot().Backends() {
 			storagemetrics.UpdateStoreStats(b.GroupResource, storage.Stats{ObjectCount: int64(b.Cache.Len())}, nil)
 		}
-		metrics.ServeHTTP(w, r)
+		if rev, err := store.CurrentRevision(r.Context()); err == nil {
+			storageRevision.Set(float64(rev))
+		}
+		storageCompactedRevision.Set(float64(store.CompactedRevision()))
+		handler.ServeHTTP(w, r)
 	})
 }
+
+// sizeMonitor reports the store's size as kube-apiserver reports etcd's.
+type sizeMonitor struct{ store interface{ SizeBytes() int64 } }
+
+func (m sizeMonitor) Monitor(context.Context) (storagemetrics.StorageMetrics, error) {
+	return storagemetrics.StorageMetrics{Size: m.store.SizeBytes()}, nil
+}
+
+func (sizeMonitor) Close() error { return nil }

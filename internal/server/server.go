@@ -527,7 +527,7 @@ func (s *Server) routes(api http.Handler, ver interface{}) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(versionJSON)
 	})
-	mux.Handle("/metrics", metricsHandler(s.reg))
+	mux.Handle("/metrics", metricsHandler(s.reg, s.store))
 	// Profiles, as kube-apiserver serves them with --profiling (its
 	// default): for users RBAC allows the non-resource URL.
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

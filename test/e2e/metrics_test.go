@@ -49,6 +49,15 @@ func TestMetrics(t *testing.T) {
 		{"apiserver_watch_events_total", []string{`resource="configmaps"`, `version="v1"`}, func(v float64) bool { return v >= 3 }},
 		{"apiserver_storage_objects", []string{`resource="configmaps"`}, func(v float64) bool { return v == 4 }}, // and extension-apiserver-authentication
 		{"apiserver_request_duration_seconds_count", []string{`resource="configmaps"`, `verb="POST"`}, func(v float64) bool { return v == 3 }},
+		{"apiserver_watch_cache_events_received_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 3 }},
+		{"apiserver_watch_cache_initializations_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 1 }},
+		{"apiserver_watch_cache_resource_version", []string{`resource="configmaps"`}, func(v float64) bool { return v > 0 }},
+		{"apiserver_storage_size_bytes", []string{`storage_cluster_id="etcd-0"`}, func(v float64) bool { return v > 0 }},
+	}
+	for _, name := range []string{"kapi_storage_revision", "kapi_storage_compacted_revision"} {
+		if !regexp.MustCompile(`(?m)^` + name + ` \d`).MatchString(metrics) {
+			t.Errorf("no %s", name)
+		}
 	}
 	for _, c := range checks {
 		if v := value(c.name, c.labels...); !c.want(v) {

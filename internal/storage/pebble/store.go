@@ -165,6 +165,9 @@ func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
 // CompactedRevision implements storage.Store.
 func (s *Store) CompactedRevision() int64 { return s.compacted.Load() }
 
+// SizeBytes is the space the database takes on its filesystem.
+func (s *Store) SizeBytes() int64 { return int64(s.db.Metrics().DiskSpaceUsage()) }
+
 func checkKey(key []byte) error {
 	if len(key) == 0 || bytes.IndexByte(key, 0) >= 0 {
 		return fmt.Errorf("storage: invalid key %q", key)
