@@ -1,6 +1,6 @@
 // Package filters is the chain every request passes before the handlers:
 // panic recovery, the request's info parsed once into its context,
-// authentication, impersonation, priority and fairness (not yet) and
+// authentication, impersonation, priority and fairness and
 // authorisation. A filter answers with a Status and stops the request,
 // or passes it on; filters never touch objects or storage.
 package filters
@@ -45,6 +45,9 @@ type Config struct {
 	Authorizer authorizer.Authorizer
 	// Audit, when set, records requests as its policy says.
 	Audit *Audit
+	// Fairness, when set, queues requests by priority and fairness (after
+	// impersonation, before authorisation, as in kube-apiserver).
+	Fairness func(http.Handler) http.Handler
 	// Logger gets the panics the chain recovers from (default: slog's
 	// default logger).
 	Logger *slog.Logger
@@ -58,8 +61,8 @@ type Audit struct {
 
 // Chain wraps handler in the filters, outermost first, in kube-apiserver's
 // order: the audit ID, recovery, the time received, request info,
-// authentication, audit, impersonation, metrics, authorisation, deadline,
-// warnings.
+// authentication, audit, impersonation, priority and fairness, metrics,
+// authorisation, deadline, warnings.
 func Chain(handler http.Handler, cfg Config) http.Handler {
 	if cfg.Authorizer == nil {
 		cfg.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
@@ -71,6 +74,9 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 		cfg.Audit = &Audit{}
 	}
 	h := withMetrics(authorize(withRequestDeadline(withWarnings(handler)), cfg.Authorizer))
+	if cfg.Fairness != nil {
+		h = cfg.Fairness(h)
+	}
 	h = withImpersonation(h, cfg.Authorizer)
 	h = endpointsfilters.WithAudit(h, cfg.Audit.Sink, cfg.Audit.Policy, streams)
 	failed := endpointsfilters.WithFailedAuthenticationAudit(http.HandlerFunc(unauthorized), cfg.Audit.Sink, cfg.Audit.Policy)

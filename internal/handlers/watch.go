@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	compbasemetrics "k8s.io/component-base/metrics"
 	"math/rand/v2"
 	"net/http"
@@ -226,6 +227,9 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			return
 		}
 	}
+	// The initial events are out: priority and fairness frees the
+	// watch's seat.
+	utilflowcontrol.WatchInitialized(ctx)
 	for {
 		select {
 		case d := <-watcher.Deliveries():

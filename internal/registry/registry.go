@@ -117,6 +117,9 @@ func (r *Registry) Follow(apply func(*Snapshot)) func(ctx context.Context) {
 // Lookup returns the store serving a group-version-resource, or nil.
 func (s *Snapshot) Lookup(gvr schema.GroupVersionResource) *Store { return s.stores[gvr] }
 
+// Backend returns the backend of a group-resource, nil if it is not served.
+func (s *Snapshot) Backend(gr schema.GroupResource) *Backend { return s.backends[gr] }
+
 // Backends lists every backend, ordered by group and resource.
 func (s *Snapshot) Backends() []*Backend {
 	out := make([]*Backend, 0, len(s.backends))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"github.com/kapi-dev/kapi/internal/flowcontrol"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -51,7 +52,8 @@ var apiextensionsHooks = []string{"start-apiextensions-informers", "start-apiext
 
 // allHooks lists every hook in the order checks are reported.
 var allHooks = append(append([]string{hookStartInformers, hookStorageReadiness, hookSystemNamespaces,
-	hookPriorityClasses, hookAuthenticationInfo, hookAdmission, hookServiceIPRepair, hookBootstrapRoles}, aggregatorHooks...), apiextensionsHooks...)
+	hookPriorityClasses, hookAuthenticationInfo, hookAdmission, hookServiceIPRepair, hookBootstrapRoles,
+	flowcontrol.HookConfigProducer, flowcontrol.HookConfigConsumer, flowcontrol.HookFilter}, aggregatorHooks...), apiextensionsHooks...)
 
 // done marks hooks finished.
 func (h *health) done(names ...string) {

@@ -54,7 +54,9 @@ func metricsHandler(reg *registry.Registry, store kapistorage.Store) http.Handle
 }
 
 // sizeMonitor reports the store's size as kube-apiserver reports etcd's.
-type sizeMonitor struct{ store interface{ SizeBytes() int64 } }
+type sizeMonitor struct {
+	store interface{ SizeBytes() int64 }
+}
 
 func (m sizeMonitor) Monitor(context.Context) (storagemetrics.StorageMetrics, error) {
 	return storagemetrics.StorageMetrics{Size: m.store.SizeBytes()}, nil

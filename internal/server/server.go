@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	auditpolicy "k8s.io/apiserver/pkg/audit/policy"
 	kubeauthenticator "k8s.io/apiserver/pkg/authentication/authenticator"
@@ -45,6 +46,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/convert"
 	"github.com/kapi-dev/kapi/internal/crd"
 	"github.com/kapi-dev/kapi/internal/filters"
+	"github.com/kapi-dev/kapi/internal/flowcontrol"
 	"github.com/kapi-dev/kapi/internal/handlers"
 	"github.com/kapi-dev/kapi/internal/logging"
 	"github.com/kapi-dev/kapi/internal/loopback"
@@ -290,10 +292,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	fairness, err := flowcontrol.New(loopbackClient(), objectCounts(reg), cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	chain := filters.Chain(s.routes(agg.Handler(api), ver), filters.Config{
 		Audit:         auditing,
 		Authenticator: authn,
 		Authorizer:    authorizer,
+		Fairness:      fairness.Filter,
 		Logger:        cfg.Logger,
 	})
 	s.inProcess = loopback.NewServer(chain)
@@ -313,6 +320,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.health.done(hookBootstrapRoles)
+	runFairness, err := fairness.Start(runCtx)
+	if err != nil {
+		return nil, err
+	}
+	s.background(runFairness)
+	s.health.done(flowcontrol.HookConfigProducer, flowcontrol.HookConfigConsumer, flowcontrol.HookFilter)
 	if err := authorizer.Start(runCtx); err != nil {
 		return nil, err
 	}
@@ -573,4 +586,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = cerr
 	}
 	return err
+}
+
+// objectCounts tells priority and fairness how many objects a resource
+// has, from its watch cache.
+func objectCounts(reg *registry.Registry) flowcontrol.ObjectCounts {
+	return func(gr schema.GroupResource) (int64, bool) {
+		b := reg.Snapshot().Backend(gr)
+		if b == nil || !b.Cache.Ready() {
+			return 0, false
+		}
+		return int64(b.Cache.Len()), true
+	}
 }
