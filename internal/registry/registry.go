@@ -207,10 +207,11 @@ func (r *Registry) Put(spec Spec) error {
 		switch {
 		case spec.StoredAs != nil:
 			stored := NewStore(spec.StoredAs, r.storage)
-			store.prefix, store.storageGVK, store.convert = stored.prefix, stored.gvk, r.convert
+			store.prefix, store.storageGVK, store.convert, store.protobuf = stored.prefix, stored.gvk, r.convert, stored.protobuf
 		case store != storageStore && convert != nil:
 			store.storageGVK = storageStore.gvk
 			store.convert = convert
+			store.protobuf = storageStore.protobuf
 		}
 	}
 	opts := r.cacheOpts

@@ -33,6 +33,9 @@ type Store struct {
 	gr      schema.GroupResource
 	typed   bool
 	codec   runtime.Serializer
+	// protobuf is set when objects are stored in protobuf (built-in
+	// kinds); codec still reads the ones stored in JSON.
+	protobuf bool
 
 	backend *Backend
 	// storageGVK and convert are set when objects are stored in another
@@ -97,6 +100,7 @@ func NewStore(info *resources.Info, s storage.Store) *Store {
 	if st.typed {
 		info, _ := runtime.SerializerInfoForMediaType(codecs.Factory.SupportedMediaTypes(), runtime.ContentTypeJSON)
 		st.codec = info.Serializer
+		st.protobuf = storesProtobuf(st.gvk)
 	}
 	return st
 }
@@ -178,7 +182,7 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 		gvk = s.storageGVK
 		into, _ = codecs.Scheme.New(gvk)
 	}
-	obj, _, err := s.codec.Decode(kv.Value, &gvk, into)
+	obj, err := s.decodeStored(kv.Value, &gvk, into)
 	var m metav1.Object
 	if err == nil {
 		m, err = meta.Accessor(obj)
@@ -236,7 +240,7 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := s.codec.Encode(obj, &buf); err != nil {
+	if err := s.encodeStored(obj, &buf); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	return buf.Bytes(), nil
