@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	nodeutil "k8s.io/component-helpers/node/util"
+	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -914,12 +916,8 @@ func simNodeTable(out string) []string {
 }
 
 func simNodeCondition(node *corev1.Node, kind corev1.NodeConditionType) *corev1.NodeCondition {
-	for i := range node.Status.Conditions {
-		if node.Status.Conditions[i].Type == kind {
-			return &node.Status.Conditions[i]
-		}
-	}
-	return nil
+	_, c := nodeutil.GetNodeCondition(&node.Status, kind)
+	return c
 }
 
 func simInternalIP(node *corev1.Node) string {
@@ -975,12 +973,8 @@ func simPodImages(t *testing.T, cs kubernetes.Interface, selector string) []stri
 }
 
 func simPodCondition(pod *corev1.Pod, kind corev1.PodConditionType) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == kind {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
+	_, c := podutil.GetPodCondition(&pod.Status, kind)
+	return c
 }
 
 // simRunningReady reports whether the pod runs and is Ready.
