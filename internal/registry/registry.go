@@ -73,6 +73,9 @@ type Backend struct {
 	Strategy Strategy
 
 	stop context.CancelFunc // ends the cache
+	// sharedCache is set when Cache is another backend's, the one this
+	// backend's objects are stored as (Spec.StoredAs): that one runs it.
+	sharedCache bool
 }
 
 // Storage is the store of the storage version.
@@ -214,12 +217,18 @@ func (r *Registry) Put(spec Spec) error {
 			store.protobuf = storageStore.protobuf
 		}
 	}
-	opts := r.cacheOpts
-	opts.Resource = gr
-	if storageStore.Typed() {
-		opts.Prepare = WarmEncodings
+	if owner := r.cacheOwner(spec); owner != nil {
+		// One cache of the shared objects, in the owner's kind, which
+		// this backend's stores convert from as they read.
+		b.Cache, b.sharedCache = owner.Cache, true
+	} else {
+		opts := r.cacheOpts
+		opts.Resource = gr
+		if storageStore.Typed() {
+			opts.Prepare = WarmEncodings
+		}
+		b.Cache = cache.New(r.storage, storageStore.CollectionPrefix(""), storageStore.Decode, opts)
 	}
-	b.Cache = cache.New(r.storage, storageStore.CollectionPrefix(""), storageStore.Decode, opts)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -233,6 +242,19 @@ func (r *Registry) Put(spec Spec) error {
 	}
 	r.publish(next)
 	return nil
+}
+
+// cacheOwner is the backend whose objects spec's are stored as, when it
+// is served and stores them in the version spec names.
+func (r *Registry) cacheOwner(spec Spec) *Backend {
+	if spec.StoredAs == nil {
+		return nil
+	}
+	owner := r.snap.Load().backends[spec.StoredAs.GroupVersionResource().GroupResource()]
+	if owner == nil || owner.StorageVersion != spec.StoredAs.Version {
+		return nil
+	}
+	return owner
 }
 
 // Remove stops serving a group-resource. Its objects stay in storage.
@@ -290,6 +312,9 @@ func (r *Registry) Run(ctx context.Context) {
 }
 
 func (b *Backend) start(ctx context.Context, running *sync.WaitGroup) {
+	if b.sharedCache {
+		return
+	}
 	ctx, b.stop = context.WithCancel(ctx)
 	running.Add(1)
 	go func() {

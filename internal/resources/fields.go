@@ -99,9 +99,7 @@ var fieldSupports = map[schema.GroupResource]fieldSupport{
 		convert: acceptLabels(labelNotSupported, "metadata.name", "metadata.namespace", "status.replicas"),
 	},
 	{Resource: "events"}: {
-		attrs: typedAttrs(func(e *corev1.Event) fields.Set {
-			return eventFields(e.InvolvedObject, e.Reason, e.ReportingController, e.Source.Component, e.Type)
-		}),
+		attrs: coreEventAttrs,
 		convert: acceptLabels(labelNotSupported,
 			"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
 			"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
@@ -117,9 +115,12 @@ var fieldSupports = map[schema.GroupResource]fieldSupport{
 	// events.k8s.io shares the core Event storage and GetAttrs; its
 	// conversion func maps the events.k8s.io names onto that field set.
 	{Group: "events.k8s.io", Resource: "events"}: {
-		attrs: typedAttrs(func(e *eventsv1.Event) fields.Set {
-			return eventFields(e.Regarding, e.Reason, e.ReportingController, e.DeprecatedSource.Component, e.Type)
-		}),
+		attrs: func(obj runtime.Object) fields.Set {
+			if core, ok := obj.(*corev1.Event); ok { // as its cache holds it
+				return coreEventAttrs(core)
+			}
+			return eventsV1Attrs(obj)
+		},
 		convert: mapLabels(map[string]string{
 			"reason":                    "reason",
 			"regarding.kind":            "involvedObject.kind",
@@ -312,6 +313,16 @@ func mapLabels(mapping map[string]string) func(string, string) (string, string, 
 
 // typedAttrs adapts a GetAttrs over a typed object to any runtime.Object;
 // unstructured input is converted to the type first.
+// coreEventAttrs are a core Event's fields; events.k8s.io reads them too,
+// from the core Events its cache holds.
+var coreEventAttrs = typedAttrs(func(e *corev1.Event) fields.Set {
+	return eventFields(e.InvolvedObject, e.Reason, e.ReportingController, e.Source.Component, e.Type)
+})
+
+var eventsV1Attrs = typedAttrs(func(e *eventsv1.Event) fields.Set {
+	return eventFields(e.Regarding, e.Reason, e.ReportingController, e.DeprecatedSource.Component, e.Type)
+})
+
 func typedAttrs[T any, PT interface {
 	*T
 	runtime.Object

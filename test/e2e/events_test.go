@@ -10,6 +10,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestEventTTL: events go some time after their last write
@@ -91,5 +92,38 @@ func TestEventsOfBothAPIs(t *testing.T) {
 	}
 	if reasons["Started"] != "spec.containers{web}" {
 		t.Errorf("events.k8s.io's kubelet Started event regards %q, want spec.containers{web}", reasons["Started"])
+	}
+
+	// Field selectors and watches of events.k8s.io see core events too.
+	selected, err := cs.EventsV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=web,reason=Started"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(selected.Items) != 1 {
+		t.Errorf("events.k8s.io events regarding web with reason Started: %+v", selected.Items)
+	}
+	w, err := cs.EventsV1().Events("default").Watch(ctx, metav1.ListOptions{
+		FieldSelector: "regarding.name=other", ResourceVersion: selected.ResourceVersion,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if _, err := cs.CoreV1().Events("default").Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "other.1"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "other"},
+		Reason:         "Tested", Message: "through the core API", Type: corev1.EventTypeNormal,
+		FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		e, ok := ev.Object.(*eventsv1.Event)
+		if !ok || ev.Type != watch.Added || e.Note != "through the core API" || e.Regarding.Name != "other" {
+			t.Errorf("events.k8s.io watch got %v %#v", ev.Type, ev.Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the events.k8s.io watch did not see an event created through the core API")
 	}
 }
