@@ -1,6 +1,6 @@
 // Command kapi is a Kubernetes API server in one binary.
 //
-//	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory] [--controllers LIST] [--simulated-nodes N] [--v N]
+//	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory|etcd [--etcd-servers URLS]] [--controllers LIST] [--simulated-nodes N] [--v N]
 //	kapi version
 package main
 
@@ -22,6 +22,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/logging"
 	"github.com/kapi-dev/kapi/internal/server"
+	"github.com/kapi-dev/kapi/internal/storage/etcd"
 )
 
 func main() {
@@ -41,7 +42,12 @@ func main() {
 	minTimeout := flags.Duration("min-request-timeout", 30*time.Minute, "watches without timeoutSeconds end at a random time between this and twice this")
 	eventTTL := flags.Duration("event-ttl", time.Hour, "how long events are kept after their last write, as kube-apiserver's flag")
 	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how often watches that allow bookmarks get one")
-	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir) or memory (gone when kapi stops)")
+	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir), memory (gone when kapi stops) or etcd (in the etcd cluster --etcd-servers names)")
+	etcdServers := flags.String("etcd-servers", "", "with --storage etcd: comma-separated client URLs of etcd members (https://10.0.0.1:2379,...), as kube-apiserver's flag")
+	etcdCAFile := flags.String("etcd-cafile", "", "with --storage etcd: PEM bundle of the CAs that sign etcd's serving certificates")
+	etcdCertFile := flags.String("etcd-certfile", "", "with --storage etcd: client certificate that authenticates kapi to etcd")
+	etcdKeyFile := flags.String("etcd-keyfile", "", "with --storage etcd: key of --etcd-certfile")
+	etcdPrefix := flags.String("etcd-prefix", "", "with --storage etcd: prefix put in front of every key (kapi's keys already start with /registry/)")
 	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
 	simulatedNodes := flags.Int("simulated-nodes", 0, "how many simulated nodes to register (node-1 to node-N): kapi keeps them Ready and plays their kubelets, so that scheduled pods run without containers; nodes labelled kapi.dev/simulated=true are simulated too")
 	advertise := flags.String("advertise-address", "", "the address the kubernetes Service's endpoints name (default: the --listen address, or the host's default address when that is loopback or unspecified)")
@@ -75,9 +81,25 @@ func main() {
 		fmt.Fprintf(os.Stderr, "--v %d: must not be negative\n", *verbosity)
 		os.Exit(2)
 	}
-	openStorage := server.StorageBackend(*storageName, *dataDir)
+	var etcdOpts *etcd.Options
+	if *storageName == "etcd" {
+		etcdOpts = &etcd.Options{CAFile: *etcdCAFile, CertFile: *etcdCertFile, KeyFile: *etcdKeyFile, Prefix: *etcdPrefix}
+		for _, u := range strings.Split(*etcdServers, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				etcdOpts.Endpoints = append(etcdOpts.Endpoints, u)
+			}
+		}
+		if len(etcdOpts.Endpoints) == 0 {
+			fmt.Fprintln(os.Stderr, "--storage etcd needs --etcd-servers")
+			os.Exit(2)
+		}
+	} else if *etcdServers != "" {
+		fmt.Fprintln(os.Stderr, "--etcd-servers needs --storage etcd")
+		os.Exit(2)
+	}
+	openStorage := server.StorageBackend(*storageName, *dataDir, etcdOpts)
 	if openStorage == nil {
-		fmt.Fprintf(os.Stderr, "unknown --storage %q: pebble or memory\n", *storageName)
+		fmt.Fprintf(os.Stderr, "unknown --storage %q: pebble, memory or etcd\n", *storageName)
 		os.Exit(2)
 	}
 

@@ -40,7 +40,7 @@ func TestClientCAFile(t *testing.T) {
 	}
 	with, err := Start(context.Background(), Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
-		OpenStorage: StorageBackend("memory", ""), Controllers: onlyLifecycle, ClientCAFile: caFile,
+		OpenStorage: StorageBackend("memory", "", nil), Controllers: onlyLifecycle, ClientCAFile: caFile,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -256,7 +256,7 @@ func TestKubernetesServiceIsRepaired(t *testing.T) {
 	fc := clocktesting.NewFakeClock(time.Now())
 	s, err := Start(context.Background(), Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
-		OpenStorage: StorageBackend("memory", ""), Clock: fc, AdvertiseAddress: "192.0.2.10",
+		OpenStorage: StorageBackend("memory", "", nil), Clock: fc, AdvertiseAddress: "192.0.2.10",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ func TestKubernetesServiceIsRepaired(t *testing.T) {
 func TestKubernetesServiceEndpoints(t *testing.T) {
 	s, err := Start(context.Background(), Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
-		OpenStorage: StorageBackend("memory", ""), AdvertiseAddress: "192.0.2.10",
+		OpenStorage: StorageBackend("memory", "", nil), AdvertiseAddress: "192.0.2.10",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +331,7 @@ func TestKubernetesServiceEndpoints(t *testing.T) {
 
 	_, err = Start(context.Background(), Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
-		OpenStorage: StorageBackend("memory", ""), AdvertiseAddress: "127.0.0.1",
+		OpenStorage: StorageBackend("memory", "", nil), AdvertiseAddress: "127.0.0.1",
 	})
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("a loopback advertise address: %v", err)

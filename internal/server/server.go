@@ -53,6 +53,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/storage"
+	"github.com/kapi-dev/kapi/internal/storage/etcd"
 	"github.com/kapi-dev/kapi/internal/storage/pebble"
 )
 
@@ -206,7 +207,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	openStorage := cfg.OpenStorage
 	if openStorage == nil {
-		openStorage = StorageBackend("pebble", cfg.DataDir)
+		openStorage = StorageBackend("pebble", cfg.DataDir, nil)
 	}
 	store, err := openStorage()
 	if err != nil {
@@ -480,13 +481,20 @@ func startAdmission(ctx context.Context, config *rest.Config, plugins ...interfa
 
 // StorageBackend returns the opener of a storage backend by name: "pebble"
 // keeps data on disk in dataDir, "memory" keeps it in memory until the
-// server stops. It returns nil for an unknown name.
-func StorageBackend(name, dataDir string) storage.Opener {
+// server stops, "etcd" keeps it in the etcd cluster etcdOpts names (which
+// only etcd uses; nil for the others). It returns nil for an unknown name,
+// or for etcd without etcdOpts.
+func StorageBackend(name, dataDir string, etcdOpts *etcd.Options) storage.Opener {
 	switch name {
 	case "pebble":
 		return pebble.OnDisk(filepath.Join(dataDir, "db"))
 	case "memory":
 		return pebble.InMemory()
+	case "etcd":
+		if etcdOpts == nil {
+			return nil
+		}
+		return etcd.Open(*etcdOpts)
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ func startServer(t *testing.T, selection ...string) *Server {
 	t.Helper()
 	s, err := Start(context.Background(), Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
-		OpenStorage: StorageBackend("memory", ""), Controllers: controllers.Selection(selection),
+		OpenStorage: StorageBackend("memory", "", nil), Controllers: controllers.Selection(selection),
 	})
 	if err != nil {
 		t.Fatal(err)
