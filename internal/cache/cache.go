@@ -109,6 +109,7 @@ type Cache struct {
 	err       error
 
 	progress func() // asks the storage watch for a progress event
+	metrics  metrics
 }
 
 type snapshot struct {
@@ -141,6 +142,7 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 		snapshots:   map[int64]*snapshot{},
 		ready:       make(chan struct{}),
 		progress:    func() {},
+		metrics:     newMetrics(opts.Resource.Group, opts.Resource.Resource),
 	}
 }
 
@@ -194,7 +196,7 @@ func (c *Cache) sync(ctx context.Context) error {
 	bookmarks := c.opts.Clock.NewTimer(c.opts.BookmarkInterval)
 	defer bookmarks.Stop()
 	c.reset(tree, res.Revision, w.RequestProgress)
-	c.recordInitialization()
+	c.metrics.initializations.Inc()
 
 	bookmarkDue := false
 	for {
@@ -328,7 +330,10 @@ func (c *Cache) apply(ev storage.Event) error {
 	c.lastChange = e.Rev
 	c.trim(e.at)
 	c.setRev(e.Rev)
-	c.recordEvent(e.Rev)
+	c.metrics.received.Inc()
+	if len(c.watchers) > 0 {
+		c.metrics.dispatched.Inc()
+	}
 	for w := range c.watchers {
 		w.offer(e)
 	}

@@ -1,29 +1,28 @@
 package cache
 
 import (
+	compbasemetrics "k8s.io/component-base/metrics"
+
 	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
 )
 
 // The watch cache reports kube-apiserver's watch cache metrics
 // (k8s.io/apiserver's cacher metrics, in its global registry, served on
 // /metrics): initializations, events received from storage and
-// dispatched to watchers, watchers ended for being too slow, and the
-// resource version reached.
+// dispatched to watchers, and watchers ended for being too slow. The
+// resource version reached is recorded when /metrics is scraped.
 func init() { cachermetrics.Register() }
 
-func (c *Cache) recordInitialization() {
-	cachermetrics.WatchCacheInitializations.WithLabelValues(c.opts.Resource.Group, c.opts.Resource.Resource).Inc()
+// metrics are one cache's counters, looked up once rather than per event.
+type metrics struct {
+	initializations, received, dispatched, terminated compbasemetrics.CounterMetric
 }
 
-func (c *Cache) recordEvent(rev int64) {
-	group, resource := c.opts.Resource.Group, c.opts.Resource.Resource
-	cachermetrics.EventsReceivedCounter.WithLabelValues(group, resource).Inc()
-	if len(c.watchers) > 0 {
-		cachermetrics.EventsCounter.WithLabelValues(group, resource).Inc()
+func newMetrics(group, resource string) metrics {
+	return metrics{
+		initializations: cachermetrics.WatchCacheInitializations.WithLabelValues(group, resource),
+		received:        cachermetrics.EventsReceivedCounter.WithLabelValues(group, resource),
+		dispatched:      cachermetrics.EventsCounter.WithLabelValues(group, resource),
+		terminated:      cachermetrics.TerminatedWatchersCounter.WithLabelValues(group, resource),
 	}
-	cachermetrics.RecordResourceVersion(c.opts.Resource, uint64(rev))
-}
-
-func (c *Cache) recordTerminatedWatcher() {
-	cachermetrics.TerminatedWatchersCounter.WithLabelValues(c.opts.Resource.Group, c.opts.Resource.Resource).Inc()
 }

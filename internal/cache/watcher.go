@@ -129,7 +129,7 @@ func (w *Watcher) push(d Delivery) {
 	case w.ch <- d:
 	default:
 		delete(w.cache.watchers, w)
-		w.cache.recordTerminatedWatcher()
+		w.cache.metrics.terminated.Inc()
 		w.stop(ErrTooSlow)
 	}
 }

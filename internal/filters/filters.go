@@ -78,7 +78,7 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 		h = cfg.Fairness(h)
 	}
 	h = withImpersonation(h, cfg.Authorizer)
-	h = endpointsfilters.WithAudit(h, cfg.Audit.Sink, cfg.Audit.Policy, streams)
+	h = endpointsfilters.WithAudit(h, cfg.Audit.Sink, cfg.Audit.Policy, LongRunning)
 	failed := endpointsfilters.WithFailedAuthenticationAudit(http.HandlerFunc(unauthorized), cfg.Audit.Sink, cfg.Audit.Policy)
 	h = cfg.Authenticator.Middleware(h, failed.ServeHTTP)
 	h = withRequestInfo(h)
@@ -87,10 +87,11 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	return endpointsfilters.WithAuditInit(h)
 }
 
-// streams tells the requests that stream (watches, proxied
-// connections), which audit records when they start and again when they
-// end.
-var streams = genericfilters.BasicLongRunningRequestCheck(
+// LongRunning tells the requests that stream (watches, proxied
+// connections, exec and the like), as kube-apiserver's check does: audit
+// records them when they start and again when they end, and priority and
+// fairness frees their seat once they have started.
+var LongRunning = genericfilters.BasicLongRunningRequestCheck(
 	sets.NewString("watch", "proxy"), sets.NewString("attach", "exec", "proxy", "log", "portforward"))
 
 // withImpersonation lets a user act as another (Impersonate-User,

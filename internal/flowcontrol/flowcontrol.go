@@ -16,7 +16,6 @@ import (
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/sets"
 	flowcontrolbootstrap "k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
@@ -30,6 +29,8 @@ import (
 	flowcontrollisters "k8s.io/client-go/listers/flowcontrol/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/ensurer"
+
+	"github.com/kapi-dev/kapi/internal/filters"
 )
 
 // The health checks kube-apiserver names for priority and fairness.
@@ -83,18 +84,13 @@ func New(config *rest.Config, counts ObjectCounts, logger *slog.Logger) (*FlowCo
 	return &FlowControl{controller: controller, informers: factory, client: client.FlowcontrolV1(), estimate: estimate, logger: logger}, nil
 }
 
-// longRunning are the requests that hold no seat once started: watches
-// (after their initial events) and streams.
-var longRunning = genericfilters.BasicLongRunningRequestCheck(
-	sets.NewString("watch", "proxy"), sets.NewString("attach", "exec", "proxy", "log", "portforward"))
-
 // Filter queues each request for its priority level's seats, as
 // kube-apiserver's filter does, by the user and request info in its
 // context. Requests without a user (the public paths, when anonymous
 // requests are not authenticated) pass as they are: kube-apiserver, which
 // makes them system:anonymous, classifies them as exempt probes.
 func (f *FlowControl) Filter(next http.Handler) http.Handler {
-	queued := genericfilters.WithPriorityAndFairness(next, longRunning, f.controller, f.estimate, requestWaitLimit)
+	queued := genericfilters.WithPriorityAndFairness(next, filters.LongRunning, f.controller, f.estimate, requestWaitLimit)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := genericapirequest.UserFrom(r.Context()); !ok {
 			next.ServeHTTP(w, r)

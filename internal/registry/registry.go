@@ -205,12 +205,15 @@ func (r *Registry) Put(spec Spec) error {
 	if spec.Converter != nil {
 		convert = spec.Converter
 	}
+	var storedAs *Store
+	if spec.StoredAs != nil {
+		storedAs = NewStore(spec.StoredAs, r.storage)
+	}
 	for _, store := range b.Stores {
 		store.backend = b
 		switch {
-		case spec.StoredAs != nil:
-			stored := NewStore(spec.StoredAs, r.storage)
-			store.prefix, store.storageGVK, store.convert, store.protobuf = stored.prefix, stored.gvk, r.convert, stored.protobuf
+		case storedAs != nil:
+			store.prefix, store.storageGVK, store.convert, store.protobuf = storedAs.prefix, storedAs.gvk, r.convert, storedAs.protobuf
 		case store != storageStore && convert != nil:
 			store.storageGVK = storageStore.gvk
 			store.convert = convert

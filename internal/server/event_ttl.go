@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -13,15 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
-// eventResources are the resources whose objects expire, as
-// kube-apiserver stores events with a lease of --event-ttl (events.k8s.io
-// Events are stored as core ones).
-var eventResources = []schema.GroupVersionResource{
-	{Version: "v1", Resource: "events"},
-}
+// events is the resource whose objects expire, as kube-apiserver stores
+// events with a lease of --event-ttl (events.k8s.io Events are stored as
+// core ones).
+var events = schema.GroupResource{Resource: "events"}
 
 // expireEvents deletes, every ttl/60, the events last written more than
 // ttl ago, as etcd's leases delete kube-apiserver's. An event's last write
@@ -35,47 +35,47 @@ func expireEvents(ctx context.Context, reg *registry.Registry, clk clock.WithTic
 		case <-ctx.Done():
 			return
 		case now := <-tick.C():
-			for _, gvr := range eventResources {
-				if err := expire(ctx, reg.Snapshot().Lookup(gvr), now.Add(-ttl)); err != nil && ctx.Err() == nil {
-					logger.Error("expiring events failed", "resource", gvr.GroupResource().String(), "err", err)
-				}
+			if err := expire(ctx, reg.Snapshot().Backend(events), now.Add(-ttl)); err != nil && ctx.Err() == nil {
+				logger.Error("expiring events failed", "err", err)
 			}
 		}
 	}
 }
 
-// expire deletes the objects of store last written before cutoff.
-func expire(ctx context.Context, store *registry.Store, cutoff time.Time) error {
-	if store == nil {
+// errRenewed: the event was written again since it was found expired.
+var errRenewed = errors.New("renewed")
+
+// expire deletes the objects of a backend last written before cutoff,
+// found in its watch cache; each is checked again as it is deleted.
+func expire(ctx context.Context, b *registry.Backend, cutoff time.Time) error {
+	if b == nil {
 		return nil
 	}
 	expired := func(obj runtime.Object) bool {
 		t := lastWritten(obj)
 		return !t.IsZero() && t.Before(cutoff)
 	}
-	list, err := store.List(ctx, "", expired)
+	found, err := b.Cache.List(ctx, cache.ListRequest{Consistency: cache.Any, Filter: cache.Filter{Prefix: b.Storage().CollectionPrefix(""), Match: expired}})
 	if err != nil {
 		return err
 	}
-	return meta.EachListItem(list, func(obj runtime.Object) error {
+	for _, obj := range found.Items {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return err
 		}
-		_, err = store.Delete(ctx, m.GetNamespace(), m.GetName(), func(current runtime.Object) error {
+		_, err = b.Storage().Delete(ctx, m.GetNamespace(), m.GetName(), func(current runtime.Object) error {
 			if !expired(current) {
 				return errRenewed
 			}
 			return nil
 		})
-		if apierrors.IsNotFound(err) || err == errRenewed {
-			return nil
+		if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, errRenewed) {
+			return err
 		}
-		return err
-	})
+	}
+	return nil
 }
-
-var errRenewed = apierrors.NewConflict(schema.GroupResource{Resource: "events"}, "", nil)
 
 // lastWritten is the latest of an event's timestamps (zero for an object
 // not an event).

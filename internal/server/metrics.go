@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"k8s.io/apiserver/pkg/storage"
+	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
 	storagemetrics "k8s.io/apiserver/pkg/storage/etcd3/metrics"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -28,8 +29,9 @@ var (
 // metricsHandler serves /metrics in Prometheus' text format: kube-apiserver's
 // metrics (k8s.io/apiserver's request, watch and watch cache metrics,
 // which the filters, handlers and caches record), apiserver_storage_objects
-// counted from the watch caches and apiserver_storage_size_bytes from the
-// store when scraped, and kapi's storage revisions.
+// and apiserver_watch_cache_resource_version read from the watch caches and
+// apiserver_storage_size_bytes from the store when scraped, and kapi's
+// storage revisions.
 func metricsHandler(reg *registry.Registry, store kapistorage.Store) http.Handler {
 	registerMetrics.Do(func() {
 		storagemetrics.Register()
@@ -44,6 +46,7 @@ func metricsHandler(reg *registry.Registry, store kapistorage.Store) http.Handle
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, b := range reg.Snapshot().Backends() {
 			storagemetrics.UpdateStoreStats(b.GroupResource, storage.Stats{ObjectCount: int64(b.Cache.Len())}, nil)
+			cachermetrics.RecordResourceVersion(b.GroupResource, uint64(b.Cache.Revision()))
 		}
 		if rev, err := store.CurrentRevision(r.Context()); err == nil {
 			storageRevision.Set(float64(rev))

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -119,9 +118,4 @@ func (a *addresses) release(pod *corev1.Pod) {
 			delete(a.pods[pod.Spec.NodeName], ip)
 		}
 	}
-}
-
-// changed reports whether wanted differs from have.
-func changed[T any](have, wanted T) bool {
-	return !apiequality.Semantic.DeepEqual(have, wanted)
 }

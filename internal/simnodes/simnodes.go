@@ -20,6 +20,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -248,4 +249,9 @@ func indexByNode(obj any) ([]string, error) {
 		return nil, nil
 	}
 	return []string{pod.Spec.NodeName}, nil
+}
+
+// changed reports whether wanted differs from have.
+func changed[T any](have, wanted T) bool {
+	return !apiequality.Semantic.DeepEqual(have, wanted)
 }
