@@ -37,6 +37,7 @@ func main() {
 	}
 	flags := flag.NewFlagSet("serve", flag.ExitOnError)
 	dataDir := flags.String("data-dir", "./kapi-data", "directory for storage, credentials and the admin kubeconfig")
+	pkiDir := flags.String("pki-dir", "", "directory of the CAs, keys and serving certificate (default: pki in --data-dir); servers sharing an etcd cluster share it, so that credentials and service account tokens of one are good on all")
 	listen := flags.String("listen", "127.0.0.1:6443", "address to serve HTTPS on")
 	window := flags.Duration("history-window", 5*time.Minute, "how long past resource versions stay readable and watchable")
 	minTimeout := flags.Duration("min-request-timeout", 30*time.Minute, "watches without timeoutSeconds end at a random time between this and twice this")
@@ -117,7 +118,7 @@ func main() {
 	defer stop()
 
 	srv, err := server.Start(ctx, server.Config{
-		DataDir: *dataDir, Listen: *listen, Logger: logger,
+		DataDir: *dataDir, PKIDir: *pkiDir, Listen: *listen, Logger: logger, SharedStorage: *storageName == "etcd",
 		HistoryWindow: *window, EventTTL: *eventTTL, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise, SimulatedNodes: *simulatedNodes,
 		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,

@@ -49,6 +49,13 @@ type Options struct {
 	Clock clock.Clock
 	// Resource names the cached resource in errors.
 	Resource schema.GroupResource
+	// ReplayHistory starts the window, on the cache's first start, with
+	// the history storage still keeps (since its last compaction) instead
+	// of empty, so that a watch resuming from before the cache started
+	// finds its events: one moved from another server sharing the
+	// storage, say. The cache is ready once it has caught up with the
+	// revision storage was at when it started.
+	ReplayHistory bool
 }
 
 // entry is one object in the index. Entries are immutable: a change
@@ -105,7 +112,10 @@ type Cache struct {
 	stopped    bool // Run has returned: new watches end at once
 	// snapshots keep the index as of a revision for paged lists.
 	snapshots map[int64]*snapshot
-	ready     chan struct{}
+	// ready is closed once the index has been built and is current at
+	// readyAt (or later).
+	ready   chan struct{}
+	readyAt int64
 	err       error
 
 	progress func() // asks the storage watch for a progress event
@@ -168,7 +178,15 @@ func (c *Cache) Run(ctx context.Context) {
 
 // sync lists the prefix, then applies the storage watch from there.
 func (c *Cache) sync(ctx context.Context) error {
-	res, err := c.store.Range(ctx, storage.RangeOptions{Prefix: c.prefix})
+	from, readyAt, err := c.startingPoint(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := c.store.Range(ctx, storage.RangeOptions{Prefix: c.prefix, Revision: from})
+	if from != 0 && errors.Is(err, storage.ErrCompacted) {
+		// Compacted meanwhile: start at the current revision instead.
+		res, err = c.store.Range(ctx, storage.RangeOptions{Prefix: c.prefix})
+	}
 	if err != nil {
 		return err
 	}
@@ -195,8 +213,11 @@ func (c *Cache) sync(ctx context.Context) error {
 	// stoppable ticker.
 	bookmarks := c.opts.Clock.NewTimer(c.opts.BookmarkInterval)
 	defer bookmarks.Stop()
-	c.reset(tree, res.Revision, w.RequestProgress)
+	c.reset(tree, res.Revision, w.RequestProgress, readyAt)
 	c.metrics.initializations.Inc()
+	if res.Revision < readyAt {
+		w.RequestProgress() // to learn when the replay is done, if no event says so
+	}
 
 	bookmarkDue := false
 	for {
@@ -227,6 +248,26 @@ func (c *Cache) sync(ctx context.Context) error {
 	}
 }
 
+// startingPoint is the revision to build the index at (0: the current
+// one) and the revision the cache is ready at. Only a first start with
+// ReplayHistory builds it at storage's oldest revision, to replay the
+// history since; a restart after a failed watch starts current, as
+// readers are already served.
+func (c *Cache) startingPoint(ctx context.Context) (from, readyAt int64, err error) {
+	if !c.opts.ReplayHistory || c.Ready() {
+		return 0, 0, nil
+	}
+	current, err := c.store.CurrentRevision(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	from = max(c.store.CompactedRevision(), 1)
+	if from >= current {
+		return 0, 0, nil
+	}
+	return from, current, nil
+}
+
 // prepare readies a decoded object for sharing and returns its encodings.
 func (c *Cache) prepare(obj runtime.Object) *Encodings {
 	enc := &Encodings{}
@@ -251,8 +292,8 @@ func (c *Cache) endWatches() {
 }
 
 // reset installs a freshly listed index and ends every watch made on the
-// previous one.
-func (c *Cache) reset(tree *btree.BTreeG[*entry], rev int64, progress func()) {
+// previous one. The cache is ready once the index is current at readyAt.
+func (c *Cache) reset(tree *btree.BTreeG[*entry], rev int64, progress func(), readyAt int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for w := range c.watchers {
@@ -265,7 +306,17 @@ func (c *Cache) reset(tree *btree.BTreeG[*entry], rev int64, progress func()) {
 	c.events = nil
 	c.snapshots = map[int64]*snapshot{}
 	c.progress = progress
+	c.readyAt = readyAt
 	c.setRev(rev)
+	c.markReady()
+}
+
+// markReady closes ready once the index is current at readyAt; c.mu is
+// held.
+func (c *Cache) markReady() {
+	if c.rev < c.readyAt {
+		return
+	}
 	select {
 	case <-c.ready:
 	default:
@@ -281,6 +332,7 @@ func (c *Cache) setRev(rev int64) {
 	c.rev = rev
 	close(c.revAdvanced)
 	c.revAdvanced = make(chan struct{})
+	c.markReady()
 }
 
 // advance records that the index is current at rev, and sends bookmarks

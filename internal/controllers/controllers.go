@@ -55,11 +55,40 @@ type Config struct {
 	// controllers (0: never, as kube-controller-manager's default
 	// min-resync of 12 hours is, for a test server, never).
 	Resync time.Duration
+	// LeaderElection, when set, runs the controllers and the scheduler
+	// only while this server holds their Leases (for several servers
+	// sharing storage); nil runs them at once.
+	LeaderElection *LeaderElection
 }
 
-// Run starts the controllers and blocks until ctx ends and every one of
-// their goroutines has returned.
+// Run runs the controllers and the scheduler, each set while it leads
+// (see LeaderElection), and blocks until ctx ends and every one of their
+// goroutines has returned. Without leader election, a controller that
+// fails to start is Run's error; with it, the failure is logged and the
+// Lease given up, for another server to try.
 func Run(ctx context.Context, cfg Config) error {
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(cfg.Logger.Handler()))
+	var scheduling sync.WaitGroup
+	defer scheduling.Wait()
+	if cfg.Controllers.Enabled(Scheduler) {
+		scheduling.Go(func() {
+			err := lead(ctx, cfg.LeaderElection, cfg.Scheduler, schedulerLease, cfg.Logger, func(ctx context.Context) error {
+				return scheduler.Run(ctx, cfg.Scheduler)
+			})
+			if err != nil {
+				cfg.Logger.Error("running the scheduler failed", "err", err)
+			}
+		})
+	}
+	return lead(ctx, cfg.LeaderElection, cfg.Client, controllerManagerLease, cfg.Logger, func(ctx context.Context) error {
+		return runManager(ctx, cfg)
+	})
+}
+
+// runManager starts kube-controller-manager's controllers (and the
+// simulated nodes) and blocks until ctx ends and every one of their
+// goroutines has returned.
+func runManager(ctx context.Context, cfg Config) error {
 	client, err := kubernetes.NewForConfig(cfg.Client) // the shared informers' client
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)
@@ -72,7 +101,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}
-	ctx = klog.NewContext(ctx, logr.FromSlogHandler(cfg.Logger.Handler()))
 	factory := informers.NewSharedInformerFactory(client, cfg.Resync)
 	defer factory.Shutdown()
 	metadataFactory := metadatainformer.NewSharedInformerFactory(metadataClient, cfg.Resync)
@@ -145,13 +173,6 @@ func Run(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("controllers: %w", err)
 		}
 		start(run)
-	}
-	if cfg.Controllers.Enabled(Scheduler) {
-		start(func() {
-			if err := scheduler.Run(ctx, cfg.Scheduler); err != nil {
-				cfg.Logger.Error("running the scheduler failed", "err", err)
-			}
-		})
 	}
 	for _, w := range workloads {
 		if !cfg.Controllers.Enabled(w.name) {

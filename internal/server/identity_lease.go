@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/base32"
-	"os"
 	"strings"
 	"time"
 
@@ -31,16 +30,12 @@ const (
 // clients which API servers run, its renewals move the storage revision
 // on, so that a resource version of an idle server is compacted away in
 // time, as on a real cluster.
-func identityLease(config *rest.Config) (lease.Controller, error) {
+func identityLease(config *rest.Config, hostname, listen string) (lease.Controller, error) {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, err
 	}
-	hostname, err := os.Hostname()
-	if err != nil {
-		return nil, err
-	}
-	name := identityLeaseName(hostname)
+	name := identityLeaseName(hostname, listen)
 	return lease.NewController(clock.RealClock{}, client, name+"_"+string(uuid.NewUUID()), identityLeaseDuration, nil,
 		identityLeaseRenew, name, metav1.NamespaceSystem, func(l *coordinationv1.Lease) error {
 			if l.Labels == nil {
@@ -52,9 +47,10 @@ func identityLease(config *rest.Config) (lease.Controller, error) {
 		}), nil
 }
 
-// identityLeaseName is a stable name per host, in kube-apiserver's form
-// (apiserver-<hash>).
-func identityLeaseName(hostname string) string {
-	hash := sha256.Sum256([]byte(hostname + "\x00kube-apiserver"))
+// identityLeaseName is a stable name per host and listen address, in
+// kube-apiserver's form (apiserver-<hash>): the address tells apart the
+// servers of one cluster that run on one host.
+func identityLeaseName(hostname, listen string) string {
+	hash := sha256.Sum256([]byte(hostname + "\x00" + listen + "\x00kube-apiserver"))
 	return "apiserver-" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(hash[:16]))
 }

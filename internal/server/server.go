@@ -9,16 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
-	auditpolicy "k8s.io/apiserver/pkg/audit/policy"
-	kubeauthenticator "k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/serviceaccount"
-	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
-	"k8s.io/apiserver/pkg/authentication/user"
-	auditlog "k8s.io/apiserver/plugin/pkg/audit/log"
-	"k8s.io/client-go/kubernetes"
-	satoken "k8s.io/kubernetes/pkg/serviceaccount"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,7 +23,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	auditpolicy "k8s.io/apiserver/pkg/audit/policy"
+	kubeauthenticator "k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
+	"k8s.io/apiserver/pkg/authentication/user"
+	auditlog "k8s.io/apiserver/plugin/pkg/audit/log"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	satoken "k8s.io/kubernetes/pkg/serviceaccount"
 	"k8s.io/utils/clock"
 
 	"github.com/kapi-dev/kapi/internal/admission"
@@ -61,6 +62,17 @@ import (
 type Config struct {
 	DataDir string
 	Listen  string // host:port
+	// PKIDir holds the CAs, keys and serving certificate (default: pki in
+	// DataDir). Servers sharing storage share it, so that what one issues
+	// (client certificates, service account tokens) the others accept.
+	PKIDir string
+	// SharedStorage says other servers share the storage (etcd): the
+	// controllers and the scheduler run on one server at a time, chosen
+	// by Leases in kube-system as kube-controller-manager and
+	// kube-scheduler choose theirs, and the watch caches start with the
+	// history storage keeps, so that a watch moved here from another
+	// server resumes.
+	SharedStorage bool
 	// Logger is where the server and its controllers log (default: slog's
 	// text format on standard error, at level Info).
 	Logger *slog.Logger
@@ -201,7 +213,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("--listen %q: %w", cfg.Listen, err)
 	}
-	pki, err := auth.LoadOrCreate(filepath.Join(cfg.DataDir, "pki"), host)
+	pki, err := auth.LoadOrCreate(cmp.Or(cfg.PKIDir, filepath.Join(cfg.DataDir, "pki")), host)
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +238,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	ver := Version()
 	reg := registry.New(store, convert.New(), cache.Options{
 		Window: cfg.HistoryWindow, BookmarkInterval: cfg.BookmarkInterval, Logger: cfg.Logger, Clock: cfg.Clock,
+		ReplayHistory: cfg.SharedStorage,
 	})
 	s.reg = reg
 	quota, err := admission.NewResourceQuota()
@@ -358,7 +371,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.health.done(apiextensionsHooks...)
-	identity, err := identityLease(loopbackClient())
+	hostname, err := os.Hostname()
+	if err != nil {
+		return nil, err
+	}
+	identity, err := identityLease(loopbackClient(), hostname, s.listener.Addr().String())
 	if err != nil {
 		return nil, err
 	}
@@ -375,6 +392,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),
 			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
 			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
+			LeaderElection: leaderElection(cfg.SharedStorage, hostname),
 		})
 		if err != nil {
 			cfg.Logger.Error("running the controllers failed", "err", err)
@@ -410,6 +428,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	go func() { s.done <- s.http.ServeTLS(s.listener, "", "") }()
 	return s, nil
+}
+
+// leaderElection is this server's candidacy for the controllers' Leases,
+// with kube-controller-manager's identity (hostname_uuid).
+func leaderElection(enabled bool, hostname string) *controllers.LeaderElection {
+	if !enabled {
+		return nil
+	}
+	return &controllers.LeaderElection{Identity: hostname + "_" + string(uuid.NewUUID())}
 }
 
 // openAudit loads the audit policy and opens the audit log, when both are

@@ -14,6 +14,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,6 +107,12 @@ func New(opts Options) (*Store, error) {
 		client.Close()
 		return nil, fmt.Errorf("etcd %v does not answer: %w", opts.Endpoints, err)
 	}
+	compacted, _, err := s.clusterCompacted(ctx)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	s.learnCompacted(compacted)
 	return s, nil
 }
 
@@ -152,13 +159,23 @@ func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
+// compactKey holds the revision the cluster was last compacted to, as
+// kube-apiserver's compact_rev_key does: the kapi servers sharing an etcd
+// cluster agree through it on who compacts, so that each revision is
+// compacted once, and learn of one another's compactions. Like
+// compaction itself, which spans every key of etcd, it is outside any
+// prefix.
+const compactKey = "compact_rev_key"
+
 // Compact implements storage.Store. It compacts etcd to rev-1, one
 // revision short of rev: a watch from rev-1 sends the deletes made at rev,
 // each with the version it deleted, which etcd reads at the revision
 // before (a compaction to rev would have removed it). Reads below rev are
-// refused here instead (see checkRevision). A revision etcd already
-// compacted past (another kapi server sharing the cluster may have) is no
-// error.
+// refused here instead (see checkRevision).
+//
+// Only the server that moves the compact key from the version it read to
+// rev compacts; one that finds the key at rev or beyond (another kapi
+// server compacted) learns the revision and is done.
 func (s *Store) Compact(ctx context.Context, rev int64) error {
 	if s.closed.Load() {
 		return storage.ErrClosed
@@ -166,12 +183,35 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 	if rev <= s.compacted.Load() {
 		return nil
 	}
-	cur, err := s.CurrentRevision(ctx)
+	cur, version, err := s.clusterCompacted(ctx)
 	if err != nil {
 		return err
 	}
-	if rev > cur {
+	s.learnCompacted(cur)
+	if rev <= cur {
+		return nil
+	}
+	head, err := s.CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	if rev > head {
 		return storage.ErrFutureRevision
+	}
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.Version(compactKey), "=", version)).
+		Then(clientv3.OpPut(compactKey, strconv.FormatInt(rev, 10))).
+		Commit()
+	if err != nil {
+		return s.mapErr(err)
+	}
+	if !resp.Succeeded {
+		// Another server compacted meanwhile: learn how far.
+		cur, _, err := s.clusterCompacted(ctx)
+		if err == nil {
+			s.learnCompacted(cur)
+		}
+		return err
 	}
 	if rev > 1 {
 		_, err := s.client.Compact(ctx, rev-1)
@@ -181,6 +221,24 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 	}
 	s.learnCompacted(rev)
 	return nil
+}
+
+// clusterCompacted reads the compact key: the revision the cluster was
+// compacted to, and the key's version (0 when no server compacted yet).
+func (s *Store) clusterCompacted(ctx context.Context) (rev, version int64, err error) {
+	resp, err := s.client.Get(ctx, compactKey)
+	if err != nil {
+		return 0, 0, s.mapErr(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, 0, nil
+	}
+	kv := resp.Kvs[0]
+	rev, err = strconv.ParseInt(string(kv.Value), 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("etcd: compact key holds %q, not a revision", kv.Value)
+	}
+	return rev, kv.Version, nil
 }
 
 // checkRevision refuses a read below the compacted revision, which etcd,

@@ -112,3 +112,45 @@ func TestClosed(t *testing.T) {
 		t.Fatalf("create after close: %v", err)
 	}
 }
+
+// TestCompactOnce checks that servers sharing etcd compact each revision
+// once: the one that compacts first wins, the other learns its revision
+// from the compact key and refuses reads below it.
+func TestCompactOnce(t *testing.T) {
+	ctx := context.Background()
+	endpoint := etcdtest.Start(t)
+	a, b := open(t, endpoint), open(t, endpoint)
+	defer a.Close()
+	defer b.Close()
+	var revs []int64
+	for i := range 4 {
+		kv, err := a.Create(ctx, []byte(fmt.Sprintf("/registry/k%d", i)), []byte("v"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs = append(revs, kv)
+	}
+	if err := a.Compact(ctx, revs[2]); err != nil {
+		t.Fatal(err)
+	}
+	// b asks for an older compaction: nothing to do, but it learns how far
+	// the cluster is compacted.
+	if err := b.Compact(ctx, revs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.CompactedRevision(); got != revs[2] {
+		t.Fatalf("b learned compaction to %d, want %d", got, revs[2])
+	}
+	if _, err := b.Range(ctx, storage.RangeOptions{Prefix: []byte("/registry/"), Revision: revs[1]}); !errors.Is(err, storage.ErrCompacted) {
+		t.Fatalf("read below the compaction through b: %v", err)
+	}
+	if err := b.Compact(ctx, revs[3]); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Compact(ctx, revs[3]); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.CompactedRevision(); got != revs[3] {
+		t.Fatalf("a learned compaction to %d, want %d", got, revs[3])
+	}
+}
