@@ -116,7 +116,7 @@ type Cache struct {
 	// readyAt (or later).
 	ready   chan struct{}
 	readyAt int64
-	err       error
+	err     error
 
 	progress func() // asks the storage watch for a progress event
 	metrics  metrics

@@ -129,7 +129,7 @@ func TestClusterReplicasShareState(t *testing.T) {
 	opts := metav1.ListOptions{Limit: 4}
 	listRV := ""
 	for i := 0; ; i++ {
-		page, err := kc.client(i % 3).CoreV1().ConfigMaps(ns).List(ctx, opts)
+		page, err := kc.client(i%3).CoreV1().ConfigMaps(ns).List(ctx, opts)
 		if err != nil {
 			t.Fatalf("page %d through replica %d: %v", i, i%3+1, err)
 		}
@@ -311,4 +311,3 @@ func TestClusterControllersLeadOnce(t *testing.T) {
 func configMap(name string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": "1"}}
 }
-
