@@ -53,11 +53,18 @@ func (kc *kapiCluster) address(i int) string {
 	return u.Host
 }
 
-// restart starts replica i again after kill9, on a new port.
+// restart starts replica i again after kill9, on its data directory and
+// a new port.
 func (kc *kapiCluster) restart(i int) {
 	kc.mu.Lock()
-	defer kc.mu.Unlock()
-	kc.replicas[i].start()
+	old := kc.replicas[i]
+	kc.mu.Unlock()
+	k := &kapi{t: old.t, dataDir: old.dataDir, args: old.args}
+	k.start()
+	kc.t.Cleanup(k.stop)
+	kc.mu.Lock()
+	kc.replicas[i] = k
+	kc.mu.Unlock()
 }
 
 // client is a clientset of replica i alone.
