@@ -42,6 +42,7 @@ func main() {
 	window := flags.Duration("history-window", 5*time.Minute, "how long past resource versions stay readable and watchable")
 	minTimeout := flags.Duration("min-request-timeout", 30*time.Minute, "watches without timeoutSeconds end at a random time between this and twice this")
 	eventTTL := flags.Duration("event-ttl", time.Hour, "how long events are kept after their last write, as kube-apiserver's flag")
+	maxWatches := flags.Int("max-watches", 10000, "how many watches may be open at once; more get 429 Too Many Requests with Retry-After, for clients to retry")
 	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how often watches that allow bookmarks get one")
 	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir), memory (gone when kapi stops) or etcd (in the etcd cluster --etcd-servers names)")
 	etcdServers := flags.String("etcd-servers", "", "with --storage etcd: comma-separated client URLs of etcd members (https://10.0.0.1:2379,...), as kube-apiserver's flag")
@@ -119,7 +120,7 @@ func main() {
 
 	srv, err := server.Start(ctx, server.Config{
 		DataDir: *dataDir, PKIDir: *pkiDir, Listen: *listen, Logger: logger, SharedStorage: *storageName == "etcd",
-		HistoryWindow: *window, EventTTL: *eventTTL, MinRequestTimeout: *minTimeout, BookmarkInterval: *bookmarks,
+		HistoryWindow: *window, EventTTL: *eventTTL, MinRequestTimeout: *minTimeout, MaxWatches: *maxWatches, BookmarkInterval: *bookmarks,
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise, SimulatedNodes: *simulatedNodes,
 		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,
 		ServiceAccountIssuer: *issuer, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,

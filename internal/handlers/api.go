@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,11 @@ type Options struct {
 	// their clients would see at their timeout, so that the server need
 	// not wait for them.
 	Stopping <-chan struct{}
+	// MaxWatches bounds the clients' watches open at once (10,000 if
+	// zero; the server's own are not counted): each holds a buffer of
+	// events and a stream, and one more is refused with 429 and
+	// Retry-After, for the client to retry.
+	MaxWatches int
 }
 
 // API serves every resource of a registry.
@@ -45,6 +51,7 @@ type API struct {
 	version  string
 	reg      *registry.Registry
 	pipeline *pipeline.Pipeline
+	watches  atomic.Int64 // open now, against opts.MaxWatches
 
 	docsMu sync.Mutex
 	docs   *documents
@@ -62,6 +69,9 @@ type documents struct {
 func New(p *pipeline.Pipeline, version string, opts Options) *API {
 	if opts.MinRequestTimeout <= 0 {
 		opts.MinRequestTimeout = 30 * time.Minute
+	}
+	if opts.MaxWatches <= 0 {
+		opts.MaxWatches = 10000
 	}
 	return &API{opts: opts, version: version, reg: p.Registry(), pipeline: p}
 }

@@ -4,21 +4,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
-	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
-	compbasemetrics "k8s.io/component-base/metrics"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
+	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	compbasemetrics "k8s.io/component-base/metrics"
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -125,6 +128,14 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if !loopback.FromServer(r.Context()) {
+		if a.watches.Add(1) > int64(a.opts.MaxWatches) {
+			a.watches.Add(-1)
+			writeError(w, r, apierrors.NewTooManyRequests(fmt.Sprintf("Too many watches (at most %d at once), please try again later.", a.opts.MaxWatches), 1))
+			return
+		}
+		defer a.watches.Add(-1)
 	}
 	streamable := watchSerializers(store)
 	target, err := negotiateRead(r, streamable, req.Verb)

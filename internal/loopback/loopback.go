@@ -100,12 +100,24 @@ func (l *Listener) Config(user *auth.User, userAgent string) *rest.Config {
 }
 
 // ConnContext is the http.Server ConnContext that makes each request on a
-// connection from l carry the connection's user (auth.UserFrom).
+// connection from l carry the connection's user (auth.UserFrom) and the
+// mark of the server's own requests (FromServer).
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if lc, ok := c.(*conn); ok {
-		return auth.WithUser(ctx, lc.user)
+		return auth.WithUser(context.WithValue(ctx, fromServerKey{}, true), lc.user)
 	}
 	return ctx
+}
+
+type fromServerKey struct{}
+
+// FromServer tells whether a request came from the server itself (its
+// controllers, informers and admission plugins), over a loopback
+// connection: limits meant for clients leave those out, as their number
+// is the server's design, not its clients' doing.
+func FromServer(ctx context.Context) bool {
+	from, _ := ctx.Value(fromServerKey{}).(bool)
+	return from
 }
 
 // conn is the server's end of a loopback connection.

@@ -84,6 +84,9 @@ type Config struct {
 	EventTTL time.Duration
 	// MinRequestTimeout bounds long watches (default 30 minutes).
 	MinRequestTimeout time.Duration
+	// MaxWatches bounds the watches open at once (default 10,000); more
+	// get 429 with Retry-After.
+	MaxWatches int
 	// BookmarkInterval is how often watches get bookmarks (default 1 minute).
 	BookmarkInterval time.Duration
 	// OpenStorage opens the storage backend; nil means Pebble in DataDir.
@@ -291,7 +294,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	api := handlers.New(writes, ver.GitVersion, handlers.Options{
-		MinRequestTimeout: cfg.MinRequestTimeout, Authorizer: authorizer, Stopping: s.stopping,
+		MinRequestTimeout: cfg.MinRequestTimeout, Authorizer: authorizer, Stopping: s.stopping, MaxWatches: cfg.MaxWatches,
 	})
 	agg, err := aggregator.New(aggregator.Config{
 		Client:       loopbackClient(),

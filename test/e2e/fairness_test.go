@@ -177,3 +177,42 @@ func (k *kapi) mustRaw(path string) *http.Response {
 	resp.Body.Close()
 	return resp
 }
+
+// TestWatchLimit: with --max-watches 2, a third watch gets 429 Too Many
+// Requests with Retry-After, and is admitted once another ends.
+func TestWatchLimit(t *testing.T) {
+	k := startKapi(t, "--max-watches", "2")
+	client := k.rawClient()
+	open := func() *http.Response {
+		t.Helper()
+		resp, err := client.Get(k.config.Host + "/api/v1/namespaces/default/configmaps?watch=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first, second := open(), open()
+	defer second.Body.Close()
+	for _, resp := range []*http.Response{first, second} {
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("watch within the limit: %s", resp.Status)
+		}
+	}
+	third := open()
+	body, _ := io.ReadAll(third.Body)
+	third.Body.Close()
+	if third.StatusCode != http.StatusTooManyRequests || third.Header.Get("Retry-After") != "1" ||
+		!strings.Contains(string(body), `"reason":"TooManyRequests"`) {
+		t.Fatalf("watch over the limit: %s, Retry-After %q, %s", third.Status, third.Header.Get("Retry-After"), body)
+	}
+	// Lists are not watches.
+	if _, err := k.clientset().CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("list at the watch limit: %v", err)
+	}
+	first.Body.Close()
+	waitFor(t, 10*time.Second, "a watch to be admitted after one ended", func() bool {
+		resp := open()
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
