@@ -11,11 +11,16 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kapi-dev/kapi/internal/storage/etcd/etcdtest"
 )
 
 // kapiCluster is kapi replicas sharing one etcd cluster and one PKI
@@ -317,4 +322,31 @@ func TestClusterControllersLeadOnce(t *testing.T) {
 // configMap is a ConfigMap named name with a little data.
 func configMap(name string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": "1"}}
+}
+
+// TestEtcdOverTLS: kapi keeps its data in an etcd that serves TLS and asks
+// for client certificates, with kube-apiserver's --etcd-cafile,
+// --etcd-certfile, --etcd-keyfile and --etcd-prefix.
+func TestEtcdOverTLS(t *testing.T) {
+	files := etcdtest.NewTLSFiles(t)
+	endpoint := etcdtest.StartTLS(t, files)
+	k := startKapi(t, "--storage", "etcd", "--etcd-servers", endpoint, "--etcd-cafile", files.CA,
+		"--etcd-certfile", files.ClientCert, "--etcd-keyfile", files.ClientKey, "--etcd-prefix", "/kapi-tls")
+	k.mustKubectl("create", "configmap", "over-tls", "--from-literal=a=b")
+	if out := k.mustKubectl("get", "configmap", "over-tls", "-o", "jsonpath={.data.a}"); out != "b" {
+		t.Fatalf("configmap data %q", out)
+	}
+	tlsConfig, err := (transport.TLSInfo{CertFile: files.ClientCert, KeyFile: files.ClientKey, TrustedCAFile: files.CA}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	resp, err := client.Get(ctx, "/kapi-tls/registry/core/configmaps/default/over-tls")
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("the ConfigMap under the prefix in etcd: %v %v", resp, err)
+	}
 }

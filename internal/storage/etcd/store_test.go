@@ -154,3 +154,41 @@ func TestCompactOnce(t *testing.T) {
 		t.Fatalf("a learned compaction to %d, want %d", got, revs[3])
 	}
 }
+
+// TestTLS checks that the store reaches an etcd that serves TLS and asks
+// for client certificates with --etcd-cafile, --etcd-certfile and
+// --etcd-keyfile, and that it fails without the certificate or with
+// another CA.
+func TestTLS(t *testing.T) {
+	ctx := context.Background()
+	files := etcdtest.NewTLSFiles(t)
+	endpoint := etcdtest.StartTLS(t, files)
+	if !strings.HasPrefix(endpoint, "https://") {
+		t.Fatalf("endpoint %s", endpoint)
+	}
+	s, err := etcd.New(etcd.Options{Endpoints: []string{endpoint}, CAFile: files.CA, CertFile: files.ClientCert, KeyFile: files.ClientKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Create(ctx, []byte("/registry/core/configmaps/ns/tls"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if kv, _, err := s.Get(ctx, []byte("/registry/core/configmaps/ns/tls"), 0); err != nil || string(kv.Value) != "v" {
+		t.Fatalf("read over TLS: %v %v", kv, err)
+	}
+
+	other := etcdtest.NewTLSFiles(t)
+	for name, opts := range map[string]etcd.Options{
+		"no client certificate":         {CAFile: files.CA},
+		"another CA":                    {CAFile: other.CA, CertFile: files.ClientCert, KeyFile: files.ClientKey},
+		"a certificate of another CA":   {CAFile: files.CA, CertFile: other.ClientCert, KeyFile: other.ClientKey},
+		"a certificate without its key": {CAFile: files.CA, CertFile: files.ClientCert},
+	} {
+		opts.Endpoints, opts.DialTimeout = []string{endpoint}, 2*time.Second
+		if s, err := etcd.New(opts); err == nil {
+			s.Close()
+			t.Errorf("%s: connected", name)
+		}
+	}
+}

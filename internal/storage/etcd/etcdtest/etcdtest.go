@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 )
 
@@ -17,12 +18,24 @@ import (
 // directory, stops it when the test ends and returns its client URL.
 func Start(t testing.TB) string {
 	t.Helper()
+	return start(t, nil)
+}
+
+// StartTLS is Start for an etcd that serves its clients over TLS with
+// files' certificates and accepts only clients with a certificate its CA
+// signed.
+func StartTLS(t testing.TB, files TLSFiles) string {
+	t.Helper()
+	return start(t, &files)
+}
+
+func start(t testing.TB, files *TLSFiles) string {
 	dir := t.TempDir()
 	var lastErr error
 	// Free ports are found by binding and releasing them, so another
 	// process may take one first: try a few times.
 	for attempt := 0; attempt < 3; attempt++ {
-		e, err := start(dir, attempt)
+		e, err := startOnce(dir, attempt, files)
 		if err != nil {
 			lastErr = err
 			continue
@@ -34,10 +47,13 @@ func Start(t testing.TB) string {
 	return ""
 }
 
-func start(dir string, attempt int) (*embed.Etcd, error) {
+func startOnce(dir string, attempt int, files *TLSFiles) (*embed.Etcd, error) {
 	clientURL, err := freeURL()
 	if err != nil {
 		return nil, err
+	}
+	if files != nil {
+		clientURL.Scheme = "https"
 	}
 	peerURL, err := freeURL()
 	if err != nil {
@@ -53,6 +69,11 @@ func start(dir string, attempt int) (*embed.Etcd, error) {
 	cfg.InitialCluster = cfg.Name + "=" + peerURL.String()
 	cfg.LogLevel = "error"
 	cfg.UnsafeNoFsync = true // tests need no durability across crashes
+	if files != nil {
+		cfg.ClientTLSInfo = transport.TLSInfo{
+			CertFile: files.ServerCert, KeyFile: files.ServerKey, TrustedCAFile: files.CA, ClientCertAuth: true,
+		}
+	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, err
