@@ -36,6 +36,9 @@ func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpo
 	for ticks := 1; ; ticks++ {
 		select {
 		case <-ctx.Done():
+			if err := endpoints.remove(); err != nil {
+				logger.Warn("removing the server from the kubernetes service's endpoints failed", "err", err)
+			}
 			return
 		case <-tick.C():
 			if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil && ctx.Err() == nil {
@@ -55,8 +58,8 @@ func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpo
 }
 
 // kubernetesEndpoints keeps the Endpoints and EndpointSlice of the
-// kubernetes Service naming the server's advertised address, with
-// kube-apiserver's own endpoint reconciler (one server: a count of one).
+// kubernetes Service naming the advertised addresses of the servers
+// sharing storage, with kube-apiserver's own lease endpoint reconciler.
 // A nil *kubernetesEndpoints keeps nothing: there is no address an
 // endpoint may name.
 type kubernetesEndpoints struct {
@@ -69,7 +72,7 @@ type kubernetesEndpoints struct {
 // does. An advertised address given explicitly must be one an endpoint may
 // name; one chosen for the user that may not (a host with loopback only)
 // leaves the Service without endpoints.
-func newKubernetesEndpoints(config *rest.Config, advertise, listenHost string, port int32, logger *slog.Logger) (*kubernetesEndpoints, error) {
+func newKubernetesEndpoints(config *rest.Config, leases reconcilers.Leases, advertise, listenHost string, port int32, logger *slog.Logger) (*kubernetesEndpoints, error) {
 	config = rest.CopyConfig(config)
 	config.WarningHandler = rest.NoWarnings{} // v1 Endpoints is deprecated; kapi keeps it as kube-apiserver does
 	client, err := kubernetes.NewForConfig(config)
@@ -78,7 +81,7 @@ func newKubernetesEndpoints(config *rest.Config, advertise, listenHost string, p
 	}
 	adapter := reconcilers.NewEndpointsAdapter(client.CoreV1(), client.DiscoveryV1())
 	e := &kubernetesEndpoints{
-		reconciler: reconcilers.NewMasterCountEndpointReconciler(1, adapter),
+		reconciler: reconcilers.NewLeaseEndpointReconciler(adapter, leases),
 		ports:      []corev1.EndpointPort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: port}},
 	}
 	if advertise != "" {
@@ -106,4 +109,14 @@ func (e *kubernetesEndpoints) reconcile() error {
 		return nil
 	}
 	return e.reconciler.ReconcileEndpoints("kubernetes", e.ip, e.ports, true)
+}
+
+// remove takes the server's address out of the endpoints, as a stopping
+// kube-apiserver does, so that clients stop being sent to it.
+func (e *kubernetesEndpoints) remove() error {
+	if e == nil {
+		return nil
+	}
+	e.reconciler.StopReconciling()
+	return e.reconciler.RemoveEndpoints("kubernetes", e.ip, e.ports)
 }

@@ -410,7 +410,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("repairing ClusterIP allocations: %w", err)
 	}
 	s.health.done(hookServiceIPRepair)
-	endpoints, err := newKubernetesEndpoints(loopbackClient(),
+	endpoints, err := newKubernetesEndpoints(loopbackClient(), &masterLeases{store: store, clock: cfg.Clock},
 		cfg.AdvertiseAddress, host, port, cfg.Logger)
 	if err != nil {
 		return nil, err
