@@ -130,11 +130,17 @@ webhooks:
 			}
 		}()
 	}
-	// While the flood holds the tiny level's seats, another user is served.
+	// While the flood holds the tiny level's seats, another user is
+	// served, and health checks answer.
 	time.Sleep(500 * time.Millisecond)
 	for range 20 {
 		if code := get("viewer-token", "/api/v1/namespaces/default/configmaps").StatusCode; code != http.StatusOK {
 			t.Errorf("another user's request during the flood: %d", code)
+		}
+	}
+	for _, probe := range []string{"/readyz", "/livez", "/healthz"} {
+		if code := get("", probe).StatusCode; code != http.StatusOK {
+			t.Errorf("%s during the flood: %d", probe, code)
 		}
 	}
 	flood.Wait()
