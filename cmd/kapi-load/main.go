@@ -1,9 +1,17 @@
-// Command kapi-load drives a running API server (kapi or kube-apiserver)
-// with a bounded load through client-go and prints throughput and latency
-// figures: concurrent creates, full and paged lists, and updates fanned out
-// to many watchers. Every phase stops by itself.
+// Command kapi-load drives a running API server (kapi, or kube-apiserver
+// with etcd) through client-go with a bounded load and prints, phase by
+// phase, latencies, throughput and, given the server's process IDs, the
+// server's CPU time per operation and resident memory, read from /proc.
+// Every phase stops by itself (--timeout).
 //
-//	kapi-load --kubeconfig ./kapi-data/kubeconfig --objects 2000 --clients 32 --watchers 200
+//	kapi-load --kubeconfig ./kapi-data/kubeconfig --pids $(pidof kapi) --objects 10000 --out kapi.json
+//	kapi-load compare kapi.json kube.json
+//
+// For each workload (ConfigMaps of 1.1 KB and Pods of 2.3 KB): creates,
+// gets and updates at 1 and --workers clients; full, paged (500) and
+// label-selected lists in JSON and protobuf; an informer's sync; an
+// update fanned out to 100 and --watchers watchers; and a DeleteCollection
+// of everything. Only loopback servers are meant: the load is heavy.
 package main
 
 import (
@@ -11,186 +19,117 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sort"
-	"sync"
-	"sync/atomic"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "./kapi-data/kubeconfig", "kubeconfig of the server to load")
-	objects := flag.Int("objects", 2000, "configmaps to create (at most 100000)")
-	clients := flag.Int("clients", 32, "concurrent clients (at most 512)")
-	watchers := flag.Int("watchers", 100, "watchers during the update phase (at most 5000)")
-	updates := flag.Int("updates", 200, "updates watched by every watcher (at most 10000)")
-	protobuf := flag.Bool("protobuf", true, "use protobuf, as client-go does by default")
-	limit := flag.Duration("timeout", 5*time.Minute, "stop every phase after this long")
-	flag.Parse()
-	*objects, *clients, *watchers, *updates = min(*objects, 100000), min(max(*clients, 1), 512), min(*watchers, 5000), min(*updates, 10000)
-
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	if err != nil {
-		fail(err)
-	}
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit
-	if !*protobuf {
-		cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		fail(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), *limit)
-	defer cancel()
-	ns := fmt.Sprintf("kapi-load-%d", time.Now().Unix())
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		fail(err)
-	}
-	defer cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-	cms := cs.CoreV1().ConfigMaps(ns)
-
-	run("create", parallel(ctx, *clients, *objects, func(i int) error {
-		_, err := cms.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%06d", i), Labels: map[string]string{"load": "yes"}},
-			Data:       map[string]string{"payload": fmt.Sprintf("%0256d", i)},
-		}, metav1.CreateOptions{})
-		return err
-	}))
-	run("list (one page)", parallel(ctx, 1, 20, func(int) error {
-		_, err := cms.List(ctx, metav1.ListOptions{})
-		return err
-	}))
-	run("list (pages of 500)", parallel(ctx, 1, 20, func(int) error {
-		opts := metav1.ListOptions{Limit: 500}
-		for {
-			page, err := cms.List(ctx, opts)
-			if err != nil || page.Continue == "" {
-				return err
-			}
-			opts.Continue = page.Continue
+	if len(os.Args) == 4 && os.Args[1] == "compare" {
+		if err := compare(os.Args[2], os.Args[3]); err != nil {
+			fail(err)
 		}
-	}))
-	watchUpdates(ctx, cms, *watchers, *updates)
-}
+		return
+	}
+	kubeconfig := flag.String("kubeconfig", "./kapi-data/kubeconfig", "kubeconfig of the server to load")
+	pidList := flag.String("pids", "", "comma-separated process IDs of the server (kapi; or kube-apiserver,etcd) whose CPU and memory to sample")
+	objects := flag.Int("objects", 10000, "objects of each workload (at most 100000)")
+	workers := flag.Int("workers", 16, "concurrent clients of the parallel phases (at most 512)")
+	watchers := flag.Int("watchers", 1000, "watchers of the larger watch phase (at most 5000); the smaller has 100")
+	updates := flag.Int("updates", 100, "updates each watcher receives (at most 10000)")
+	workloads := flag.String("workloads", "configmaps,pods", "workloads to run: configmaps, pods")
+	out := flag.String("out", "", "write the results as JSON here, for kapi-load compare")
+	limit := flag.Duration("timeout", 5*time.Minute, "stop any phase after this long")
+	flag.Parse()
+	*objects, *workers = min(max(*objects, 10), 100000), min(max(*workers, 1), 512)
+	*watchers, *updates = min(max(*watchers, 1), 5000), min(max(*updates, 1), 10000)
 
-// watchUpdates updates one object repeatedly while watchers watch it, and
-// reports how long each update took to reach each watcher.
-func watchUpdates(ctx context.Context, cms corev1client.ConfigMapInterface, watchers, updates int) {
-	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "hot"}, Data: map[string]string{"i": "-1"}}, metav1.CreateOptions{})
+	pids, err := parsePIDs(*pidList)
 	if err != nil {
 		fail(err)
 	}
-	sent := make([]atomic.Int64, updates) // UnixNano when update i was sent
-	latencies := make([][]time.Duration, watchers)
-	var ready, done sync.WaitGroup
-	for w := 0; w < watchers; w++ {
-		ready.Add(1)
-		done.Add(1)
-		go func(w int) {
-			defer done.Done()
-			watcher, err := cms.Watch(ctx, metav1.ListOptions{
-				FieldSelector: "metadata.name=hot", ResourceVersion: cm.ResourceVersion,
-			})
-			ready.Done()
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "watch:", err)
-				return
-			}
-			defer watcher.Stop()
-			for ev := range watcher.ResultChan() {
-				got, ok := ev.Object.(*corev1.ConfigMap)
-				if !ok {
-					continue
-				}
-				var i int
-				fmt.Sscan(got.Data["i"], &i)
-				if i >= 0 && i < updates {
-					latencies[w] = append(latencies[w], time.Duration(time.Now().UnixNano()-sent[i].Load()))
-				}
-				if i == updates-1 {
-					return
-				}
-			}
-		}(w)
+	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		fail(err)
 	}
-	ready.Wait()
-	start := time.Now()
-	for i := 0; i < updates && ctx.Err() == nil; i++ {
-		cm.Data["i"] = fmt.Sprint(i)
-		sent[i].Store(time.Now().UnixNano())
-		if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+	l := &load{
+		rec: &recorder{servers: pids}, protobuf: clientset(config, "application/vnd.kubernetes.protobuf"),
+		json: clientset(config, "application/json"), objects: *objects, workers: *workers,
+		watchers: *watchers, updates: *updates, limit: *limit,
+	}
+	printHeader(len(pids) > 0)
+	for _, name := range strings.Split(*workloads, ",") {
+		if err := l.run(strings.TrimSpace(name)); err != nil {
 			fail(err)
 		}
 	}
-	done.Wait()
-	elapsed := time.Since(start)
-	var all []time.Duration
-	for _, l := range latencies {
-		all = append(all, l...)
+	if len(pids) > 0 {
+		fmt.Printf("peak server rss %.0f MiB\n", float64(l.rec.peakRSS)/(1<<20))
 	}
-	if len(all) == 0 {
-		fail(fmt.Errorf("no watch events arrived"))
+	if *out != "" {
+		if err := writeResults(*out, l.rec.results); err != nil {
+			fail(err)
+		}
 	}
-	report(fmt.Sprintf("update→%d watchers", watchers), all, fmt.Sprintf("%.0f events/s", float64(len(all))/elapsed.Seconds()))
 }
 
-// parallel runs fn for 0..n-1 on workers goroutines and returns each call's
-// latency.
-func parallel(ctx context.Context, workers, n int, fn func(i int) error) phase {
-	return func() []time.Duration { return runParallel(ctx, workers, n, fn) }
-}
-
-func runParallel(ctx context.Context, workers, n int, fn func(i int) error) []time.Duration {
-	latencies := make([]time.Duration, n)
-	var next atomic.Int64
-	var failures atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				start := time.Now()
-				if err := fn(i); err != nil {
-					failures.Add(1)
-				}
-				latencies[i] = time.Since(start)
-			}
-		}()
+// clientset is a client without client-side rate limits that speaks the
+// content type given.
+func clientset(config *rest.Config, contentType string) *kubernetes.Clientset {
+	config = rest.CopyConfig(config)
+	config.QPS, config.Burst = -1, 0
+	config.ContentType = contentType
+	config.AcceptContentTypes = contentType
+	config.UserAgent = "kapi-load"
+	cs, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		fail(err)
 	}
-	wg.Wait()
-	if f := failures.Load(); f > 0 {
-		fmt.Fprintf(os.Stderr, "%d calls failed\n", f)
+	return cs
+}
+
+// load is one run's settings and clients.
+type load struct {
+	rec               *recorder
+	protobuf, json    *kubernetes.Clientset
+	objects, workers  int
+	watchers, updates int
+	limit             time.Duration
+}
+
+// run runs every phase of one workload in a namespace of its own, which
+// it deletes at the end.
+func (l *load) run(name string) error {
+	ctx := context.Background()
+	ns := fmt.Sprintf("kapi-load-%s-%d", name, time.Now().Unix())
+	namespaces := l.protobuf.CoreV1().Namespaces()
+	if _, err := namespaces.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
 	}
-	return latencies
-}
-
-// phase is a parallel run of a load phase, timed as a whole.
-type phase func() []time.Duration
-
-// run times a phase and reports its latencies and throughput.
-func run(name string, p phase) {
-	start := time.Now()
-	latencies := p()
-	report(name, latencies, fmt.Sprintf("%.0f calls/s", float64(len(latencies))/time.Since(start).Seconds()))
-}
-
-func report(phase string, latencies []time.Duration, rate string) {
-	sorted := append([]time.Duration(nil), latencies...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	pct := func(p float64) time.Duration { return sorted[int(float64(len(sorted)-1)*p)] }
-	fmt.Printf("%-22s n=%-6d p50=%-10v p99=%-10v max=%-10v %s\n", phase, len(latencies), pct(0.5).Round(time.Microsecond),
-		pct(0.99).Round(time.Microsecond), sorted[len(sorted)-1].Round(time.Microsecond), rate)
+	defer namespaces.Delete(ctx, ns, metav1.DeleteOptions{})
+	var w *workload
+	switch name {
+	case "configmaps":
+		w = configMaps(ns, l.objects, l.protobuf)
+	case "pods":
+		w = pods(ns, l.objects, l.protobuf)
+	default:
+		return fmt.Errorf("unknown workload %q: configmaps or pods", name)
+	}
+	l.writesAndReads(w)
+	l.lists(w)
+	l.informerSync(w, ns)
+	l.watches(w, 100)
+	if l.watchers != 100 {
+		l.watches(w, l.watchers)
+	}
+	l.deleteCollection(w)
+	return nil
 }
 
 func fail(err error) {

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+)
+
+// writesAndReads creates every object (the first tenth, at most 1,000,
+// through one client, the rest through --workers), then gets and updates
+// them the same way.
+func (l *load) writesAndReads(w *workload) {
+	serial := min(l.objects/10, 1000)
+	for _, op := range []struct {
+		name string
+		fn   func(context.Context, int) error
+	}{{"create", w.create}, {"get", w.get}, {"update", w.update}} {
+		l.rec.measure(fmt.Sprintf("%s %s (1 client)", w.resource, op.name), l.parallel(1, 0, serial, op.fn))
+		l.rec.measure(fmt.Sprintf("%s %s (%d clients)", w.resource, op.name, l.workers), l.parallel(l.workers, serial, l.objects, op.fn))
+	}
+}
+
+// lists reads everything in one page, in pages of 500, and the tenth
+// selected by a label, in JSON and in protobuf; each list is one operation.
+func (l *load) lists(w *workload) {
+	for _, ct := range []struct {
+		name string
+		cs   kubernetes.Interface
+	}{{"json", l.json}, {"protobuf", l.protobuf}} {
+		listAll := func(opts metav1.ListOptions) func(context.Context, int) error {
+			return func(ctx context.Context, _ int) error {
+				for {
+					_, next, err := w.list(ctx, ct.cs, opts)
+					if err != nil || next == "" {
+						return err
+					}
+					opts.Continue = next
+				}
+			}
+		}
+		l.rec.measure(fmt.Sprintf("%s list %s", w.resource, ct.name), l.parallel(1, 0, 5, listAll(metav1.ListOptions{})))
+		l.rec.measure(fmt.Sprintf("%s list %s paged 500", w.resource, ct.name), l.parallel(1, 0, 5, listAll(metav1.ListOptions{Limit: 500})))
+		l.rec.measure(fmt.Sprintf("%s list %s selected", w.resource, ct.name), l.parallel(1, 0, 10, listAll(metav1.ListOptions{LabelSelector: "selected=true"})))
+	}
+}
+
+// informerSync starts an informer of the namespace (in protobuf, as
+// controllers run them) and times its sync: a list and the start of a
+// watch.
+func (l *load) informerSync(w *workload, ns string) {
+	l.rec.measure(w.resource+" informer sync", l.parallel(1, 0, 3, func(ctx context.Context, _ int) error {
+		factory := informers.NewSharedInformerFactoryWithOptions(l.protobuf, 0, informers.WithNamespace(ns))
+		informer := w.informer(factory)
+		stop := make(chan struct{})
+		defer func() {
+			close(stop)
+			factory.Shutdown()
+		}()
+		factory.Start(stop)
+		deadline := time.Now().Add(l.limit)
+		for !informer.HasSynced() {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("informer not synced within %v", l.limit)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if got := len(informer.GetStore().List()); got != l.objects {
+			return fmt.Errorf("informer synced %d objects, want %d", got, l.objects)
+		}
+		return nil
+	}))
+}
+
+// watches updates the first object --updates times while n watchers watch
+// it; an operation is one event delivered to one watcher, timed from the
+// start of the update that made it.
+func (l *load) watches(w *workload, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.limit)
+	defer cancel()
+	l.rec.measure(fmt.Sprintf("%s watch (%d watchers)", w.resource, n), func() ([]time.Duration, int) {
+		if err := w.update(ctx, 0); err != nil { // a current resource version to start from
+			return nil, 1
+		}
+		sent := make([]atomic.Int64, l.updates)
+		latencies := make([][]time.Duration, n)
+		var failed atomic.Int64
+		var started, done sync.WaitGroup
+		for i := range n {
+			started.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				stream, err := w.watch(ctx, l.protobuf, metav1.ListOptions{
+					FieldSelector:   fields.OneTermEqualSelector("metadata.name", objectName(0)).String(),
+					ResourceVersion: "", // from now: the updates below
+				})
+				started.Done()
+				if err != nil {
+					failed.Add(1)
+					return
+				}
+				defer stream.Stop()
+				latencies[i] = receive(stream, sent)
+			}()
+		}
+		started.Wait()
+		time.Sleep(100 * time.Millisecond) // the watches are registered once their responses started
+		for k := range l.updates {
+			sent[k].Store(time.Now().UnixNano())
+			if err := w.update(ctx, 0); err != nil {
+				failed.Add(1)
+				break
+			}
+		}
+		done.Wait()
+		var all []time.Duration
+		for _, lat := range latencies {
+			all = append(all, lat...)
+		}
+		return all, int(failed.Load())
+	})
+}
+
+// receive reads events until it has one per update sent, and returns the
+// time each took from its update's start.
+func receive(stream watch.Interface, sent []atomic.Int64) []time.Duration {
+	var latencies []time.Duration
+	for ev := range stream.ResultChan() {
+		if ev.Type != watch.Modified {
+			continue
+		}
+		k := len(latencies)
+		latencies = append(latencies, time.Duration(time.Now().UnixNano()-sent[k].Load()))
+		if len(latencies) == len(sent) {
+			break
+		}
+	}
+	return latencies
+}
+
+// deleteCollection deletes every object of the workload in one request.
+func (l *load) deleteCollection(w *workload) {
+	l.rec.measure(w.resource+" deletecollection", l.parallel(1, 0, 1, func(ctx context.Context, _ int) error {
+		return w.deleteAll(ctx)
+	}))
+}
+
+// parallel is a phase that runs fn for from..to-1 on workers goroutines,
+// each call one operation.
+func (l *load) parallel(workers, from, to int, fn func(context.Context, int) error) func() ([]time.Duration, int) {
+	return func() ([]time.Duration, int) {
+		ctx, cancel := context.WithTimeout(context.Background(), l.limit)
+		defer cancel()
+		latencies := make([]time.Duration, to-from)
+		var next, failed atomic.Int64
+		next.Store(int64(from))
+		var wg sync.WaitGroup
+		var firstErr sync.Once
+		for range workers {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < to && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+					start := time.Now()
+					if err := fn(ctx, i); err != nil {
+						failed.Add(1)
+						firstErr.Do(func() { fmt.Fprintln(os.Stderr, "kapi-load:", err) })
+					}
+					latencies[i-from] = time.Since(start)
+				}
+			})
+		}
+		wg.Wait()
+		// Calls the deadline left undone have no latency.
+		return slices.DeleteFunc(latencies, func(d time.Duration) bool { return d == 0 }), int(failed.Load())
+	}
+}
