@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -43,12 +45,14 @@ type workload struct {
 }
 
 // newWorkload makes a workload of n objects built by build; touch changes
-// an object for an update. Every object gets the label selected=true or
+// an object for an update, given a number no update used before (an
+// update that changes nothing writes nothing and makes no event). Every object gets the label selected=true or
 // false (one in ten true), for selected lists.
 func newWorkload[T, L any](resource string, n int, client func(kubernetes.Interface) typedClient[T, L], cs kubernetes.Interface,
 	build func(i int) *T, touch func(obj *T, i int), meta func(*T) metav1.Object, page func(*L) (int, string),
 	informer func(informers.SharedInformerFactory) cache.SharedIndexInformer) *workload {
 	objects := make([]*T, n)
+	var updates atomic.Int64
 	var mu sync.Mutex
 	at := func(i int) *T {
 		mu.Lock()
@@ -82,12 +86,23 @@ func newWorkload[T, L any](resource string, n int, client func(kubernetes.Interf
 			if obj == nil {
 				return fmt.Errorf("%s %d was not created", resource, i)
 			}
-			touch(obj, i)
-			updated, err := client(cs).Update(ctx, obj, metav1.UpdateOptions{})
-			if err == nil {
-				set(i, updated)
+			// Another writer (a controller) may have changed the object:
+			// then the update starts again from the current state, as
+			// clients' retry.RetryOnConflict does.
+			for attempt := 0; ; attempt++ {
+				touch(obj, int(updates.Add(1)))
+				updated, err := client(cs).Update(ctx, obj, metav1.UpdateOptions{})
+				if err == nil {
+					set(i, updated)
+					return nil
+				}
+				if !apierrors.IsConflict(err) || attempt == 4 {
+					return err
+				}
+				if obj, err = client(cs).Get(ctx, objectName(i), metav1.GetOptions{}); err != nil {
+					return err
+				}
 			}
-			return err
 		},
 		list: func(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOptions) (int, string, error) {
 			l, err := client(cs).List(ctx, opts)
@@ -155,7 +170,7 @@ func buildPod(i int) *corev1.Pod {
 		return corev1.Container{
 			Name: name, Image: image,
 			Args:  []string{"--port", fmt.Sprint(port), "--log-level", "info"},
-			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: port, Protocol: corev1.ProtocolTCP}},
+			Ports: []corev1.ContainerPort{{Name: name, ContainerPort: port, Protocol: corev1.ProtocolTCP}},
 			Env: []corev1.EnvVar{
 				{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 				{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -16,90 +15,141 @@ import (
 
 // A list response is assembled from its items' cached encodings instead of
 // encoding every item again: the bytes are the same the serializer would
-// write for the list.
+// write for the list. They are never copied into one buffer: the response
+// is a sequence of parts, most of them the cached item bytes themselves,
+// written (and compressed) one after another.
+
+// body is an encoded response in parts; size is their total length.
+type body struct {
+	parts [][]byte
+	size  int
+}
+
+func (b *body) add(parts ...[]byte) {
+	for _, p := range parts {
+		b.parts = append(b.parts, p)
+		b.size += len(p)
+	}
+}
+
+// bytes joins the parts, for tests.
+func (b *body) bytes() []byte {
+	out := make([]byte, 0, b.size)
+	for _, p := range b.parts {
+		out = append(out, p...)
+	}
+	return out
+}
 
 // splicedList encodes a list of items in JSON or protobuf from the items'
 // cached encodings; ok is false for other media types.
-func splicedList(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) (data []byte, ok bool, err error) {
+func splicedList(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) (b *body, ok bool, err error) {
 	switch info.MediaType {
 	case runtime.ContentTypeJSON:
-		data, err = jsonList(store, info, listMeta, items, encs)
-		return data, true, err
+		b, err = jsonList(store, info, listMeta, items, encs)
+		return b, true, err
 	case runtime.ContentTypeProtobuf:
 		if store.Typed() {
-			data, err = protobufList(store, listMeta, items, encs)
-			return data, true, err
+			b, err = protobufList(store, listMeta, items, encs)
+			return b, true, err
 		}
 	}
 	return nil, false, nil
 }
 
-func jsonList(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) ([]byte, error) {
+var (
+	comma      = []byte{','}
+	openBrace  = []byte{'{'}
+	listCloser = []byte("]}\n")
+)
+
+func jsonList(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) (*body, error) {
 	gvk := store.Info.GroupVersionKind()
 	metaJSON, err := json.Marshal(listMeta)
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, gvk.Kind+"List", gvk.GroupVersion().String(), metaJSON)
+	b := &body{parts: make([][]byte, 0, 3*len(items)+2)}
+	b.add(fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, gvk.Kind+"List", gvk.GroupVersion().String(), metaJSON))
 	// Items of built-in lists carry no kind; custom resources' items do.
-	typePrefix := []byte(fmt.Sprintf(`{"kind":%q,"apiVersion":%q,`, gvk.Kind, gvk.GroupVersion().String()))
+	typePrefix := fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,`, gvk.Kind, gvk.GroupVersion().String())
 	for i, item := range items {
 		data, err := encs[i].Encode(info.Serializer, item)
 		if err != nil {
 			return nil, err
 		}
-		data = bytes.TrimRight(data, "\n")
-		if store.Typed() && bytes.HasPrefix(data, typePrefix) {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			buf.WriteByte('{')
-			buf.Write(data[len(typePrefix):])
-			continue
+		for len(data) > 0 && data[len(data)-1] == '\n' {
+			data = data[:len(data)-1]
 		}
 		if i > 0 {
-			buf.WriteByte(',')
+			b.add(comma)
 		}
-		buf.Write(data)
+		if store.Typed() && len(data) > len(typePrefix) && string(data[:len(typePrefix)]) == string(typePrefix) {
+			b.add(openBrace, data[len(typePrefix):])
+			continue
+		}
+		b.add(data)
 	}
-	buf.WriteString("]}\n")
-	return buf.Bytes(), nil
+	b.add(listCloser)
+	return b, nil
 }
 
 // protobufPrefix starts every protobuf-encoded Kubernetes object.
 var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
 
+// unknownTrailer ends a runtime.Unknown whose contentEncoding (field 3) and
+// contentType (field 4) are empty, as its generated marshaller writes them.
+var unknownTrailer = []byte{0x1a, 0x00, 0x22, 0x00}
+
 // protobufList writes the envelope (magic, then runtime.Unknown naming the
-// list kind) around a list message: field 1 the ListMeta, field 2 each item.
-func protobufList(store *registry.Store, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) ([]byte, error) {
+// list kind) around a list message, field 1 the ListMeta and field 2 each
+// item, as runtime.Unknown's marshaller would: its typeMeta (field 1), the
+// list as raw (field 2), then the empty fields 3 and 4.
+func protobufList(store *registry.Store, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) (*body, error) {
 	metaBytes, err := listMeta.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	list := appendField(nil, 1, metaBytes)
+	list := &body{parts: make([][]byte, 0, 2*len(items)+1)}
+	list.add(appendField(nil, 1, metaBytes))
+	// The items' field headers share one buffer, made large enough that
+	// appending never moves what earlier parts point into.
+	headers := make([]byte, 0, maxFieldHeader*len(items))
 	for i, item := range items {
 		data, err := encs[i].Encode(codecs.ProtobufRaw, item)
 		if err != nil {
 			return nil, err
 		}
-		list = appendField(list, 2, data)
+		start := len(headers)
+		headers = appendFieldHeader(headers, 2, len(data))
+		list.add(headers[start:len(headers):len(headers)], data)
 	}
 	gvk := store.Info.GroupVersionKind()
-	unknown := runtime.Unknown{
-		TypeMeta: runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind + "List"},
-		Raw:      list,
-	}
-	envelope, err := unknown.Marshal()
+	typeMeta := runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind + "List"}
+	typeMetaBytes, err := typeMeta.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	return append(append([]byte(nil), protobufPrefix...), envelope...), nil
+	header := append(append([]byte(nil), protobufPrefix...), appendField(nil, 1, typeMetaBytes)...)
+	header = appendFieldHeader(header, 2, list.size)
+	b := &body{parts: make([][]byte, 0, len(list.parts)+2)}
+	b.add(header)
+	b.add(list.parts...)
+	b.add(unknownTrailer)
+	return b, nil
+}
+
+// maxFieldHeader is the longest tag and length of a field below 16.
+const maxFieldHeader = 1 + binary.MaxVarintLen64
+
+// appendFieldHeader appends the tag and length of a length-delimited
+// protobuf field.
+func appendFieldHeader(b []byte, field, length int) []byte {
+	b = binary.AppendUvarint(b, uint64(field<<3|2))
+	return binary.AppendUvarint(b, uint64(length))
 }
 
 // appendField appends a length-delimited protobuf field.
 func appendField(b []byte, field int, data []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(field<<3|2))
-	b = binary.AppendUvarint(b, uint64(len(data)))
-	return append(b, data...)
+	return append(appendFieldHeader(b, field, len(data)), data...)
 }

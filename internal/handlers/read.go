@@ -91,13 +91,13 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, st
 		ResourceVersion: formatRevision(res.Revision), Continue: res.Continue, RemainingItemCount: res.Remaining,
 	}
 	if target.conv.As == "" && !store.Converts() {
-		data, ok, err := splicedList(store, target.info, listMeta, res.Items, res.Encodings)
+		b, ok, err := splicedList(store, target.info, listMeta, res.Items, res.Encodings)
 		if err != nil {
 			writeError(w, r, apierrors.NewInternalError(err))
 			return
 		}
 		if ok {
-			writeBytes(w, r, http.StatusOK, data, target.info.MediaType)
+			writeBody(w, r, http.StatusOK, b, target.info.MediaType)
 			return
 		}
 	}

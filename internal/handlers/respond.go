@@ -1,9 +1,10 @@
 package handlers
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
-	"k8s.io/apiserver/pkg/audit"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/audit"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/respond"
@@ -59,25 +61,54 @@ func writeEncoded(w http.ResponseWriter, r *http.Request, code int, obj runtime.
 
 // writeBytes sends an encoded body, compressed when it is large and the
 // client accepts gzip.
-func writeBytes(w http.ResponseWriter, r *http.Request, code int, body []byte, mediaType string) {
+func writeBytes(w http.ResponseWriter, r *http.Request, code int, data []byte, mediaType string) {
+	writeBody(w, r, code, &body{parts: [][]byte{data}, size: len(data)}, mediaType)
+}
+
+// writeBody sends a body in parts, compressed when it is large and the
+// client accepts gzip; no part is copied into a buffer of the whole.
+func writeBody(w http.ResponseWriter, r *http.Request, code int, b *body, mediaType string) {
 	w.Header().Set("Content-Type", mediaType)
-	if len(body) >= gzipThreshold && acceptsGzip(r) {
-		// Compressed as it is sent, not into a second buffer (so without
-		// a Content-Length, as kube-apiserver sends it).
+	if b.size >= gzipThreshold && acceptsGzip(r) {
+		// Compressed as it is sent (so without a Content-Length, as
+		// kube-apiserver sends it).
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Header().Add("Vary", "Accept-Encoding")
 		w.WriteHeader(code)
 		zw := gzipWriters.Get().(*gzip.Writer)
 		zw.Reset(w)
-		zw.Write(body)
+		writeParts(zw, b.parts)
 		zw.Close()
 		zw.Reset(nil)
 		gzipWriters.Put(zw)
 		return
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header().Set("Content-Length", strconv.Itoa(b.size))
 	w.WriteHeader(code)
-	w.Write(body)
+	if len(b.parts) == 1 {
+		w.Write(b.parts[0])
+		return
+	}
+	bw := bufferedWriters.Get().(*bufio.Writer)
+	bw.Reset(w)
+	writeParts(bw, b.parts)
+	bw.Flush()
+	bw.Reset(nil)
+	bufferedWriters.Put(bw)
+}
+
+// bufferedWriters gather a body's small parts (a list's separators and
+// field headers) into writes of a useful size.
+var bufferedWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
+
+// writeParts writes parts until one fails: the client has gone, and the
+// rest would fail too.
+func writeParts(w io.Writer, parts [][]byte) {
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return
+		}
+	}
 }
 
 func acceptsGzip(r *http.Request) bool {
