@@ -6,9 +6,11 @@
 #
 #   hack/bench.sh [kapi-load flags...]              kapi alone
 #   KUBE=1 hack/bench.sh [kapi-load flags...]       kapi, then kube-apiserver + etcd
+#   KUBE_ONLY=1 hack/bench.sh [kapi-load flags...]  kube-apiserver + etcd, compared with the last kapi run
 #
-# kube-apiserver and etcd are built from the modules kapi already depends on
-# (k8s.io/kubernetes at the release kapi emulates, etcd's server), or taken
+# kube-apiserver and etcd are built from their Go modules (k8s.io/kubernetes
+# at the release kapi emulates, pinned by hack/kube-apiserver; the etcd
+# server kapi's tests embed), or taken
 # from KUBE_APISERVER and ETCD when those name binaries. kapi runs with its
 # controllers but without kube-scheduler (KAPI_FLAGS overrides): with no
 # nodes the scheduler would write an event and a condition for every pod,
@@ -25,8 +27,18 @@ go build -o "$dir/bin/kapi" ./cmd/kapi
 go build -o "$dir/bin/kapi-load" ./cmd/kapi-load
 
 pids=()
+# stop ends the servers this script started, the last started first (so
+# kube-apiserver before its etcd), each given 15 s before SIGKILL.
 stop() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    local pid=${pids[i]}
+    kill "$pid" 2>/dev/null || continue
+    for _ in $(seq 150); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null || true
+  done
   wait 2>/dev/null || true
   pids=()
 }
@@ -61,8 +73,8 @@ run_kapi() {
 run_kube() {
   local kube=${KUBE_APISERVER:-} etcd=${ETCD:-}
   if [ -z "$kube" ]; then
-    echo "building kube-apiserver (k8s.io/kubernetes/cmd/kube-apiserver)" >&2
-    go build -o "$dir/bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+    echo "building kube-apiserver (k8s.io/kubernetes/cmd/kube-apiserver, pinned by hack/kube-apiserver)" >&2
+    go -C hack/kube-apiserver build -o "$dir/bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
     kube=$dir/bin/kube-apiserver
   fi
   if [ -z "$etcd" ]; then
@@ -111,8 +123,8 @@ EOF
   stop
 }
 
-run_kapi "$@"
-if [ -n "${KUBE:-}" ]; then
+[ -n "${KUBE_ONLY:-}" ] || run_kapi "$@"
+if [ -n "${KUBE:-}${KUBE_ONLY:-}" ]; then
   run_kube "$@"
   echo
   echo "A: kapi, B: kube-apiserver + etcd"

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -43,6 +44,7 @@ func main() {
 	watchers := flag.Int("watchers", 1000, "watchers of the larger watch phase (at most 5000); the smaller has 100")
 	updates := flag.Int("updates", 100, "updates each watcher receives (at most 10000)")
 	workloads := flag.String("workloads", "configmaps,pods", "workloads to run: configmaps, pods")
+	phaseList := flag.String("phases", "writes,lists,informer,watches,deletecollection", "phases to run; without deletecollection the objects and their namespace stay")
 	out := flag.String("out", "", "write the results as JSON here, for kapi-load compare")
 	limit := flag.Duration("timeout", 5*time.Minute, "stop any phase after this long")
 	flag.Parse()
@@ -60,12 +62,19 @@ func main() {
 	l := &load{
 		rec: &recorder{servers: pids}, protobuf: clientset(config, "application/vnd.kubernetes.protobuf"),
 		json: clientset(config, "application/json"), objects: *objects, workers: *workers,
-		watchers: *watchers, updates: *updates, limit: *limit,
+		watchers: *watchers, updates: *updates, limit: *limit, phases: map[string]bool{},
+	}
+	for _, p := range strings.Split(*phaseList, ",") {
+		l.phases[strings.TrimSpace(p)] = true
 	}
 	printHeader(len(pids) > 0)
+	// A workload that fails is reported; the others still run, and the
+	// results so far are written.
+	failed := false
 	for _, name := range strings.Split(*workloads, ",") {
 		if err := l.run(strings.TrimSpace(name)); err != nil {
-			fail(err)
+			fmt.Fprintf(os.Stderr, "kapi-load: %s: %v\n", name, err)
+			failed = true
 		}
 	}
 	if len(pids) > 0 {
@@ -75,6 +84,9 @@ func main() {
 		if err := writeResults(*out, l.rec.results); err != nil {
 			fail(err)
 		}
+	}
+	if failed {
+		os.Exit(1)
 	}
 }
 
@@ -100,10 +112,11 @@ type load struct {
 	objects, workers  int
 	watchers, updates int
 	limit             time.Duration
+	phases            map[string]bool
 }
 
-// run runs every phase of one workload in a namespace of its own, which
-// it deletes at the end.
+// run runs the phases asked for of one workload in a namespace of its
+// own, which it deletes at the end with the deletecollection phase.
 func (l *load) run(name string) error {
 	ctx := context.Background()
 	ns := fmt.Sprintf("kapi-load-%s-%d", name, time.Now().Unix())
@@ -111,7 +124,12 @@ func (l *load) run(name string) error {
 	if _, err := namespaces.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	defer namespaces.Delete(ctx, ns, metav1.DeleteOptions{})
+	// Pods need the namespace's default service account, which a
+	// kube-apiserver without a controller manager never makes.
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if _, err := l.protobuf.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
 	var w *workload
 	switch name {
 	case "configmaps":
@@ -121,14 +139,24 @@ func (l *load) run(name string) error {
 	default:
 		return fmt.Errorf("unknown workload %q: configmaps or pods", name)
 	}
-	l.writesAndReads(w)
-	l.lists(w)
-	l.informerSync(w, ns)
-	l.watches(w, 100)
-	if l.watchers != 100 {
-		l.watches(w, l.watchers)
+	// Every phase but the writes needs the objects.
+	l.writesAndReads(w, l.phases["writes"])
+	if l.phases["lists"] {
+		l.lists(w)
 	}
-	l.deleteCollection(w)
+	if l.phases["informer"] {
+		l.informerSync(w, ns)
+	}
+	if l.phases["watches"] {
+		l.watches(w, 100)
+		if l.watchers != 100 {
+			l.watches(w, l.watchers)
+		}
+	}
+	if l.phases["deletecollection"] {
+		l.deleteCollection(w)
+		return namespaces.Delete(ctx, ns, metav1.DeleteOptions{})
+	}
 	return nil
 }
 

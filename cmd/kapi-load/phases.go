@@ -18,8 +18,12 @@ import (
 
 // writesAndReads creates every object (the first tenth, at most 1,000,
 // through one client, the rest through --workers), then gets and updates
-// them the same way.
-func (l *load) writesAndReads(w *workload) {
+// them the same way; without all, it only creates them, unmeasured.
+func (l *load) writesAndReads(w *workload, all bool) {
+	if !all {
+		l.parallel(l.workers, 0, l.objects, w.create)()
+		return
+	}
 	serial := min(l.objects/10, 1000)
 	for _, op := range []struct {
 		name string

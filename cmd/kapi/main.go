@@ -21,6 +21,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/logging"
+	"github.com/kapi-dev/kapi/internal/memory"
 	"github.com/kapi-dev/kapi/internal/server"
 	"github.com/kapi-dev/kapi/internal/storage/etcd"
 )
@@ -117,6 +118,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The process's free heap goes back to the system after bursts
+	// (docs/PERFORMANCE.md, "Memory").
+	go memory.ReleaseFree(ctx, 10*time.Second, 64<<20)
 
 	srv, err := server.Start(ctx, server.Config{
 		DataDir: *dataDir, PKIDir: *pkiDir, Listen: *listen, Logger: logger, SharedStorage: *storageName == "etcd",

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/webhook"
 )
 
@@ -49,7 +50,7 @@ func newPluginInit(ctx context.Context, config *rest.Config, authz authorizer.Au
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
 	go wait.Until(mapper.Reset, 10*time.Second, ctx.Done())
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(loopback.TrimManagedFields))
 	return &pluginInit{
 		client: client, informer: factory,
 		PluginInitializers: apiadmission.PluginInitializers{

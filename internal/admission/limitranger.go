@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/plugin/pkg/admission/limitranger"
+
+	"github.com/kapi-dev/kapi/internal/loopback"
 )
 
 // LimitRanger is kube-apiserver's LimitRanger admission plugin: pods and
@@ -40,7 +42,7 @@ func (l *LimitRanger) Start(ctx context.Context, config *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(loopback.TrimManagedFields))
 	l.plugin.SetExternalKubeClientSet(client)
 	l.plugin.SetExternalKubeInformerFactory(factory)
 	if err := l.plugin.ValidateInitialization(); err != nil {

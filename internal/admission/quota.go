@@ -16,6 +16,7 @@ import (
 	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
 
 	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/loopback"
 )
 
 // quotaEvaluators is how many writes the quota plugin evaluates at once
@@ -49,7 +50,7 @@ func (q *ResourceQuota) Start(ctx context.Context, config *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(loopback.TrimManagedFields))
 	quotaConfig, err := quotainstall.NewQuotaConfigurationForAdmission(factory, nil)
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ import (
 	availabilitymetrics "k8s.io/kube-aggregator/pkg/controllers/status/metrics"
 	"k8s.io/kube-aggregator/pkg/controllers/status/remote"
 
+	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
@@ -72,7 +73,7 @@ func New(cfg Config) (*Aggregator, error) {
 	// kube-aggregator's APIService informers resync every 5 minutes (the
 	// remote availability controller rechecks every 30 seconds).
 	apiServiceFactory := aggregatorinformers.NewSharedInformerFactory(apiServiceClient, 5*time.Minute)
-	kubeFactory := informers.NewSharedInformerFactory(client, 0)
+	kubeFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(loopback.TrimManagedFields))
 	apiServiceInformer := apiServiceFactory.Apiregistration().V1().APIServices()
 	services := kubeFactory.Core().V1().Services()
 	endpointSlices := kubeFactory.Discovery().V1().EndpointSlices()

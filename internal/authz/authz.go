@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/rest"
 	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
+
+	"github.com/kapi-dev/kapi/internal/loopback"
 )
 
 // Modes are the values of --authorization-mode kapi knows.
@@ -56,7 +58,7 @@ func New(mode string, client *rest.Config) (*Authorizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := informers.NewSharedInformerFactory(clientset, 0)
+	f := informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithTransform(loopback.TrimManagedFields))
 	rbacInformers := f.Rbac().V1()
 	roles := &rbac.RoleGetter{Lister: rbacInformers.Roles().Lister()}
 	roleBindings := &rbac.RoleBindingLister{Lister: rbacInformers.RoleBindings().Lister()}

@@ -33,6 +33,14 @@ type Options struct {
 	Window time.Duration
 	// MaxEvents bounds the events kept, whatever their age.
 	MaxEvents int
+	// DecodedEvents is how many of the newest events in the window keep
+	// their objects (1,000 by default). Older events keep only their type,
+	// key and revision: a watch resuming from one reads its objects back
+	// from storage, which keeps every revision of the window until it is
+	// compacted. So the superseded states the window holds are bounded by
+	// this count, not by the write rate, while a watch resuming from a
+	// recent revision (an informer's, after its timeout) reads nothing.
+	DecodedEvents int
 	// BookmarkInterval is how often watchers that asked for bookmarks get
 	// one.
 	BookmarkInterval time.Duration
@@ -108,8 +116,10 @@ type Cache struct {
 	// the index is the exact state at every revision from it to rev.
 	lastChange int64
 	events     []*Event // oldest first
-	watchers   map[*Watcher]struct{}
-	stopped    bool // Run has returned: new watches end at once
+	// cooled counts the leading events that keep no objects.
+	cooled   int
+	watchers map[*Watcher]struct{}
+	stopped  bool // Run has returned: new watches end at once
 	// snapshots keep the index as of a revision for paged lists.
 	snapshots map[int64]*snapshot
 	// ready is closed once the index has been built and is current at
@@ -134,6 +144,9 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 	}
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 100000
+	}
+	if opts.DecodedEvents <= 0 {
+		opts.DecodedEvents = 1000
 	}
 	if opts.BookmarkInterval <= 0 {
 		opts.BookmarkInterval = time.Minute
@@ -303,7 +316,7 @@ func (c *Cache) reset(tree *btree.BTreeG[*entry], rev int64, progress func(), re
 	c.tree = tree
 	c.startRev = rev
 	c.lastChange = rev
-	c.events = nil
+	c.events, c.cooled = nil, 0
 	c.snapshots = map[int64]*snapshot{}
 	c.progress = progress
 	c.readyAt = readyAt
@@ -381,6 +394,7 @@ func (c *Cache) apply(ev storage.Event) error {
 	c.events = append(c.events, e)
 	c.lastChange = e.Rev
 	c.trim(e.at)
+	c.cool()
 	c.setRev(e.Rev)
 	c.metrics.received.Inc()
 	if len(c.watchers) > 0 {
@@ -425,11 +439,22 @@ func (c *Cache) trim(now time.Time) {
 	}
 	if drop > 0 {
 		c.events = append(c.events[:0:0], c.events[drop:]...)
+		c.cooled = max(c.cooled-drop, 0)
 	}
 	for rev, s := range c.snapshots {
 		if now.Sub(s.created) > c.opts.Window {
 			delete(c.snapshots, rev)
 		}
+	}
+}
+
+// cool replaces the events older than the newest DecodedEvents with
+// copies that keep no objects; c.mu is held. Watchers already offered an
+// event keep the decoded one.
+func (c *Cache) cool() {
+	for ; c.cooled < len(c.events)-c.opts.DecodedEvents; c.cooled++ {
+		e := c.events[c.cooled]
+		c.events[c.cooled] = &Event{Type: e.Type, Rev: e.Rev, Key: e.Key, at: e.at}
 	}
 }
 

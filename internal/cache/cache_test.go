@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -349,5 +350,73 @@ func TestStoppedCacheEndsWatches(t *testing.T) {
 	case <-late.Done():
 	default:
 		t.Fatal("a watch started on a stopped cache did not end at once")
+	}
+}
+
+// TestCooledEventsReplayAsDecoded checks that a watch resuming from
+// before the decoded part of the window gets the same backlog, objects
+// and selector transitions included, as from a window that kept every
+// object, and expires once storage has compacted what it would read.
+func TestCooledEventsReplayAsDecoded(t *testing.T) {
+	cooled, s := newCache(t, Options{DecodedEvents: 2})
+	ctx := context.Background()
+	decoded := New(s, prefix, decodeConfigMap, Options{})
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go decoded.Run(runCtx)
+	if err := decoded.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := cooled.Revision()
+
+	in, out := map[string]string{"x": "1"}, map[string]string{"x": "2"}
+	a, b := []byte(prefix+"ns/a"), []byte(prefix+"ns/b")
+	rev, _ := s.Create(ctx, a, configMapValue("a", in, "1"))
+	rev, _ = s.Update(ctx, a, configMapValue("a", in, "2"), rev)
+	rev, _ = s.Update(ctx, a, configMapValue("a", out, "3"), rev) // leaves the selection
+	revB, _ := s.Create(ctx, b, configMapValue("b", in, "1"))
+	s.Delete(ctx, b, revB)
+	last, _ := s.Update(ctx, a, configMapValue("a", in, "4"), rev) // enters it again
+	s.Create(ctx, []byte(prefix+"ns/c"), configMapValue("c", out, "1"))
+	s.Create(ctx, []byte(prefix+"ns/d"), configMapValue("d", out, "1"))
+	for _, c := range []*Cache{cooled, decoded} {
+		if err := c.WaitNotOlderThan(ctx, last+2); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	matchIn := func(obj runtime.Object) bool { return obj.(*corev1.ConfigMap).Labels["x"] == "1" }
+	describe := func(backlog []Delivery) []string {
+		var out []string
+		for _, d := range backlog {
+			obj, _ := d.Object()
+			cm := obj.(*corev1.ConfigMap)
+			out = append(out, fmt.Sprintf("%s %s@%d rv=%s data=%s", d.Type, cm.Name, d.Event.Rev, cm.ResourceVersion, cm.Data["d"]))
+		}
+		return out
+	}
+	for _, filter := range []Filter{{Prefix: prefix}, {Prefix: prefix, Match: matchIn}} {
+		_, want, err := decoded.WatchFrom(ctx, start, filter, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, got, err := cooled.WatchFrom(ctx, start, filter, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := describe(got), describe(want); fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Errorf("backlog from cooled events:\n%v\nfrom decoded events:\n%v", g, w)
+		}
+	}
+	if cooled.cooled == 0 {
+		t.Fatal("no event was cooled")
+	}
+
+	if err := s.Compact(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	var expired *ErrExpired
+	if _, _, err := cooled.WatchFrom(ctx, start, Filter{Prefix: prefix}, false); !errors.As(err, &expired) {
+		t.Fatalf("watch from a compacted cooled event: %v, want ErrExpired", err)
 	}
 }

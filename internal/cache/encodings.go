@@ -46,10 +46,22 @@ func (c *Encodings) Encode(e runtime.Encoder, obj runtime.Object) ([]byte, error
 	return data, nil
 }
 
+// encodeBuffers are where objects are encoded before their bytes are
+// copied out at their exact size: a buffer grown by doubling holds up to
+// twice what it was written, and cached encodings live as long as their
+// object.
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 func encode(e runtime.Encoder, obj runtime.Object) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := e.Encode(obj, &buf); err != nil {
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 { // a rare huge object's buffer is not kept
+			buf.Reset()
+			encodeBuffers.Put(buf)
+		}
+	}()
+	if err := e.Encode(obj, buf); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return bytes.Clone(buf.Bytes()), nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kapi-dev/kapi/internal/storage"
 )
 
 // watcherBuffer bounds how many live events a watcher may lag behind
@@ -97,14 +99,20 @@ func (w *Watcher) classify(e *Event) (watch.EventType, bool) {
 	if e.Rev <= w.after || !strings.HasPrefix(e.Key, w.filter.Prefix) {
 		return "", false
 	}
-	if w.filter.Match == nil {
+	return w.filter.classify(e)
+}
+
+// classify says how a watch with the filter sees e, whose key it
+// concerns, and whether it sees it at all.
+func (f Filter) classify(e *Event) (watch.EventType, bool) {
+	if f.Match == nil {
 		return e.Type, true
 	}
 	switch e.Type {
 	case watch.Added, watch.Deleted:
-		return e.Type, w.filter.Match(e.Obj)
+		return e.Type, f.Match(e.Obj)
 	}
-	now, before := w.filter.Match(e.Obj), w.filter.Match(e.Prev)
+	now, before := f.Match(e.Obj), f.Match(e.Prev)
 	switch {
 	case now && before:
 		return watch.Modified, true
@@ -141,20 +149,80 @@ func (c *Cache) WatchFrom(ctx context.Context, rev int64, filter Filter, bookmar
 		return nil, nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if oldest := c.oldestWatchable(); rev < oldest {
+		c.mu.Unlock()
 		return nil, nil, &ErrExpired{Requested: rev, Oldest: oldest}
 	}
-	w := c.newWatcher(filter, rev, bookmarks)
-	var backlog []Delivery
+	var missed []*Event
 	for _, e := range c.events {
-		if typ, ok := w.classify(e); ok {
+		if e.Rev > rev && strings.HasPrefix(e.Key, filter.Prefix) {
+			missed = append(missed, e)
+		}
+	}
+	w := c.newWatcher(filter, max(rev, c.rev), bookmarks)
+	c.register(w)
+	c.mu.Unlock()
+	backlog, err := c.backlog(ctx, missed, filter)
+	if err != nil {
+		w.Stop()
+		return nil, nil, err
+	}
+	return w, backlog, nil
+}
+
+// backlog is how a watch with the filter sees the window's events it
+// missed, outside the cache's lock: the objects of cooled events are read
+// back from storage first.
+func (c *Cache) backlog(ctx context.Context, missed []*Event, filter Filter) ([]Delivery, error) {
+	var backlog []Delivery
+	for _, e := range missed {
+		if e.Obj == nil {
+			var err error
+			if e, err = c.reload(ctx, e, filter.Match != nil); err != nil {
+				return nil, err
+			}
+		}
+		if typ, ok := filter.classify(e); ok {
 			backlog = append(backlog, Delivery{Event: e, Type: typ})
 		}
 	}
-	w.after = max(rev, c.rev)
-	c.register(w)
-	return w, backlog, nil
+	return backlog, nil
+}
+
+// reload reads a cooled event's objects back from storage: the object as
+// of the event (for a deletion, its last state at the deletion's revision)
+// and, for an update when a filter needs it, the state before.
+func (c *Cache) reload(ctx context.Context, cooled *Event, withPrev bool) (*Event, error) {
+	e := *cooled
+	var err error
+	switch e.Type {
+	case watch.Deleted:
+		e.Obj, err = c.readAt(ctx, e.Key, e.Rev-1, e.Rev)
+	case watch.Modified:
+		if e.Obj, err = c.readAt(ctx, e.Key, e.Rev, e.Rev); err == nil && withPrev {
+			e.Prev, err = c.readAt(ctx, e.Key, e.Rev-1, 0)
+		}
+	default:
+		e.Obj, err = c.readAt(ctx, e.Key, e.Rev, e.Rev)
+	}
+	return &e, err
+}
+
+// readAt decodes key as stored at revision rev, giving it the resource
+// version asRev when that is not 0. A revision compacted since the watch
+// began makes the watch expire, as one from before the window would.
+func (c *Cache) readAt(ctx context.Context, key string, rev, asRev int64) (runtime.Object, error) {
+	kv, _, err := c.store.Get(ctx, []byte(key), rev)
+	if errors.Is(err, storage.ErrCompacted) {
+		return nil, &ErrExpired{Requested: rev, Oldest: c.store.CompactedRevision()}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s at revision %d for a watch: %w", key, rev, err)
+	}
+	if asRev != 0 {
+		kv.ModRevision = asRev
+	}
+	return c.decode(kv)
 }
 
 // WatchWithState starts a watch at the index's current revision and

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/scheduler"
 	"github.com/kapi-dev/kapi/internal/simnodes"
 )
@@ -101,9 +102,9 @@ func runManager(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}
-	factory := informers.NewSharedInformerFactory(client, cfg.Resync)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, informers.WithTransform(loopback.TrimManagedFields))
 	defer factory.Shutdown()
-	metadataFactory := metadatainformer.NewSharedInformerFactory(metadataClient, cfg.Resync)
+	metadataFactory := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, cfg.Resync, metadatainformer.WithTransform(loopback.TrimManagedFields))
 	defer metadataFactory.Shutdown()
 	informersStarted := make(chan struct{})
 

@@ -31,6 +31,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/ensurer"
 
 	"github.com/kapi-dev/kapi/internal/filters"
+	"github.com/kapi-dev/kapi/internal/loopback"
 )
 
 // The health checks kube-apiserver names for priority and fairness.
@@ -70,7 +71,7 @@ func New(config *rest.Config, counts ObjectCounts, logger *slog.Logger) (*FlowCo
 		return nil, fmt.Errorf("priority and fairness: %w", err)
 	}
 	fcmetrics.Register() // apiserver_flowcontrol_*, once per process
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(loopback.TrimManagedFields))
 	controller := utilflowcontrol.New(factory, client.FlowcontrolV1(), serverConcurrencyLimit)
 	stats := func(key string) (storage.Stats, error) {
 		n, ok := counts(schema.ParseGroupResource(key))

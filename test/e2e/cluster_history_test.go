@@ -283,8 +283,8 @@ func etcdHistory(t *testing.T, c *etcdCluster, prefix string, from, to int64) []
 func firstDifference(got, want []change) string {
 	for i := range min(len(got), len(want)) {
 		if got[i] != want[i] {
-			return fmt.Sprintf("change %d: %s, etcd has %s", i, got[i], want[i])
+			return fmt.Sprintf("change %d: %s, expected %s", i, got[i], want[i])
 		}
 	}
-	return fmt.Sprintf("length: %d changes, etcd has %d", len(got), len(want))
+	return fmt.Sprintf("length: %d changes, expected %d", len(got), len(want))
 }

@@ -1,0 +1,52 @@
+package memory
+
+import (
+	"context"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// TestReleaseFreeAfterABurst allocates and drops 256 MiB: the free heap
+// then exceeds the threshold, and the memory is released, once.
+func TestReleaseFreeAfterABurst(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection but ours
+	var burst [][]byte
+	for range 256 {
+		burst = append(burst, make([]byte, 1<<20))
+	}
+	runtime.KeepAlive(burst)
+	burst = nil
+	runtime.GC()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	released := make(chan struct{}, 10)
+	go releaseWhenFree(ctx, 10*time.Millisecond, 32<<20, func() {
+		debug.FreeOSMemory()
+		released <- struct{}{}
+	})
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("256 MiB of free heap not released")
+	}
+	// Released, the free heap is under the threshold: no second release.
+	time.Sleep(100 * time.Millisecond)
+	if len(released) > 0 {
+		t.Errorf("released %d more times with nothing free", len(released))
+	}
+}
+
+// TestReleaseFreeLeavesASmallHeap checks that nothing is released while
+// the free heap stays under the threshold.
+func TestReleaseFreeLeavesASmallHeap(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	calls := 0
+	releaseWhenFree(ctx, 10*time.Millisecond, 1<<40, func() { calls++ })
+	if calls > 0 {
+		t.Errorf("released %d times with less than 1 TiB free", calls)
+	}
+}
