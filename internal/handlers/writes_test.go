@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -230,5 +231,35 @@ func TestUnconditionalUpdates(t *testing.T) {
 	const want = `leases.coordination.k8s.io "l" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`
 	if status.Message != want {
 		t.Errorf("unconditional lease update: %q, want %q", status.Message, want)
+	}
+}
+
+// TestListByName checks that a field selector of one name, which reads
+// that name's key alone, finds the object and none whose name it starts,
+// in a namespace, across namespaces and for a cluster-scoped resource.
+func TestListByName(t *testing.T) {
+	api := writeAPI(t)
+	do(t, api, "POST", "/api/v1/namespaces", `{"metadata":{"name":"other"}}`, http.StatusCreated)
+	for _, path := range []string{"/api/v1/namespaces/default/configmaps", "/api/v1/namespaces/other/configmaps"} {
+		for _, name := range []string{"a", "ab"} {
+			do(t, api, "POST", path, `{"metadata":{"name":"`+name+`"}}`, http.StatusCreated)
+		}
+	}
+	for path, want := range map[string][]string{
+		"/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Da":                        {"default/a"},
+		"/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dab":                       {"default/ab"},
+		"/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dnone":                     nil,
+		"/api/v1/configmaps?fieldSelector=metadata.name%3Da":                                           {"default/a", "other/a"},
+		"/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Da,metadata.namespace%3Dx": nil,
+		"/api/v1/namespaces?fieldSelector=metadata.name%3Dother":                                       {"/other"},
+	} {
+		list := decodeInto[metav1.PartialObjectMetadataList](t, do(t, api, "GET", path, "", http.StatusOK))
+		var got []string
+		for _, item := range list.Items {
+			got = append(got, item.Namespace+"/"+item.Name)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("GET %s: %v, want %v", path, got, want)
+		}
 	}
 }

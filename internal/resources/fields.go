@@ -223,6 +223,58 @@ func (i *Info) SelectableFields(obj runtime.Object) fields.Set {
 	return set
 }
 
+// FieldsOf is SelectableFields for matching a selector: metadata.name and
+// (for namespaced resources) metadata.namespace are read from the object
+// as asked, and the set of every field is built only when the selector
+// names another. A watch or list selecting by name matches each object it
+// passes over without building a map for it.
+func (i *Info) FieldsOf(obj runtime.Object) fields.Fields {
+	return &lazyFields{info: i, obj: obj}
+}
+
+type lazyFields struct {
+	info *Info
+	obj  runtime.Object
+	all  fields.Set
+}
+
+func (l *lazyFields) Has(field string) bool {
+	if _, ok := l.metadata(field); ok {
+		return true
+	}
+	return l.set().Has(field)
+}
+
+func (l *lazyFields) Get(field string) string {
+	if value, ok := l.metadata(field); ok {
+		return value
+	}
+	return l.set().Get(field)
+}
+
+// metadata answers for the fields SelectableFields takes from the object's
+// metadata; ok is false for the others.
+func (l *lazyFields) metadata(field string) (value string, ok bool) {
+	if field != "metadata.name" && (field != "metadata.namespace" || !l.info.Namespaced) {
+		return "", false
+	}
+	m, err := meta.Accessor(l.obj)
+	if err != nil {
+		return "", false
+	}
+	if field == "metadata.name" {
+		return m.GetName(), true
+	}
+	return m.GetNamespace(), true
+}
+
+func (l *lazyFields) set() fields.Set {
+	if l.all == nil {
+		l.all = l.info.SelectableFields(l.obj)
+	}
+	return l.all
+}
+
 // CheckFieldSelector returns nil when every requirement of sel names a field
 // the resource supports, else the error kube-apiserver returns: a 400
 // BadRequest whose message is the resource's field label conversion error.

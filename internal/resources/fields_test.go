@@ -3,8 +3,10 @@ package resources
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -242,6 +244,14 @@ func TestSelectableFields(t *testing.T) {
 			}
 			if got := info.SelectableFields(tc.obj); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("SelectableFields() =\n  %v\nwant\n  %v", got, tc.want)
+			}
+			// FieldsOf answers as the set does, for its fields and for the
+			// metadata fields it may lack.
+			for _, field := range append(slices.Collect(maps.Keys(tc.want)), "metadata.name", "metadata.namespace", "spec.none") {
+				lazy := info.FieldsOf(tc.obj)
+				if lazy.Has(field) != tc.want.Has(field) || lazy.Get(field) != tc.want.Get(field) {
+					t.Errorf("FieldsOf(): %s is %v %q, SelectableFields has %v %q", field, lazy.Has(field), lazy.Get(field), tc.want.Has(field), tc.want.Get(field))
+				}
 			}
 		})
 	}
