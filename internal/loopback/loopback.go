@@ -93,6 +93,15 @@ func (l *Listener) Config(user *auth.User, userAgent string) *rest.Config {
 		// The server's own clients are not throttled on their side.
 		QPS:   -1,
 		Burst: -1,
+		// They speak protobuf, as kube-apiserver's loopback client,
+		// kube-controller-manager and kube-scheduler do: cheaper to decode
+		// than JSON, and the bytes the watch cache keeps for every object
+		// anyway. Resources without protobuf (custom resources) answer
+		// in JSON.
+		ContentConfig: rest.ContentConfig{
+			ContentType:        "application/vnd.kubernetes.protobuf",
+			AcceptContentTypes: "application/vnd.kubernetes.protobuf,application/json",
+		},
 		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return l.Dial(ctx, user)
 		},
