@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/webhook"
 )
 
@@ -35,7 +34,7 @@ type pluginInit struct {
 	apiadmission.PluginInitializers
 }
 
-func newPluginInit(ctx context.Context, config *rest.Config, authz authorizer.Authorizer) (*pluginInit, error) {
+func newPluginInit(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory, authz authorizer.Authorizer) (*pluginInit, error) {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, err
@@ -50,7 +49,6 @@ func newPluginInit(ctx context.Context, config *rest.Config, authz authorizer.Au
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
 	go wait.Until(mapper.Reset, 10*time.Second, ctx.Done())
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(loopback.TrimManagedFields))
 	return &pluginInit{
 		client: client, informer: factory,
 		PluginInitializers: apiadmission.PluginInitializers{

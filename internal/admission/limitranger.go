@@ -13,8 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/plugin/pkg/admission/limitranger"
-
-	"github.com/kapi-dev/kapi/internal/loopback"
 )
 
 // LimitRanger is kube-apiserver's LimitRanger admission plugin: pods and
@@ -37,12 +35,11 @@ func NewLimitRanger() (*LimitRanger, error) {
 }
 
 // Start gives the plugin its client and LimitRange informer until ctx ends.
-func (l *LimitRanger) Start(ctx context.Context, config *rest.Config) error {
+func (l *LimitRanger) Start(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory) error {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(loopback.TrimManagedFields))
 	l.plugin.SetExternalKubeClientSet(client)
 	l.plugin.SetExternalKubeInformerFactory(factory)
 	if err := l.plugin.ValidateInitialization(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 )
 
@@ -52,8 +53,8 @@ func NewPolicies(authorizer authorizer.Authorizer) (*Policies, error) {
 
 // Start gives the plugins their clients, informers and REST mapper, as
 // kube-apiserver's initializers do, until ctx ends.
-func (p *Policies) Start(ctx context.Context, config *rest.Config) error {
-	init, err := newPluginInit(ctx, config, p.authorizer)
+func (p *Policies) Start(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory) error {
+	init, err := newPluginInit(ctx, config, factory, p.authorizer)
 	if err != nil {
 		return err
 	}

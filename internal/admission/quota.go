@@ -16,7 +16,6 @@ import (
 	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
 
 	"github.com/kapi-dev/kapi/internal/auth"
-	"github.com/kapi-dev/kapi/internal/loopback"
 )
 
 // quotaEvaluators is how many writes the quota plugin evaluates at once
@@ -45,12 +44,11 @@ func NewResourceQuota() (*ResourceQuota, error) {
 
 // Start gives the plugin its client and informers, as kube-apiserver's
 // plugin initializers do, and turns it on until ctx ends.
-func (q *ResourceQuota) Start(ctx context.Context, config *rest.Config) error {
+func (q *ResourceQuota) Start(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory) error {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(loopback.TrimManagedFields))
 	quotaConfig, err := quotainstall.NewQuotaConfigurationForAdmission(factory, nil)
 	if err != nil {
 		return err

@@ -60,6 +60,11 @@ type Config struct {
 	// only while this server holds their Leases (for several servers
 	// sharing storage); nil runs them at once.
 	LeaderElection *LeaderElection
+	// Informers, when set, are the server's, shared with admission and
+	// started for the server's lifetime: the controllers use them when
+	// they run without leader election. Under leader election they keep
+	// their own, started and stopped with each term.
+	Informers informers.SharedInformerFactory
 }
 
 // Run runs the controllers and the scheduler, each set while it leads
@@ -102,8 +107,11 @@ func runManager(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, informers.WithTransform(loopback.TrimManagedFields))
-	defer factory.Shutdown()
+	factory := cfg.Informers
+	if factory == nil || cfg.LeaderElection != nil {
+		factory = informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, informers.WithTransform(loopback.TrimManagedFields))
+		defer factory.Shutdown()
+	}
 	metadataFactory := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, cfg.Resync, metadatainformer.WithTransform(loopback.TrimManagedFields))
 	defer metadataFactory.Shutdown()
 	informersStarted := make(chan struct{})

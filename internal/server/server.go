@@ -32,6 +32,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	"k8s.io/apiserver/pkg/authentication/user"
 	auditlog "k8s.io/apiserver/plugin/pkg/audit/log"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	satoken "k8s.io/kubernetes/pkg/serviceaccount"
@@ -362,7 +363,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.aggregator.Store(agg)
 	s.health.done(aggregatorHooks...)
-	if err := startAdmission(runCtx, loopbackClient(), limits, builtins, policies, webhooks, quota); err != nil {
+	// The admission plugins and, on a server of its own, the controllers
+	// share one set of informers, as kube-apiserver's plugins share its
+	// own: one cached copy of every pod, not one per user.
+	serverInformers := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(loopbackClient()), 0,
+		informers.WithTransform(loopback.TrimManagedFields))
+	if err := startAdmission(runCtx, loopbackClient(), serverInformers, limits, builtins, policies, webhooks, quota); err != nil {
 		return nil, err
 	}
 	s.health.done(hookAdmission)
@@ -395,7 +401,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),
 			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
 			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
-			LeaderElection: leaderElection(cfg.SharedStorage, hostname),
+			LeaderElection: leaderElection(cfg.SharedStorage, hostname), Informers: serverInformers,
 		})
 		if err != nil {
 			cfg.Logger.Error("running the controllers failed", "err", err)
@@ -498,11 +504,11 @@ func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens)
 
 // startAdmission starts the admission plugins that need a client of the
 // server itself (kube-apiserver's loopback client).
-func startAdmission(ctx context.Context, config *rest.Config, plugins ...interface {
-	Start(context.Context, *rest.Config) error
+func startAdmission(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory, plugins ...interface {
+	Start(context.Context, *rest.Config, informers.SharedInformerFactory) error
 }) error {
 	for _, p := range plugins {
-		if err := p.Start(ctx, config); err != nil {
+		if err := p.Start(ctx, config, factory); err != nil {
 			return err
 		}
 	}
