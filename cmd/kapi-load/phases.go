@@ -45,7 +45,7 @@ func (l *load) lists(w *workload) {
 			return func(ctx context.Context, _ int) error {
 				opts := first
 				for {
-					_, next, err := w.list(ctx, ct.cs, opts)
+					next, err := w.list(ctx, ct.cs, opts)
 					if err != nil || next == "" {
 						return err
 					}

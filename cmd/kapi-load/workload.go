@@ -37,8 +37,8 @@ type workload struct {
 	create   func(ctx context.Context, i int) error
 	get      func(ctx context.Context, i int) error
 	update   func(ctx context.Context, i int) error
-	// list reads one page; items counts it.
-	list      func(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOptions) (items int, next string, err error)
+	// list reads one page and returns its continue token.
+	list      func(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOptions) (next string, err error)
 	watch     func(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOptions) (watch.Interface, error)
 	deleteAll func(ctx context.Context) error
 	informer  func(informers.SharedInformerFactory) cache.SharedIndexInformer
@@ -46,10 +46,11 @@ type workload struct {
 
 // newWorkload makes a workload of n objects built by build; touch changes
 // an object for an update, given a number no update used before (an
-// update that changes nothing writes nothing and makes no event). Every object gets the label selected=true or
-// false (one in ten true), for selected lists.
+// update that changes nothing writes nothing and makes no event); next
+// reads a list's continue token. Every object gets the label
+// selected=true or false (one in ten true), for selected lists.
 func newWorkload[T, L any](resource string, n int, client func(kubernetes.Interface) typedClient[T, L], cs kubernetes.Interface,
-	build func(i int) *T, touch func(obj *T, i int), meta func(*T) metav1.Object, page func(*L) (int, string),
+	build func(i int) *T, touch func(obj *T, i int), meta func(*T) metav1.Object, next func(*L) string,
 	informer func(informers.SharedInformerFactory) cache.SharedIndexInformer) *workload {
 	objects := make([]*T, n)
 	var updates atomic.Int64
@@ -104,13 +105,12 @@ func newWorkload[T, L any](resource string, n int, client func(kubernetes.Interf
 				}
 			}
 		},
-		list: func(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOptions) (int, string, error) {
+		list: func(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOptions) (string, error) {
 			l, err := client(cs).List(ctx, opts)
 			if err != nil {
-				return 0, "", err
+				return "", err
 			}
-			items, next := page(l)
-			return items, next, nil
+			return next(l), nil
 		},
 		watch: func(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOptions) (watch.Interface, error) {
 			return client(cs).Watch(ctx, opts)
@@ -138,7 +138,7 @@ func configMaps(ns string, n int, cs kubernetes.Interface) *workload {
 		},
 		func(cm *corev1.ConfigMap, i int) { cm.Data["generation"] = fmt.Sprint(i) },
 		func(cm *corev1.ConfigMap) metav1.Object { return cm },
-		func(l *corev1.ConfigMapList) (int, string) { return len(l.Items), l.Continue },
+		func(l *corev1.ConfigMapList) string { return l.Continue },
 		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 			return f.Core().V1().ConfigMaps().Informer()
 		},
@@ -158,7 +158,7 @@ func pods(ns string, n int, cs kubernetes.Interface) *workload {
 			p.Annotations["kapi-load/generation"] = fmt.Sprint(i)
 		},
 		func(p *corev1.Pod) metav1.Object { return p },
-		func(l *corev1.PodList) (int, string) { return len(l.Items), l.Continue },
+		func(l *corev1.PodList) string { return l.Continue },
 		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 			return f.Core().V1().Pods().Informer()
 		},

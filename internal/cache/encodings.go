@@ -24,8 +24,10 @@ type encoded struct {
 // the object the Encodings belong to; the returned bytes must not be
 // modified.
 func (c *Encodings) Encode(e runtime.Encoder, obj runtime.Object) ([]byte, error) {
-	if c == nil {
-		return encode(e, obj)
+	if c == nil { // nothing keeps the bytes: no exact-size copy
+		var buf bytes.Buffer
+		err := e.Encode(obj, &buf)
+		return buf.Bytes(), err
 	}
 	id := e.Identifier()
 	c.mu.Lock()
@@ -36,7 +38,7 @@ func (c *Encodings) Encode(e runtime.Encoder, obj runtime.Object) ([]byte, error
 		}
 	}
 	c.mu.Unlock()
-	data, err := encode(e, obj)
+	data, err := encodeToKeep(e, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -46,13 +48,13 @@ func (c *Encodings) Encode(e runtime.Encoder, obj runtime.Object) ([]byte, error
 	return data, nil
 }
 
-// encodeBuffers are where objects are encoded before their bytes are
-// copied out at their exact size: a buffer grown by doubling holds up to
-// twice what it was written, and cached encodings live as long as their
-// object.
+// encodeBuffers are where objects whose encodings are kept are encoded
+// before their bytes are copied out at their exact size: a buffer grown by
+// doubling holds up to twice what it was written, and cached encodings
+// live as long as their object.
 var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-func encode(e runtime.Encoder, obj runtime.Object) ([]byte, error) {
+func encodeToKeep(e runtime.Encoder, obj runtime.Object) ([]byte, error) {
 	buf := encodeBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 { // a rare huge object's buffer is not kept
