@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/kapi-dev/kapi/internal/loopback"
@@ -65,6 +66,17 @@ type Config struct {
 	// they run without leader election. Under leader election they keep
 	// their own, started and stopped with each term.
 	Informers informers.SharedInformerFactory
+	// Transform is what the informers the controllers and the scheduler
+	// make themselves do to each object they cache (nil: drop its managed
+	// fields, as kube-controller-manager does).
+	Transform toolscache.TransformFunc
+}
+
+func (cfg Config) transform() toolscache.TransformFunc {
+	if cfg.Transform != nil {
+		return cfg.Transform
+	}
+	return loopback.TrimManagedFields
 }
 
 // Run runs the controllers and the scheduler, each set while it leads
@@ -79,7 +91,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Controllers.Enabled(Scheduler) {
 		scheduling.Go(func() {
 			err := lead(ctx, cfg.LeaderElection, cfg.Scheduler, schedulerLease, cfg.Logger, func(ctx context.Context) error {
-				return scheduler.Run(ctx, cfg.Scheduler)
+				return scheduler.Run(ctx, cfg.Scheduler, cfg.transform())
 			})
 			if err != nil {
 				cfg.Logger.Error("running the scheduler failed", "err", err)
@@ -109,7 +121,7 @@ func runManager(ctx context.Context, cfg Config) error {
 	}
 	factory := cfg.Informers
 	if factory == nil || cfg.LeaderElection != nil {
-		factory = informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, informers.WithTransform(loopback.TrimManagedFields))
+		factory = informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, informers.WithTransform(cfg.transform()))
 		defer factory.Shutdown()
 	}
 	metadataFactory := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, cfg.Resync, metadatainformer.WithTransform(loopback.TrimManagedFields))

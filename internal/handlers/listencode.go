@@ -4,9 +4,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -125,19 +128,52 @@ func protobufList(store *registry.Store, listMeta *metav1.ListMeta, items []runt
 		list.add(headers[start:len(headers):len(headers)], data)
 	}
 	gvk := store.Info.GroupVersionKind()
-	typeMeta := runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind + "List"}
-	typeMetaBytes, err := typeMeta.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	header := append(append([]byte(nil), protobufPrefix...), appendField(nil, 1, typeMetaBytes)...)
-	header = appendFieldHeader(header, 2, list.size)
 	b := &body{parts: make([][]byte, 0, len(list.parts)+2)}
-	b.add(header)
+	b.add(appendEnvelopeHeader(nil, gvk.GroupVersion().WithKind(gvk.Kind+"List"), list.size))
 	b.add(list.parts...)
 	b.add(unknownTrailer)
 	return b, nil
 }
+
+// appendEnvelopeHeader appends what precedes a bare protobuf message of
+// size bytes in the envelope of an object of kind gvk: the magic prefix,
+// then runtime.Unknown's typeMeta (field 1) and the header of its raw
+// field (2). unknownTrailer follows the message.
+func appendEnvelopeHeader(b []byte, gvk schema.GroupVersionKind, size int) []byte {
+	apiVersion, kind := gvk.GroupVersion().String(), gvk.Kind
+	typeMetaSize := fieldSize(1, len(apiVersion)) + fieldSize(2, len(kind))
+	b = append(b, protobufPrefix...)
+	b = appendFieldHeader(b, 1, typeMetaSize)
+	b = appendField(b, 1, apiVersion)
+	b = appendField(b, 2, kind)
+	return appendFieldHeader(b, 2, size)
+}
+
+// appendProtobufWatchEvent appends one frame of a protobuf watch stream,
+// as the stream serializer writes it: the frame's length (4 bytes, big
+// endian), then a WatchEvent of typ whose object (field 2, a RawExtension
+// whose raw bytes are field 1) is the bare message wrapped in the envelope
+// of kind gvk.
+func appendProtobufWatchEvent(b []byte, typ watch.EventType, gvk schema.GroupVersionKind, bare []byte) []byte {
+	start := len(b)
+	b = append(b, 0, 0, 0, 0)
+	b = appendField(b, 1, string(typ))
+	var scratch [128]byte
+	envelope := appendEnvelopeHeader(scratch[:0], gvk, len(bare))
+	objectSize := len(envelope) + len(bare) + len(unknownTrailer)
+	b = appendFieldHeader(b, 2, fieldSize(1, objectSize))
+	b = appendFieldHeader(b, 1, objectSize)
+	b = append(append(append(b, envelope...), bare...), unknownTrailer...)
+	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-4))
+	return b
+}
+
+// fieldSize is the encoded size of a length-delimited field of n bytes.
+func fieldSize(field, n int) int {
+	return uvarintSize(uint64(field<<3|2)) + uvarintSize(uint64(n)) + n
+}
+
+func uvarintSize(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
 
 // maxFieldHeader is the longest tag and length of a field below 16.
 const maxFieldHeader = 1 + binary.MaxVarintLen64
@@ -150,6 +186,6 @@ func appendFieldHeader(b []byte, field, length int) []byte {
 }
 
 // appendField appends a length-delimited protobuf field.
-func appendField(b []byte, field int, data []byte) []byte {
+func appendField[T []byte | string](b []byte, field int, data T) []byte {
 	return append(appendFieldHeader(b, field, len(data)), data...)
 }

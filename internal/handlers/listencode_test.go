@@ -2,13 +2,17 @@ package handlers
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/resources"
 )
@@ -52,6 +56,46 @@ func TestSplicedListMatchesSerializer(t *testing.T) {
 		again, _, _ := splicedList(store, info, listMeta, items, encs)
 		if !bytes.Equal(again.bytes(), spliced) {
 			t.Fatalf("%s: cached encodings changed the list", info.MediaType)
+		}
+	}
+}
+
+// TestProtobufWatchEventMatchesSerializer checks that a protobuf watch
+// frame framed around an object's bare message is byte for byte what the
+// stream serializer writes for the event of the enveloped object.
+func TestProtobufWatchEventMatchesSerializer(t *testing.T) {
+	store := registry.NewStore(resources.NewBuiltin().Lookup("", "v1", "pods"), nil)
+	var info runtime.SerializerInfo
+	for _, i := range store.Serializers() {
+		if i.MediaType == runtime.ContentTypeProtobuf {
+			info = i
+		}
+	}
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("n", 200), Namespace: "ns", ResourceVersion: "7"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: strings.Repeat("i", 300)}}},
+	}
+	status := &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Code: 410}
+	for _, tc := range []struct {
+		typ watch.EventType
+		obj runtime.Object
+	}{{watch.Added, pod}, {watch.Deleted, pod}, {watch.Error, status}} {
+		var object, want bytes.Buffer
+		if err := info.Serializer.Encode(tc.obj, &object); err != nil {
+			t.Fatal(err)
+		}
+		stream := streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(&want), info.StreamSerializer.Serializer)
+		if err := stream.Encode(&metav1.WatchEvent{Type: string(tc.typ), Object: runtime.RawExtension{Raw: object.Bytes()}}); err != nil {
+			t.Fatal(err)
+		}
+		bare, err := (*cache.Encodings)(nil).Encode(codecs.ProtobufRaw, tc.obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := appendProtobufWatchEvent([]byte("kept"), tc.typ, tc.obj.GetObjectKind().GroupVersionKind(), bare)
+		if !bytes.Equal(got[4:], want.Bytes()) || string(got[:4]) != "kept" {
+			t.Fatalf("%s event differs:\n got %q\nwant %q", tc.typ, got[4:], want.Bytes())
 		}
 	}
 }

@@ -29,15 +29,19 @@ import (
 // watchStream writes watch events to one client in the negotiated
 // representation: JSON documents one after another, or length-prefixed
 // protobuf frames, each holding a WatchEvent whose object is encoded on its
-// own, and flushes each.
+// own, and flushes each. A protobuf event is framed around the object's
+// bare message, the encoding protobuf lists are made of, so the watch
+// cache keeps one protobuf encoding of an object, not two.
 type watchStream struct {
 	w         http.ResponseWriter
-	json      bool // JSON events are written directly around the cached bytes
-	line      []byte
 	flusher   http.Flusher
 	stream    streaming.Encoder
 	object    runtime.Encoder
 	transform func(watch.EventType, runtime.Object) runtime.Object
+	// JSON and protobuf events are written around the object's cached
+	// bytes, assembled in line.
+	json, protobuf bool
+	line           []byte
 	// events and sizes are kube-apiserver's apiserver_watch_events_total
 	// and apiserver_watch_events_sizes of the watched resource.
 	events compbasemetrics.CounterMetric
@@ -49,6 +53,7 @@ func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.Se
 	return &watchStream{
 		w:         w,
 		json:      info.MediaType == runtime.ContentTypeJSON,
+		protobuf:  info.MediaType == runtime.ContentTypeProtobuf,
 		flusher:   flusher,
 		stream:    streaming.NewEncoder(framer, info.StreamSerializer.Serializer),
 		object:    info.Serializer,
@@ -70,6 +75,9 @@ func (s *watchStream) sendCached(typ watch.EventType, obj runtime.Object, enc *c
 			obj, enc = converted, nil
 		}
 	}
+	if s.protobuf {
+		return s.sendProtobuf(typ, obj, enc)
+	}
 	data, err := enc.Encode(s.object, obj)
 	if err != nil {
 		return err
@@ -86,10 +94,29 @@ func (s *watchStream) sendCached(typ watch.EventType, obj runtime.Object, enc *c
 	} else if err := s.stream.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: data}}); err != nil {
 		return err
 	}
+	return s.sent(len(data))
+}
+
+// sendProtobuf writes a protobuf event around the object's bare message,
+// the encoding a protobuf list of it is made of: the object is kept
+// encoded in protobuf once, not once more in its envelope.
+func (s *watchStream) sendProtobuf(typ watch.EventType, obj runtime.Object, enc *cache.Encodings) error {
+	bare, err := enc.Encode(codecs.ProtobufRaw, obj)
+	if err != nil {
+		return err
+	}
+	s.line = appendProtobufWatchEvent(s.line[:0], typ, obj.GetObjectKind().GroupVersionKind(), bare)
+	if _, err := s.w.Write(s.line); err != nil {
+		return err
+	}
+	return s.sent(len(bare))
+}
+
+func (s *watchStream) sent(size int) error {
 	s.flusher.Flush()
 	if s.events != nil {
 		s.events.Inc()
-		s.sizes.Observe(float64(len(data)))
+		s.sizes.Observe(float64(size))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
+	"reflect"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,7 @@ type Snapshot struct {
 	Resources *resources.Registry
 	backends  map[schema.GroupResource]*Backend
 	stores    map[schema.GroupVersionResource]*Store
+	byType    map[reflect.Type]*Backend // see Cached
 	// replaced is closed when a newer snapshot is published.
 	replaced chan struct{}
 }
@@ -300,6 +302,7 @@ func (s *Snapshot) with(change func(map[schema.GroupResource]*Backend)) *Snapsho
 		}
 	}
 	next.Resources = resources.New(infos)
+	next.byType = indexByType(backends)
 	return next
 }
 

@@ -15,13 +15,15 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	kubescheduler "k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 )
 
-// Run schedules pods until ctx ends. config is kube-scheduler's identity.
-func Run(ctx context.Context, config *rest.Config) error {
+// Run schedules pods until ctx ends. config is kube-scheduler's identity;
+// transform is applied to the pods and nodes its informers cache.
+func Run(ctx context.Context, config *rest.Config, transform cache.TransformFunc) error {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
@@ -44,6 +46,11 @@ func Run(ctx context.Context, config *rest.Config) error {
 	sched, err := kubescheduler.New(ctx, client, informers, dynamicInformers, recorders, kubescheduler.WithKubeConfig(config))
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
+	}
+	for _, informer := range []cache.SharedIndexInformer{informers.Core().V1().Pods().Informer(), informers.Core().V1().Nodes().Informer()} {
+		if err := informer.SetTransform(transform); err != nil {
+			return fmt.Errorf("scheduler: %w", err)
+		}
 	}
 	informers.Start(ctx.Done())
 	dynamicInformers.Start(ctx.Done())

@@ -366,8 +366,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// The admission plugins and, on a server of its own, the controllers
 	// share one set of informers, as kube-apiserver's plugins share its
 	// own: one cached copy of every pod, not one per user.
+	transform := informerTransform(reg)
 	serverInformers := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(loopbackClient()), 0,
-		informers.WithTransform(loopback.TrimManagedFields))
+		informers.WithTransform(transform))
 	if err := startAdmission(runCtx, loopbackClient(), serverInformers, limits, builtins, policies, webhooks, quota); err != nil {
 		return nil, err
 	}
@@ -401,7 +402,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),
 			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
 			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
-			LeaderElection: leaderElection(cfg.SharedStorage, hostname), Informers: serverInformers,
+			LeaderElection: leaderElection(cfg.SharedStorage, hostname), Informers: serverInformers, Transform: transform,
 		})
 		if err != nil {
 			cfg.Logger.Error("running the controllers failed", "err", err)

@@ -15,7 +15,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -240,9 +239,7 @@ func lcRestart(t *testing.T, k *kapi, crash bool) {
 	kubeconfig := filepath.Join(k.dataDir, "kubeconfig")
 	os.Remove(kubeconfig)
 	k.log = &syncBuffer{}
-	args := append([]string{"serve", "--data-dir", k.dataDir, "--listen", "127.0.0.1:0"}, k.args...)
-	k.cmd = exec.Command(kapiBinary, args...)
-	k.cmd.Stdout, k.cmd.Stderr = k.log, k.log
+	k.cmd = k.command()
 	if err := k.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -86,6 +86,18 @@ func startKapi(t *testing.T, extraArgs ...string) *kapi {
 	return k
 }
 
+// command is the server's process on its data directory. Its in-process
+// informers run client-go's cache mutation detector: they hold the watch
+// cache's own objects, and a controller that changed one would change what
+// every client reads, so the server panics instead.
+func (k *kapi) command() *exec.Cmd {
+	args := append([]string{"serve", "--data-dir", k.dataDir, "--listen", "127.0.0.1:0"}, k.args...)
+	cmd := exec.Command(kapiBinary, args...)
+	cmd.Env = append(os.Environ(), "KUBE_CACHE_MUTATION_DETECTOR=true")
+	cmd.Stdout, cmd.Stderr = k.log, k.log
+	return cmd
+}
+
 // start runs the binary on the data directory and waits until it is ready.
 func (k *kapi) start() {
 	t := k.t
@@ -93,9 +105,7 @@ func (k *kapi) start() {
 	kubeconfig := filepath.Join(k.dataDir, "kubeconfig")
 	os.Remove(kubeconfig) // the new process writes it once it listens
 	k.log = &syncBuffer{}
-	args := append([]string{"serve", "--data-dir", k.dataDir, "--listen", "127.0.0.1:0"}, k.args...)
-	k.cmd = exec.Command(kapiBinary, args...)
-	k.cmd.Stdout, k.cmd.Stderr = k.log, k.log
+	k.cmd = k.command()
 	if err := k.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
