@@ -58,6 +58,7 @@ func (p *Policies) Start(ctx context.Context, config *rest.Config, factory infor
 	if err != nil {
 		return err
 	}
+	syncPolicyInformers(ctx, factory)
 	if err := init.initialize(p.mutating, p.validating); err != nil {
 		return err
 	}
@@ -80,4 +81,21 @@ func (p *Policies) Validate(ctx context.Context, a *Attributes) error {
 		return nil
 	}
 	return p.validate.Validate(ctx, kubeAttributes(ctx, a), objectInterfaces)
+}
+
+// syncPolicyInformers starts the informers the policy plugins read, and
+// waits until they have listed, before the plugins are initialised. Each
+// plugin's policy source starts waiting for them as it is initialised,
+// polling every 100 ms; informers already synced let its first look
+// succeed, where otherwise the server's first write would wait out the
+// source's next poll.
+func syncPolicyInformers(ctx context.Context, factory informers.SharedInformerFactory) {
+	admissionregistration := factory.Admissionregistration().V1()
+	admissionregistration.ValidatingAdmissionPolicies().Informer()
+	admissionregistration.ValidatingAdmissionPolicyBindings().Informer()
+	admissionregistration.MutatingAdmissionPolicies().Informer()
+	admissionregistration.MutatingAdmissionPolicyBindings().Informer()
+	factory.Core().V1().Namespaces().Informer()
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
 }

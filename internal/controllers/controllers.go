@@ -130,6 +130,14 @@ func runManager(ctx context.Context, cfg Config) error {
 
 	var running sync.WaitGroup
 	defer running.Wait()
+	// Whatever way this returns, the controllers started so far stop, and
+	// those still waiting for the informers to start (the garbage
+	// collector's graph builder waits without a context) stop waiting:
+	// the server's shutdown can come while they start.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	informersStart := sync.OnceFunc(func() { close(informersStarted) })
+	defer informersStart()
 	start := func(run func()) {
 		running.Add(1)
 		go func() {
@@ -208,7 +216,7 @@ func runManager(ctx context.Context, cfg Config) error {
 
 	factory.Start(ctx.Done())
 	metadataFactory.Start(ctx.Done())
-	close(informersStarted)
+	informersStart()
 	<-ctx.Done()
 	return nil
 }

@@ -32,11 +32,17 @@ type fieldManagers struct {
 	managers map[string]*managedfields.FieldManager
 }
 
-func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedfields.FieldManager, error) {
+// prepare builds the type converter every field manager shares, from the
+// OpenAPI definitions of the built-in types, once.
+func (f *fieldManagers) prepare() {
 	f.once.Do(func() {
 		f.converter, f.err = managedfields.NewTypeConverter(openapi.Definitions(), false)
 		f.managers = map[string]*managedfields.FieldManager{}
 	})
+}
+
+func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedfields.FieldManager, error) {
+	f.prepare()
 	if f.err != nil {
 		return nil, f.err
 	}

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -326,6 +327,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	reg.Run(runCtx)
 	s.background(func() { compact(runCtx, store, cfg.Clock, cfg.HistoryWindow, cfg.Logger) })
 	s.background(func() { expireEvents(runCtx, reg, cfg.Clock, cmp.Or(cfg.EventTTL, time.Hour), cfg.Logger) })
+	go writes.Prepare() // on the other core, while the caches load
 	if err := reg.WaitReady(ctx); err != nil {
 		return nil, err
 	}
@@ -334,39 +336,53 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.health.done(hookSystemNamespaces)
-	if err := authz.EnsureBootstrapPolicy(ctx, kubernetes.NewForConfigOrDie(loopbackClient())); err != nil {
+	// The bootstrap steps depend on the namespaces only, not on one
+	// another: like kube-apiserver's post-start hooks they run at once.
+	// Admission starts once they are done: started alongside, its plugins
+	// made each of their several hundred writes a few times dearer.
+	transform := informerTransform(reg)
+	var steps errgroup.Group
+	steps.Go(func() error {
+		if err := authz.EnsureBootstrapPolicy(ctx, kubernetes.NewForConfigOrDie(loopbackClient())); err != nil {
+			return err
+		}
+		s.health.done(hookBootstrapRoles)
+		return authorizer.Start(runCtx)
+	})
+	steps.Go(func() error {
+		runFairness, err := fairness.Start(runCtx)
+		if err != nil {
+			return err
+		}
+		s.background(runFairness)
+		s.health.done(flowcontrol.HookConfigProducer, flowcontrol.HookConfigConsumer, flowcontrol.HookFilter)
+		return nil
+	})
+	steps.Go(func() error {
+		if err := builtin.EnsureSystemPriorityClasses(ctx, writes); err != nil {
+			return err
+		}
+		s.health.done(hookPriorityClasses)
+		trust := builtin.AuthenticationTrust{
+			ClientCA: pki.CAPEM, FrontProxyCA: pki.FrontProxyCAPEM, FrontProxyNames: []string{auth.FrontProxyUser},
+		}
+		if err := builtin.EnsureAuthenticationTrust(ctx, writes, trust); err != nil {
+			return fmt.Errorf("publishing the authentication trust: %w", err)
+		}
+		s.health.done(hookAuthenticationInfo)
+		if err := agg.Run(runCtx); err != nil {
+			return err
+		}
+		s.aggregator.Store(agg)
+		s.health.done(aggregatorHooks...)
+		return nil
+	})
+	if err := steps.Wait(); err != nil {
 		return nil, err
 	}
-	s.health.done(hookBootstrapRoles)
-	runFairness, err := fairness.Start(runCtx)
-	if err != nil {
-		return nil, err
-	}
-	s.background(runFairness)
-	s.health.done(flowcontrol.HookConfigProducer, flowcontrol.HookConfigConsumer, flowcontrol.HookFilter)
-	if err := authorizer.Start(runCtx); err != nil {
-		return nil, err
-	}
-	if err := builtin.EnsureSystemPriorityClasses(ctx, writes); err != nil {
-		return nil, err
-	}
-	s.health.done(hookPriorityClasses)
-	trust := builtin.AuthenticationTrust{
-		ClientCA: pki.CAPEM, FrontProxyCA: pki.FrontProxyCAPEM, FrontProxyNames: []string{auth.FrontProxyUser},
-	}
-	if err := builtin.EnsureAuthenticationTrust(ctx, writes, trust); err != nil {
-		return nil, fmt.Errorf("publishing the authentication trust: %w", err)
-	}
-	s.health.done(hookAuthenticationInfo)
-	if err := agg.Run(runCtx); err != nil {
-		return nil, err
-	}
-	s.aggregator.Store(agg)
-	s.health.done(aggregatorHooks...)
 	// The admission plugins and, on a server of its own, the controllers
 	// share one set of informers, as kube-apiserver's plugins share its
 	// own: one cached copy of every pod, not one per user.
-	transform := informerTransform(reg)
 	serverInformers := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(loopbackClient()), 0,
 		informers.WithTransform(transform))
 	if err := startAdmission(runCtx, loopbackClient(), serverInformers, limits, builtins, policies, webhooks, quota); err != nil {
@@ -391,24 +407,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.background(func() { identity.Run(runCtx) })
 	s.health.bootstrapped.Store(true)
-	controllerAgent := "kube-controller-manager/" + ver.GitVersion
-	controllerClient := s.loopback.Config(controllerManager, controllerAgent)
-	controllerAs := func(serviceAccount string) *rest.Config {
-		return s.loopback.Config(serviceAccountUser(metav1.NamespaceSystem, serviceAccount), controllerAgent)
-	}
-	s.background(func() {
-		err := controllers.Run(runCtx, controllers.Config{
-			Client: controllerClient, ClientFor: controllerAs, Logger: cfg.Logger, RootCA: pki.CAPEM, Controllers: cfg.Controllers,
-			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),
-			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
-			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
-			LeaderElection: leaderElection(cfg.SharedStorage, hostname), Informers: serverInformers, Transform: transform,
-		})
-		if err != nil {
-			cfg.Logger.Error("running the controllers failed", "err", err)
-		}
-	})
-
 	port := int32(s.listener.Addr().(*net.TCPAddr).Port)
 	if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil {
 		return nil, fmt.Errorf("creating the kubernetes service: %w", err)
@@ -437,6 +435,27 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		ErrorLog:          httpErrorLog(cfg.Logger),
 	}
 	go func() { s.done <- s.http.ServeTLS(s.listener, "", "") }()
+	// The controllers start once the server is ready, as
+	// kube-controller-manager starts against a ready kube-apiserver: their
+	// informers' first lists would otherwise compete with the last steps
+	// of the start for the CPU.
+	controllerAgent := "kube-controller-manager/" + ver.GitVersion
+	controllerClient := s.loopback.Config(controllerManager, controllerAgent)
+	controllerAs := func(serviceAccount string) *rest.Config {
+		return s.loopback.Config(serviceAccountUser(metav1.NamespaceSystem, serviceAccount), controllerAgent)
+	}
+	s.background(func() {
+		err := controllers.Run(runCtx, controllers.Config{
+			Client: controllerClient, ClientFor: controllerAs, Logger: cfg.Logger, RootCA: pki.CAPEM, Controllers: cfg.Controllers,
+			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),
+			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
+			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
+			LeaderElection: leaderElection(cfg.SharedStorage, hostname), Informers: serverInformers, Transform: transform,
+		})
+		if err != nil {
+			cfg.Logger.Error("running the controllers failed", "err", err)
+		}
+	})
 	return s, nil
 }
 
