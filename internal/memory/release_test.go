@@ -50,3 +50,30 @@ func TestReleaseFreeLeavesASmallHeap(t *testing.T) {
 		t.Errorf("released %d times with less than 1 TiB free", calls)
 	}
 }
+
+// TestReleaseGarbageOnceQuiet checks that garbage a burst left behind is
+// released once the process allocates little, without waiting for a
+// collection to free it.
+func TestReleaseGarbageOnceQuiet(t *testing.T) {
+	runtime.GC() // what is live now is what the runtime knows as live
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var burst [][]byte
+	for range 256 {
+		burst = append(burst, make([]byte, 1<<20))
+	}
+	runtime.KeepAlive(burst)
+	burst = nil
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	released := make(chan struct{}, 10)
+	go releaseWhenFree(ctx, 10*time.Millisecond, 32<<20, func() {
+		debug.FreeOSMemory()
+		released <- struct{}{}
+	})
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("256 MiB of garbage not released")
+	}
+}
