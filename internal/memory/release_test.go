@@ -12,31 +12,25 @@ import (
 // then exceeds the threshold, and the memory is released, once.
 func TestReleaseFreeAfterABurst(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection but ours
-	var burst [][]byte
-	for range 256 {
-		burst = append(burst, make([]byte, 1<<20))
-	}
-	runtime.KeepAlive(burst)
-	burst = nil
+	leaveGarbage()
 	runtime.GC()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	released := make(chan struct{}, 10)
-	go releaseWhenFree(ctx, 10*time.Millisecond, 32<<20, func() {
-		debug.FreeOSMemory()
-		released <- struct{}{}
-	})
-	select {
-	case <-released:
-	case <-time.After(10 * time.Second):
-		t.Fatal("256 MiB of free heap not released")
-	}
+	released := watchReleases(t)
+	waitForRelease(t, released, "256 MiB of free heap")
 	// Released, the free heap is under the threshold: no second release.
 	time.Sleep(100 * time.Millisecond)
 	if len(released) > 0 {
 		t.Errorf("released %d more times with nothing free", len(released))
 	}
+}
+
+// TestReleaseGarbageOnceQuiet checks that garbage a burst left behind is
+// released once the process allocates little, without waiting for a
+// collection to free it.
+func TestReleaseGarbageOnceQuiet(t *testing.T) {
+	runtime.GC() // what is live now is what the runtime knows as live
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	leaveGarbage()
+	waitForRelease(t, watchReleases(t), "256 MiB of garbage")
 }
 
 // TestReleaseFreeLeavesASmallHeap checks that nothing is released while
@@ -51,29 +45,33 @@ func TestReleaseFreeLeavesASmallHeap(t *testing.T) {
 	}
 }
 
-// TestReleaseGarbageOnceQuiet checks that garbage a burst left behind is
-// released once the process allocates little, without waiting for a
-// collection to free it.
-func TestReleaseGarbageOnceQuiet(t *testing.T) {
-	runtime.GC() // what is live now is what the runtime knows as live
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+// leaveGarbage allocates 256 MiB and drops it.
+func leaveGarbage() {
 	var burst [][]byte
 	for range 256 {
 		burst = append(burst, make([]byte, 1<<20))
 	}
 	runtime.KeepAlive(burst)
-	burst = nil
+}
 
+// watchReleases runs the release loop (threshold 32 MiB, every 10 ms)
+// until the test ends; each release frees memory and is reported.
+func watchReleases(t *testing.T) chan struct{} {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	released := make(chan struct{}, 10)
 	go releaseWhenFree(ctx, 10*time.Millisecond, 32<<20, func() {
 		debug.FreeOSMemory()
 		released <- struct{}{}
 	})
+	return released
+}
+
+func waitForRelease(t *testing.T, released chan struct{}, what string) {
+	t.Helper()
 	select {
 	case <-released:
 	case <-time.After(10 * time.Second):
-		t.Fatal("256 MiB of garbage not released")
+		t.Fatalf("%s not released", what)
 	}
 }
