@@ -46,7 +46,7 @@ func TestSoak(t *testing.T) {
 	}
 	// Events expire after two minutes instead of an hour, so that the
 	// data a run keeps does not grow for its first hour.
-	k := startKapi(t, "--simulated-nodes", "2", "--event-ttl", "2m")
+	k := startMeasuredKapi(t, "--simulated-nodes", "2", "--event-ttl", "2m")
 	time.Sleep(10 * time.Second) // controllers and nodes settle
 	baseline := sampleServer(t, k)
 	t.Logf("baseline: %v", baseline)
