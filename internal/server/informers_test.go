@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	toolscache "k8s.io/client-go/tools/cache"
 )
 
 // TestInformersShareCachedObjects: an informer made with the server's
@@ -68,5 +67,3 @@ func TestInformersShareCachedObjects(t *testing.T) {
 		t.Fatalf("an older version came back as %p (the copy was %p) with managed fields %v", out, stale, stale.ManagedFields)
 	}
 }
-
-var _ toolscache.TransformFunc = informerTransform(nil)
