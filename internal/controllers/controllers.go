@@ -21,9 +21,9 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kapi-dev/kapi/internal/cacheinformers"
 	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/scheduler"
 	"github.com/kapi-dev/kapi/internal/simnodes"
@@ -66,17 +66,10 @@ type Config struct {
 	// they run without leader election. Under leader election they keep
 	// their own, started and stopped with each term.
 	Informers informers.SharedInformerFactory
-	// Transform is what the informers the controllers and the scheduler
-	// make themselves do to each object they cache (nil: drop its managed
-	// fields, as kube-controller-manager does).
-	Transform toolscache.TransformFunc
-}
-
-func (cfg Config) transform() toolscache.TransformFunc {
-	if cfg.Transform != nil {
-		return cfg.Transform
-	}
-	return loopback.TrimManagedFields
+	// NewInformers makes the informer factories the controllers (under
+	// leader election) and the scheduler keep themselves: the server's
+	// serve the types its watch caches hold from those caches.
+	NewInformers func(kubernetes.Interface) *cacheinformers.Factory
 }
 
 // Run runs the controllers and the scheduler, each set while it leads
@@ -91,7 +84,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Controllers.Enabled(Scheduler) {
 		scheduling.Go(func() {
 			err := lead(ctx, cfg.LeaderElection, cfg.Scheduler, schedulerLease, cfg.Logger, func(ctx context.Context) error {
-				return scheduler.Run(ctx, cfg.Scheduler, cfg.transform())
+				return scheduler.Run(ctx, cfg.Scheduler, cfg.NewInformers)
 			})
 			if err != nil {
 				cfg.Logger.Error("running the scheduler failed", "err", err)
@@ -121,7 +114,7 @@ func runManager(ctx context.Context, cfg Config) error {
 	}
 	factory := cfg.Informers
 	if factory == nil || cfg.LeaderElection != nil {
-		factory = informers.NewSharedInformerFactoryWithOptions(client, cfg.Resync, informers.WithTransform(cfg.transform()))
+		factory = cfg.NewInformers(client)
 		defer factory.Shutdown()
 	}
 	metadataFactory := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, cfg.Resync, metadatainformer.WithTransform(loopback.TrimManagedFields))

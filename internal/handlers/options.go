@@ -6,14 +6,10 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kapi-dev/kapi/internal/cache"
@@ -61,35 +57,7 @@ func parseRevision(rv string) (int64, error) {
 // filterFor builds the cache filter of a request: its namespace and its
 // label and field selectors.
 func filterFor(req *request.Info, store *registry.Store, opts *metainternalversion.ListOptions) cache.Filter {
-	filter := cache.Filter{Prefix: store.CollectionPrefix(req.Namespace)}
-	labelSel, fieldSel := opts.LabelSelector, opts.FieldSelector
-	if labelSel == nil {
-		labelSel = labels.Everything()
-	}
-	if fieldSel == nil {
-		fieldSel = fields.Everything()
-	}
-	if labelSel.Empty() && fieldSel.Empty() {
-		return filter
-	}
-	info := store.Info
-	// A selector of one name reads that object's key alone, as
-	// kube-apiserver's cache does (a watch of one object among 10,000
-	// starts without passing over the others); Match still applies.
-	if name, ok := fieldSel.RequiresExactMatch("metadata.name"); ok && (req.Namespace != "" || !info.Namespaced) {
-		filter.Prefix = store.Key(req.Namespace, name)
-	}
-	filter.Match = func(obj runtime.Object) bool {
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return false
-		}
-		if !labelSel.Matches(labels.Set(m.GetLabels())) {
-			return false
-		}
-		return fieldSel.Empty() || fieldSel.Matches(info.FieldsOf(obj))
-	}
-	return filter
+	return store.Filter(req.Namespace, opts.LabelSelector, opts.FieldSelector)
 }
 
 // cacheError turns a cache error into the Status kube-apiserver answers.

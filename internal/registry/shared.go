@@ -57,3 +57,22 @@ func indexByType(backends map[schema.GroupResource]*Backend) map[reflect.Type]*B
 	}
 	return byType
 }
+
+// Holding returns the backend whose watch cache holds objects of Go type
+// t, nil when none does or several do.
+func (s *Snapshot) Holding(t reflect.Type) *Backend { return s.byType[t] }
+
+// CachedObject returns an empty object of the Go type a watch cache holds
+// gvr's objects in, when gvr is that cache's storage version; nil
+// otherwise.
+func (s *Snapshot) CachedObject(gvr schema.GroupVersionResource) runtime.Object {
+	b := s.backends[gvr.GroupResource()]
+	if b == nil || b.StorageVersion != gvr.Version || b.Storage() == nil {
+		return nil
+	}
+	obj := b.Storage().New()
+	if s.byType[reflect.TypeOf(obj)] != b {
+		return nil
+	}
+	return obj
+}

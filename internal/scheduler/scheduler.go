@@ -11,19 +11,26 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers/internalinterfaces"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	kubescheduler "k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
+
+	"github.com/kapi-dev/kapi/internal/cacheinformers"
 )
 
 // Run schedules pods until ctx ends. config is kube-scheduler's identity;
-// transform is applied to the pods and nodes its informers cache.
-func Run(ctx context.Context, config *rest.Config, transform cache.TransformFunc) error {
+// newInformers makes its informer factory over a client of it.
+func Run(ctx context.Context, config *rest.Config, newInformers func(kubernetes.Interface) *cacheinformers.Factory) error {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
@@ -39,18 +46,17 @@ func Run(ctx context.Context, config *rest.Config, transform cache.TransformFunc
 		return broadcaster.NewRecorder(name)
 	}
 
-	// Its informers are its own, as kube-scheduler's are: its pod
-	// informer leaves finished pods out.
-	informers := kubescheduler.NewInformerFactory(client, 0, nil)
+	// Its informers are its own, as kube-scheduler's are; its pod
+	// informer leaves finished pods out, with kube-scheduler's selector
+	// and without indexes.
+	informers := newInformers(client)
+	informers.InformerWithOptions(&corev1.Pod{}, internalinterfaces.InformerOptions{
+		Indexers: cache.Indexers{}, TweakListOptions: unfinishedPods,
+	})
 	dynamicInformers := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamicClient, 0, "", nil)
 	sched, err := kubescheduler.New(ctx, client, informers, dynamicInformers, recorders, kubescheduler.WithKubeConfig(config))
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
-	}
-	for _, informer := range []cache.SharedIndexInformer{informers.Core().V1().Pods().Informer(), informers.Core().V1().Nodes().Informer()} {
-		if err := informer.SetTransform(transform); err != nil {
-			return fmt.Errorf("scheduler: %w", err)
-		}
 	}
 	informers.Start(ctx.Done())
 	dynamicInformers.Start(ctx.Done())
@@ -63,4 +69,13 @@ func Run(ctx context.Context, config *rest.Config, transform cache.TransformFunc
 	}
 	sched.Run(ctx)
 	return nil
+}
+
+// unfinishedPods selects the pods kube-scheduler's pod informer keeps:
+// those neither Succeeded nor Failed.
+func unfinishedPods(opts *metav1.ListOptions) {
+	opts.FieldSelector = fields.AndSelectors(
+		fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+		fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
+	).String()
 }

@@ -45,6 +45,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/authz"
 	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/cacheinformers"
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/convert"
 	"github.com/kapi-dev/kapi/internal/crd"
@@ -340,7 +341,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// another: like kube-apiserver's post-start hooks they run at once.
 	// Admission starts once they are done: started alongside, its plugins
 	// made each of their several hundred writes a few times dearer.
-	transform := informerTransform(reg)
+	// The server's informers serve the types the watch caches hold from
+	// those caches; other types' informers drop their copy for the
+	// cache's, or at least their managed fields.
+	newInformers := func(client kubernetes.Interface) *cacheinformers.Factory {
+		return cacheinformers.New(informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(informerTransform(reg))), reg)
+	}
 	var steps errgroup.Group
 	steps.Go(func() error {
 		if err := authz.EnsureBootstrapPolicy(ctx, kubernetes.NewForConfigOrDie(loopbackClient())); err != nil {
@@ -383,8 +389,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// The admission plugins and, on a server of its own, the controllers
 	// share one set of informers, as kube-apiserver's plugins share its
 	// own: one cached copy of every pod, not one per user.
-	serverInformers := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(loopbackClient()), 0,
-		informers.WithTransform(transform))
+	serverInformers := newInformers(kubernetes.NewForConfigOrDie(loopbackClient()))
 	if err := startAdmission(runCtx, loopbackClient(), serverInformers, limits, builtins, policies, webhooks, quota); err != nil {
 		return nil, err
 	}
@@ -450,7 +455,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),
 			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
 			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
-			LeaderElection: leaderElection(cfg.SharedStorage, hostname), Informers: serverInformers, Transform: transform,
+			LeaderElection: leaderElection(cfg.SharedStorage, hostname), Informers: serverInformers, NewInformers: newInformers,
 		})
 		if err != nil {
 			cfg.Logger.Error("running the controllers failed", "err", err)

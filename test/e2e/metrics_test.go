@@ -18,6 +18,9 @@ func TestMetrics(t *testing.T) {
 	k.mustKubectl("get", "configmaps")
 	k.kubectl("get", "configmap", "nope")
 	k.kubectl("get", "configmaps", "--watch", "--request-timeout=1s")
+	// A watch from resourceVersion 0 starts with an ADDED event for each
+	// (the server's own informers read the caches without a request).
+	k.mustKubectl("get", "--raw", "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0&timeoutSeconds=1")
 
 	metrics := k.mustKubectl("get", "--raw", "/metrics")
 	value := func(name string, labels ...string) float64 {
