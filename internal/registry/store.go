@@ -198,6 +198,9 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 	}
 	m, _ = meta.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	if s.typed {
+		internManagedFields(m)
+	}
 	return obj, nil
 }
 
