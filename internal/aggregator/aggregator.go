@@ -7,8 +7,10 @@
 // certificate.
 //
 // It acts through the API like kube-apiserver's own aggregator: informers
-// and a client over the in-process connection, with kube-aggregator's
-// controllers (autoregister, local and remote availability).
+// (of Services and EndpointSlices the server's, read from its watch
+// caches) and a client over the in-process connection, with
+// kube-aggregator's controllers (autoregister, local and remote
+// availability).
 package aggregator
 
 import (
@@ -21,7 +23,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiserverproxy "k8s.io/apiserver/pkg/util/proxy"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
@@ -32,7 +33,6 @@ import (
 	availabilitymetrics "k8s.io/kube-aggregator/pkg/controllers/status/metrics"
 	"k8s.io/kube-aggregator/pkg/controllers/status/remote"
 
-	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
@@ -47,6 +47,10 @@ type Config struct {
 	// credentials, presented to aggregated API servers.
 	ProxyCertPEM, ProxyKeyPEM []byte
 	Logger                    *slog.Logger
+	// Informers are the server's informers of built-in types (Services
+	// and EndpointSlices, to resolve an APIService's Service), started
+	// by Run.
+	Informers informers.SharedInformerFactory
 }
 
 // Aggregator serves aggregated APIs in front of kapi's own handlers.
@@ -62,10 +66,6 @@ type Aggregator struct {
 
 // New prepares the aggregation layer; Run starts it.
 func New(cfg Config) (*Aggregator, error) {
-	client, err := kubernetes.NewForConfig(cfg.Client)
-	if err != nil {
-		return nil, err
-	}
 	apiServiceClient, err := aggregatorclient.NewForConfig(cfg.Client)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func New(cfg Config) (*Aggregator, error) {
 	// kube-aggregator's APIService informers resync every 5 minutes (the
 	// remote availability controller rechecks every 30 seconds).
 	apiServiceFactory := aggregatorinformers.NewSharedInformerFactory(apiServiceClient, 5*time.Minute)
-	kubeFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(loopback.TrimManagedFields))
+	kubeFactory := cfg.Informers
 	apiServiceInformer := apiServiceFactory.Apiregistration().V1().APIServices()
 	services := kubeFactory.Core().V1().Services()
 	endpointSlices := kubeFactory.Discovery().V1().EndpointSlices()

@@ -31,7 +31,6 @@ import (
 	"k8s.io/kubernetes/pkg/registry/flowcontrol/ensurer"
 
 	"github.com/kapi-dev/kapi/internal/filters"
-	"github.com/kapi-dev/kapi/internal/loopback"
 )
 
 // The health checks kube-apiserver names for priority and fairness.
@@ -64,14 +63,14 @@ type FlowControl struct {
 type ObjectCounts func(resource schema.GroupResource) (int64, bool)
 
 // New prepares priority and fairness over config, the server's own
-// connection (its configuration objects are read and kept through it).
-func New(config *rest.Config, counts ObjectCounts, logger *slog.Logger) (*FlowControl, error) {
+// connection (its configuration objects' status is written through it),
+// and factory, whose informers it reads them with and starts.
+func New(config *rest.Config, factory informers.SharedInformerFactory, counts ObjectCounts, logger *slog.Logger) (*FlowControl, error) {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("priority and fairness: %w", err)
 	}
 	fcmetrics.Register() // apiserver_flowcontrol_*, once per process
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(loopback.TrimManagedFields))
 	controller := utilflowcontrol.New(factory, client.FlowcontrolV1(), serverConcurrencyLimit)
 	stats := func(key string) (storage.Stats, error) {
 		n, ok := counts(schema.ParseGroupResource(key))

@@ -247,6 +247,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		ReplayHistory: cfg.SharedStorage,
 	})
 	s.reg = reg
+	// The server's informers serve the types the watch caches hold from
+	// those caches; other types' informers drop their copy for the
+	// cache's, or at least their managed fields. (The authorizer's are
+	// made before the built-in types are installed: they list and watch
+	// over the loopback connection.)
+	newInformers := func(client kubernetes.Interface) *cacheinformers.Factory {
+		return cacheinformers.New(informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(informerTransform(reg))), reg)
+	}
 	quota, err := admission.NewResourceQuota()
 	if err != nil {
 		return nil, err
@@ -303,7 +311,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Client:       loopbackClient(),
 		Registry:     reg,
 		ProxyCertPEM: pki.FrontProxyCertPEM, ProxyKeyPEM: pki.FrontProxyKeyPEM,
-		Logger: cfg.Logger,
+		Logger: cfg.Logger, Informers: newInformers(kubernetes.NewForConfigOrDie(loopbackClient())),
 	})
 	if err != nil {
 		return nil, err
@@ -312,7 +320,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	fairness, err := flowcontrol.New(loopbackClient(), objectCounts(reg), cfg.Logger)
+	fairness, err := flowcontrol.New(loopbackClient(), newInformers(kubernetes.NewForConfigOrDie(loopbackClient())), objectCounts(reg), cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -341,12 +349,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// another: like kube-apiserver's post-start hooks they run at once.
 	// Admission starts once they are done: started alongside, its plugins
 	// made each of their several hundred writes a few times dearer.
-	// The server's informers serve the types the watch caches hold from
-	// those caches; other types' informers drop their copy for the
-	// cache's, or at least their managed fields.
-	newInformers := func(client kubernetes.Interface) *cacheinformers.Factory {
-		return cacheinformers.New(informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(informerTransform(reg))), reg)
-	}
 	var steps errgroup.Group
 	steps.Go(func() error {
 		if err := authz.EnsureBootstrapPolicy(ctx, kubernetes.NewForConfigOrDie(loopbackClient())); err != nil {
