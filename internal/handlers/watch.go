@@ -112,8 +112,8 @@ func (s *watchStream) sendProtobuf(typ watch.EventType, obj runtime.Object, enc 
 	return s.sent(len(bare))
 }
 
+// sent records an event written; the caller flushes (see watch).
 func (s *watchStream) sent(size int) error {
-	s.flusher.Flush()
 	if s.events != nil {
 		s.events.Inc()
 		s.sizes.Observe(float64(size))
@@ -244,7 +244,9 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		// version answers 200 with one ERROR event.
 		status := apiStatus(cacheError(err))
 		status.SetGroupVersionKind(statusGVK)
-		stream.send(watch.Error, status)
+		if stream.send(watch.Error, status) == nil {
+			flusher.Flush()
+		}
 		return
 	}
 	defer watcher.Stop()
@@ -265,6 +267,7 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			return
 		}
 	}
+	flusher.Flush()
 	// The initial events are out: priority and fairness frees the
 	// watch's seat.
 	utilflowcontrol.WatchInitialized(ctx)
@@ -280,6 +283,11 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			}
 			if err != nil {
 				return
+			}
+			// As kube-apiserver, a burst of events goes out in one flush:
+			// the stream is flushed once no further event is waiting.
+			if len(watcher.Deliveries()) == 0 {
+				flusher.Flush()
 			}
 		case <-watcher.Done():
 			// Too slow, or the cache was rebuilt: the client resumes from
