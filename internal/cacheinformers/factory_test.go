@@ -296,3 +296,25 @@ func TestInformerWithOptionsSelects(t *testing.T) {
 		t.Error("an informer of a type no cache holds on its own came back")
 	}
 }
+
+// TestWatchFromNowhereStartsWithTheState: a watch from "" or "0" that
+// says nothing of initial events starts with the current objects, as
+// kube-apiserver defaults it.
+func TestWatchFromNowhereStartsWithTheState(t *testing.T) {
+	p := newPipeline(t, cache.Options{})
+	ctx := context.Background()
+	if _, err := p.CreateObject(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default"}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	lw := cacheinformers.ListerWatcher(p.Registry(), &corev1.ConfigMap{}, nil)
+	for _, rv := range []string{"", "0"} {
+		w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: rv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := next(t, w); ev.Type != watch.Added || ev.Object != cachedObject(p, configmaps.GroupResource(), "default", "a") {
+			t.Errorf("a watch from %q began with %s %T", rv, ev.Type, ev.Object)
+		}
+		w.Stop()
+	}
+}

@@ -128,9 +128,9 @@ func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOption
 }
 
 // WatchWithContext starts a watch of the collection: with initial events
-// (a streaming list), the objects at a state at least as new as the
-// resource version asked for, then the bookmark that ends them; otherwise
-// the changes after the resource version ("" or "0": from now). A
+// (a streaming list, or a watch from "" or "0"), the objects at a state at
+// least as new as the resource version asked for, then the bookmark that
+// ends them; otherwise the changes after the resource version. A
 // resource version the cache no longer holds ends the watch with the
 // Expired Status a watch over the API gets, so that the reflector relists.
 func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
@@ -156,7 +156,7 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 		ctx, cancel = context.WithCancel(ctx)
 	}
 	w := &cacheWatch{result: make(chan watch.Event), ctx: ctx, stop: cancel, newObject: b.Storage().New}
-	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+	if sendsInitialEvents(opts) {
 		switch {
 		case opts.ResourceVersion == "":
 			err = c.WaitFresh(ctx)
@@ -185,6 +185,16 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	}
 	go w.run(watcher, func() bool { return w.sendAll(backlog) })
 	return w, nil
+}
+
+// sendsInitialEvents tells whether a watch starts with the state it
+// starts from, as kube-apiserver defaults it: asked for, or a watch from
+// "" or "0" that says nothing of it.
+func sendsInitialEvents(opts metav1.ListOptions) bool {
+	if opts.SendInitialEvents != nil {
+		return *opts.SendInitialEvents
+	}
+	return opts.ResourceVersionMatch == "" && (opts.ResourceVersion == "" || opts.ResourceVersion == "0")
 }
 
 // filterOf is the cache filter of the options' selectors, over every
