@@ -16,6 +16,7 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/signing"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/subjectrestriction"
 	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
+	"k8s.io/kubernetes/plugin/pkg/admission/limitranger"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/podtopologylabels"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
@@ -28,8 +29,10 @@ import (
 
 // builtinPlugins are the admission plugins a default kube-apiserver 1.37
 // enables, in its order, that act on the API alone (kapi runs
-// NamespaceLifecycle, LimitRanger, the policy and webhook plugins and
-// ResourceQuota apart). Left out are the plugins whose marks only
+// NamespaceLifecycle, the policy and webhook plugins and ResourceQuota
+// apart). LimitRanger defaults pods' and containers' resources from their
+// namespace's LimitRanges and refuses pods and PersistentVolumeClaims
+// outside a LimitRange's min, max or ratio, with its 403 message. Left out are the plugins whose marks only
 // controllers kapi does not run take off again: StorageObjectInUseProtection
 // (finalizers the PV and PVC protection controllers remove) and
 // TaintNodesByCondition (the not-ready taint the node lifecycle controller
@@ -38,6 +41,7 @@ var builtinPlugins = []struct {
 	name     string
 	register func(*apiadmission.Plugins)
 }{
+	{limitranger.PluginName, limitranger.Register},
 	{serviceaccount.PluginName, serviceaccount.Register},
 	{podsecurity.PluginName, podsecurity.Register},
 	{priority.PluginName, priority.Register},

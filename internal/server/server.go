@@ -259,10 +259,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	limits, err := admission.NewLimitRanger()
-	if err != nil {
-		return nil, err
-	}
 	s.loopback = loopback.NewListener()
 	// loopbackClient is a new configuration for each of the server's own
 	// clients, which may change theirs.
@@ -281,7 +277,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	builtins := admission.NewBuiltins(authorizer)
-	writes := pipeline.New(reg, limits, builtins, policies, webhooks, quota)
+	writes := pipeline.New(reg, builtins, policies, webhooks, quota)
 	// The listener opens now, for the addresses that name it; it serves
 	// once everything is ready.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
@@ -392,7 +388,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// share one set of informers, as kube-apiserver's plugins share its
 	// own: one cached copy of every pod, not one per user.
 	serverInformers := newInformers(kubernetes.NewForConfigOrDie(loopbackClient()))
-	if err := startAdmission(runCtx, loopbackClient(), serverInformers, limits, builtins, policies, webhooks, quota); err != nil {
+	if err := startAdmission(runCtx, loopbackClient(), serverInformers, builtins, policies, webhooks, quota); err != nil {
 		return nil, err
 	}
 	s.health.done(hookAdmission)
