@@ -29,7 +29,7 @@ func TestTablesOfSharedObjectsDoNotWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	registry.WarmEncodings(obj, &cache.Encodings{}) // what the cache does before sharing
+	registry.PrepareShared(obj, &cache.Encodings{}) // what the cache does before sharing
 	target := readTarget{includeObject: "None"}
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
@@ -230,7 +231,7 @@ func (r *Registry) Put(spec Spec) error {
 		opts := r.cacheOpts
 		opts.Resource = gr
 		if storageStore.Typed() {
-			opts.Prepare = WarmEncodings
+			opts.Prepare = PrepareShared
 		}
 		b.Cache = cache.New(r.storage, storageStore.CollectionPrefix(""), storageStore.Decode, opts)
 	}
@@ -353,10 +354,20 @@ func (r *Registry) Ready() bool {
 	return true
 }
 
-// WarmEncodings encodes a built-in object as a bare protobuf message before
-// it is shared: the encoding fills every lazily cached field (a Quantity's
-// string form), so that no later reader writes to the shared object, and it
-// is the form protobuf lists are assembled from.
-func WarmEncodings(obj runtime.Object, enc *cache.Encodings) {
-	enc.Encode(codecs.ProtobufRaw, obj)
+// PrepareShared readies a built-in object for sharing: encoding it (as a
+// bare protobuf message, into a reused buffer that is then dropped) fills
+// every lazily cached field (a Quantity's string form), so that no later
+// reader writes to the shared object. The encoding is not kept: protobuf
+// readers encode it once when they first need it (and it is kept then),
+// while the server's own informers, which read the cache's objects, never
+// do; kept for every object it was a fifth of the live heap.
+func PrepareShared(obj runtime.Object, _ *cache.Encodings) {
+	buf := prepareBuffers.Get().(*bytes.Buffer)
+	codecs.ProtobufRaw.Encode(obj, buf)
+	if buf.Cap() <= 1<<20 { // a rare huge object's buffer is not kept
+		buf.Reset()
+		prepareBuffers.Put(buf)
+	}
 }
+
+var prepareBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
