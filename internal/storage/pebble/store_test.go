@@ -151,3 +151,30 @@ func TestCloseWaitsForWatches(t *testing.T) {
 		}
 	}
 }
+
+// TestWatcherThatFallsBehindEnds: a watcher whose consumer reads nothing
+// is ended with ErrWatcherTooSlow once more committed groups than its
+// queue holds wait for it; writes never wait for it.
+func TestWatcherThatFallsBehindEnds(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenInMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	stalled, err := s.Watch(ctx, []byte("/k/"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := liveQueue + cap(stalled.(*watcher).out) + 10
+	for i := range writes {
+		if _, err := s.Create(ctx, fmt.Appendf(nil, "/k/%d", i), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range stalled.Events() {
+	}
+	if !errors.Is(stalled.Err(), storage.ErrWatcherTooSlow) {
+		t.Fatalf("the stalled watcher ended with %v, want %v", stalled.Err(), storage.ErrWatcherTooSlow)
+	}
+}

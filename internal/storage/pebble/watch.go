@@ -34,9 +34,7 @@ func (h *hub) publish(current *atomic.Int64, rev int64, events []storage.Event) 
 	current.Store(rev)
 	batch := liveBatch{rev: rev, events: events}
 	for w := range h.watchers {
-		select {
-		case w.live <- batch:
-		default:
+		if !w.live.push(batch) {
 			w.fail(storage.ErrWatcherTooSlow)
 			delete(h.watchers, w)
 		}
@@ -65,11 +63,47 @@ type liveBatch struct {
 	events []storage.Event
 }
 
+// liveBatches queues the committed groups a watcher has yet to send, at
+// most liveQueue of them. It grows as they come: a channel of that
+// capacity reserved room for the longest lag in every watcher, one per
+// watch cache, whether it ever lagged or not.
+type liveBatches struct {
+	mu      sync.Mutex
+	batches []liveBatch
+	ready   chan struct{} // holds a signal while batches is not empty
+}
+
+func newLiveBatches() *liveBatches { return &liveBatches{ready: make(chan struct{}, 1)} }
+
+// push queues b; false when the queue is full.
+func (q *liveBatches) push(b liveBatch) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.batches) >= liveQueue {
+		return false
+	}
+	q.batches = append(q.batches, b)
+	select {
+	case q.ready <- struct{}{}:
+	default: // signalled already
+	}
+	return true
+}
+
+// take returns what is queued, in order, and empties the queue.
+func (q *liveBatches) take() []liveBatch {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	batches := q.batches
+	q.batches = nil
+	return batches
+}
+
 type watcher struct {
 	prefix   []byte
 	after    int64 // only events of later revisions are sent
 	out      chan storage.Event
-	live     chan liveBatch
+	live     *liveBatches
 	ended    chan struct{}
 	progress chan struct{} // progress requests, coalesced
 
@@ -104,7 +138,7 @@ func (s *Store) Watch(ctx context.Context, prefix []byte, fromRev int64) (storag
 		prefix:   append([]byte(nil), prefix...),
 		after:    fromRev,
 		out:      make(chan storage.Event, 128),
-		live:     make(chan liveBatch, liveQueue),
+		live:     newLiveBatches(),
 		ended:    make(chan struct{}),
 		progress: make(chan struct{}, 1),
 	}
@@ -153,13 +187,15 @@ func (s *Store) runWatcher(ctx context.Context, w *watcher, snap *pebble.Snapsho
 	progressPending := false
 	for {
 		select {
-		case batch := <-w.live:
-			for _, ev := range batch.events {
-				if !w.send(ctx, ev) {
-					return
+		case <-w.live.ready:
+			for _, batch := range w.live.take() {
+				for _, ev := range batch.events {
+					if !w.send(ctx, ev) {
+						return
+					}
 				}
+				processed = batch.rev
 			}
-			processed = batch.rev
 		case <-w.progress:
 			progressTarget, progressPending = s.revision.Load(), true
 		case <-w.ended:
