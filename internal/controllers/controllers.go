@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -61,14 +60,15 @@ type Config struct {
 	// only while this server holds their Leases (for several servers
 	// sharing storage); nil runs them at once.
 	LeaderElection *LeaderElection
-	// Informers, when set, are the server's, shared with admission and
-	// started for the server's lifetime: the controllers use them when
-	// they run without leader election. Under leader election they keep
-	// their own, started and stopped with each term.
-	Informers informers.SharedInformerFactory
-	// NewInformers makes the informer factories the controllers (under
-	// leader election) and the scheduler keep themselves: the server's
-	// serve the types its watch caches hold from those caches.
+	// NewInformers makes the informer factories the controllers and the
+	// scheduler keep themselves: the server's serve the types its watch
+	// caches hold from those caches. They are their own, as
+	// kube-controller-manager's are, started once every controller has
+	// registered its handlers: an informer already running (admission's)
+	// hands its objects to a handler the moment it is added, before the
+	// controller that added it has finished its own setup (kube's
+	// StatefulSet controller reads its lister, not yet set, from its pod
+	// handler).
 	NewInformers func(kubernetes.Interface) *cacheinformers.Factory
 }
 
@@ -112,11 +112,8 @@ func runManager(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}
-	factory := cfg.Informers
-	if factory == nil || cfg.LeaderElection != nil {
-		factory = cfg.NewInformers(client)
-		defer factory.Shutdown()
-	}
+	factory := cfg.NewInformers(client)
+	defer factory.Shutdown()
 	metadataFactory := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, cfg.Resync, metadatainformer.WithTransform(loopback.TrimManagedFields))
 	defer metadataFactory.Shutdown()
 	informersStarted := make(chan struct{})

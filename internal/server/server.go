@@ -384,11 +384,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := steps.Wait(); err != nil {
 		return nil, err
 	}
-	// The admission plugins and, on a server of its own, the controllers
-	// share one set of informers, as kube-apiserver's plugins share its
-	// own: one cached copy of every pod, not one per user.
-	serverInformers := newInformers(kubernetes.NewForConfigOrDie(loopbackClient()))
-	if err := startAdmission(runCtx, loopbackClient(), serverInformers, builtins, policies, webhooks, quota); err != nil {
+	// The admission plugins share one set of informers, as
+	// kube-apiserver's plugins share its own.
+	admissionInformers := newInformers(kubernetes.NewForConfigOrDie(loopbackClient()))
+	if err := startAdmission(runCtx, loopbackClient(), admissionInformers, builtins, policies, webhooks, quota); err != nil {
 		return nil, err
 	}
 	s.health.done(hookAdmission)
@@ -453,7 +452,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),
 			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
 			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
-			LeaderElection: leaderElection(cfg.SharedStorage, hostname), Informers: serverInformers, NewInformers: newInformers,
+			LeaderElection: leaderElection(cfg.SharedStorage, hostname), NewInformers: newInformers,
 		})
 		if err != nil {
 			cfg.Logger.Error("running the controllers failed", "err", err)
