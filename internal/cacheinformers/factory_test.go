@@ -21,40 +21,13 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/cacheinformers"
 	"github.com/kapi-dev/kapi/internal/pipeline"
-	"github.com/kapi-dev/kapi/internal/registry"
-	"github.com/kapi-dev/kapi/internal/storage/pebble"
+	"github.com/kapi-dev/kapi/internal/pipeline/pipelinetest"
 )
 
 var configmaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-
-// newPipeline returns the built-in resources' write pipeline over a fresh
-// store, its caches ready, with the default namespace.
-func newPipeline(t *testing.T, opts cache.Options) *pipeline.Pipeline {
-	t.Helper()
-	s, err := pebble.OpenInMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	reg := registry.New(s, nil, opts)
-	t.Cleanup(func() { cancel(); reg.Wait(); s.Close() })
-	p := pipeline.New(reg)
-	if err := builtin.Install(p, builtin.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	reg.Run(ctx)
-	if err := reg.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.CreateObject(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // startFactory starts f's informers and waits for them to sync.
 func startFactory(t *testing.T, f informers.SharedInformerFactory) {
@@ -91,7 +64,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // themselves, through creates, updates and deletes; ForResource gives the
 // same informer.
 func TestTypedInformersHoldTheCachesObjects(t *testing.T) {
-	p := newPipeline(t, cache.Options{})
+	p := pipelinetest.New(t, cache.Options{})
 	ctx := context.Background()
 	if _, err := p.CreateObject(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before", Namespace: "default"}}, "test"); err != nil {
 		t.Fatal(err)
@@ -147,7 +120,7 @@ func TestTypedInformersHoldTheCachesObjects(t *testing.T) {
 // events.k8s.io Event is stored as a core Event), come from the wrapped
 // factory's client.
 func TestOtherInformersAreTheWrappedFactorys(t *testing.T) {
-	p := newPipeline(t, cache.Options{})
+	p := pipelinetest.New(t, cache.Options{})
 	client := fake.NewClientset(
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "from-client", Namespace: "default"}},
 		&eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: "from-client", Namespace: "default"}},
@@ -177,7 +150,7 @@ func TestOtherInformersAreTheWrappedFactorys(t *testing.T) {
 // bookmark at the state's revision, a watch from a revision replays what
 // came after it, and one from before the window ends with 410 Expired.
 func TestWatchSemantics(t *testing.T) {
-	p := newPipeline(t, cache.Options{Window: time.Nanosecond})
+	p := pipelinetest.New(t, cache.Options{Window: time.Nanosecond})
 	ctx := context.Background()
 	first, err := p.CreateObject(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default"}}, "test")
 	if err != nil {
@@ -264,7 +237,7 @@ func ptrTo[T any](v T) *T { return &v }
 // holds the objects it selects, drops one that stops matching, and is the
 // one the typed accessor then finds.
 func TestInformerWithOptionsSelects(t *testing.T) {
-	p := newPipeline(t, cache.Options{})
+	p := pipelinetest.New(t, cache.Options{})
 	ctx := context.Background()
 	store := p.Registry().Snapshot().Lookup(configmaps)
 	for _, name := range []string{"kept", "left-out"} {
@@ -301,7 +274,7 @@ func TestInformerWithOptionsSelects(t *testing.T) {
 // says nothing of initial events starts with the current objects, as
 // kube-apiserver defaults it.
 func TestWatchFromNowhereStartsWithTheState(t *testing.T) {
-	p := newPipeline(t, cache.Options{})
+	p := pipelinetest.New(t, cache.Options{})
 	ctx := context.Background()
 	if _, err := p.CreateObject(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default"}}, "test"); err != nil {
 		t.Fatal(err)

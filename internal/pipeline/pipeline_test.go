@@ -17,12 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kapi-dev/kapi/internal/admission"
-	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/pipeline/pipelinetest"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/resources"
-	"github.com/kapi-dev/kapi/internal/storage/pebble"
 )
 
 // recorder is an admission plugin that records what it was asked, and
@@ -52,29 +51,10 @@ func (r *recorder) Validate(_ context.Context, a *admission.Attributes) error {
 // store, with the default namespace and rec as admission plugin.
 func newPipeline(t testing.TB, rec *recorder) *pipeline.Pipeline {
 	t.Helper()
-	s, err := pebble.OpenInMemory()
-	if err != nil {
-		t.Fatal(err)
+	if rec == nil {
+		return pipelinetest.New(t, cache.Options{})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	reg := registry.New(s, nil, cache.Options{})
-	t.Cleanup(func() { cancel(); reg.Wait(); s.Close() })
-	var plugins []any
-	if rec != nil {
-		plugins = append(plugins, rec)
-	}
-	p := pipeline.New(reg, plugins...)
-	if err := builtin.Install(p, builtin.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	reg.Run(ctx)
-	if err := reg.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.CreateObject(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return pipelinetest.New(t, cache.Options{}, rec)
 }
 
 func lookup(t *testing.T, p *pipeline.Pipeline, gvr schema.GroupVersionResource) *registry.Store {
