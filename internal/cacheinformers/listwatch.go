@@ -155,7 +155,7 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
 	}
-	w := &cacheWatch{result: make(chan watch.Event), ctx: ctx, stop: cancel, newObject: b.Storage().New}
+	w := &cacheWatch{result: make(chan watch.Event), ctx: ctx, stop: cancel, bookmark: b.Storage().Bookmark}
 	if sendsInitialEvents(opts) {
 		switch {
 		case opts.ResourceVersion == "":
@@ -226,10 +226,10 @@ func parseRevision(rv string) (int64, error) {
 
 // cacheWatch passes a cache watcher's deliveries on as watch events.
 type cacheWatch struct {
-	result    chan watch.Event
-	ctx       context.Context
-	stop      context.CancelFunc
-	newObject func() runtime.Object
+	result   chan watch.Event
+	ctx      context.Context
+	stop     context.CancelFunc
+	bookmark func(rev int64) runtime.Object
 }
 
 func (w *cacheWatch) ResultChan() <-chan watch.Event { return w.result }
@@ -291,15 +291,6 @@ func (w *cacheWatch) sendDelivery(d cache.Delivery) bool {
 	}
 	obj, _ := d.Object()
 	return w.send(d.Type, obj)
-}
-
-// bookmark is an object of the watched type holding only a resource
-// version, as a bookmark over the API decodes into.
-func (w *cacheWatch) bookmark(rev int64) runtime.Object {
-	obj := w.newObject()
-	m, _ := meta.Accessor(obj)
-	m.SetResourceVersion(strconv.FormatInt(rev, 10))
-	return obj
 }
 
 func (w *cacheWatch) send(typ watch.EventType, obj runtime.Object) bool {

@@ -276,7 +276,7 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		case d := <-watcher.Deliveries():
 			var err error
 			if d.Bookmark > 0 {
-				err = stream.send(watch.Bookmark, bookmark(store, d.Bookmark))
+				err = stream.send(watch.Bookmark, store.Bookmark(d.Bookmark))
 			} else {
 				obj, enc := d.Object()
 				err = stream.sendCached(d.Type, obj, enc)
@@ -312,20 +312,10 @@ func (a *API) watchTimeout(timeoutSeconds *int64) time.Duration {
 	return min + time.Duration(rand.Int64N(int64(min)+1))
 }
 
-// bookmark is an object of the watched kind holding only a resource
-// version.
-func bookmark(store *registry.Store, rev int64) runtime.Object {
-	obj := store.New()
-	m, _ := meta.Accessor(obj)
-	m.SetResourceVersion(fmtInt(rev))
-	obj.GetObjectKind().SetGroupVersionKind(store.Info.GroupVersionKind())
-	return obj
-}
-
 // initialEventsEnd is the bookmark that ends a streaming list's initial
 // events.
 func (a *API) initialEventsEnd(store *registry.Store, rev int64) runtime.Object {
-	obj := bookmark(store, rev)
+	obj := store.Bookmark(rev)
 	m, _ := meta.Accessor(obj)
 	empty, _ := store.NewListOf(nil)
 	var blueprint bytes.Buffer

@@ -115,6 +115,16 @@ func NewStoreOfKind(gvk schema.GroupVersionKind) *Store {
 	return NewStore(&resources.Info{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}, nil)
 }
 
+// Bookmark is a watch bookmark: an object of the resource's kind holding
+// only a resource version.
+func (s *Store) Bookmark(rev int64) runtime.Object {
+	obj := s.New()
+	m, _ := meta.Accessor(obj)
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	obj.GetObjectKind().SetGroupVersionKind(s.gvk)
+	return obj
+}
+
 // GroupResource names the resource in errors.
 func (s *Store) GroupResource() schema.GroupResource { return s.gr }
 
