@@ -166,8 +166,15 @@ func TestWatcherThatFallsBehindEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writes := liveQueue + cap(stalled.(*watcher).out) + 10
-	for i := range writes {
+	// The watcher's goroutine may have taken a run of groups off its queue
+	// before it blocked on the full channel, so the queue overflows after
+	// somewhere between liveQueue and twice that many more writes.
+	w := stalled.(*watcher)
+	limit := 2*liveQueue + cap(w.out) + 10
+	for i := 0; !isClosed(w.ended); i++ {
+		if i == limit {
+			t.Fatalf("the stalled watcher is still running after %d writes", limit)
+		}
 		if _, err := s.Create(ctx, fmt.Appendf(nil, "/k/%d", i), []byte("v")); err != nil {
 			t.Fatal(err)
 		}
@@ -176,5 +183,14 @@ func TestWatcherThatFallsBehindEnds(t *testing.T) {
 	}
 	if !errors.Is(stalled.Err(), storage.ErrWatcherTooSlow) {
 		t.Fatalf("the stalled watcher ended with %v, want %v", stalled.Err(), storage.ErrWatcherTooSlow)
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/kapi-dev/kapi/internal/storage"
 )
 
-// liveQueue bounds how many committed groups a watcher may lag behind before
-// it is ended with ErrWatcherTooSlow; the writer never waits for a watcher.
+// liveQueue bounds how many committed groups may wait in a watcher's queue
+// before it is ended with ErrWatcherTooSlow; the writer never waits for a
+// watcher. A watcher lags at most twice that: the groups it took off the
+// queue and is sending, and a full queue behind them.
 const liveQueue = 4096
 
 // hub hands committed events to watchers. The writer publishes under mu and
