@@ -194,6 +194,7 @@ func TestCustomResourcesServed(t *testing.T) {
 // their events; deleting the CRD deletes every custom resource, then the
 // CRD, and its resources are no longer served.
 func TestCustomResourceWatchAndCleanup(t *testing.T) {
+	t.Parallel() // spends most of its time waiting for controllers, so it waits beside the other such tests
 	k := startKapi(t)
 	createCRD(t, k, widgetsCRD, "widgets.example.com")
 	client := dynamicClient(t, k)

@@ -17,6 +17,7 @@ import (
 // (--event-ttl), as kube-apiserver's expire with their etcd lease, in
 // both APIs that serve them; an event written again meanwhile stays.
 func TestEventTTL(t *testing.T) {
+	t.Parallel() // spends most of its time waiting for events to expire, so it waits beside the tests that wait for controllers
 	k := startKapi(t, "--event-ttl=10s")
 	cs := k.clientset()
 	now := metav1.NowMicro()

@@ -124,6 +124,7 @@ func TestLifecycleOwnerEdgeCases(t *testing.T) {
 // owned by a Widget goes with it) and as dependents (a Widget owned by a
 // ConfigMap goes with it, in the foreground too).
 func TestLifecycleCustomResourceOwners(t *testing.T) {
+	t.Parallel() // spends most of its time waiting for controllers, so it waits beside the other such tests
 	k := startKapi(t, onlyLifecycleControllers)
 	createCRD(t, k, widgetsCRD, "widgets.example.com")
 	cs, dyn := lcClients(t, k)

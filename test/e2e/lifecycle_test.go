@@ -1426,6 +1426,7 @@ func TestLifecycleRestartDuringForegroundDeletion(t *testing.T) {
 // ServiceAccount and a kube-root-ca.crt ConfigMap with the cluster's CA
 // (repaired by their controllers, also when changed).
 func TestLifecyclePerClusterObjects(t *testing.T) {
+	t.Parallel() // spends most of its time waiting for controllers, so it waits beside the other such tests
 	k := startKapi(t, "--advertise-address", "192.0.2.10")
 	cs, _ := lcClients(t, k)
 	port := k.config.Host[strings.LastIndex(k.config.Host, ":")+1:]

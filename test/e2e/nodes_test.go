@@ -435,6 +435,7 @@ spec:
 // exit (backoff limit, pod failure policy), and a CronJob's Jobs, manual
 // and scheduled, run and are recorded in its status.
 func TestJobsOnSimulatedNodes(t *testing.T) {
+	t.Parallel() // spends most of its time waiting for controllers, so it waits beside the other such tests
 	k := startKapi(t, simulatedNodes...)
 	cs := k.clientset()
 	// The CronJob first: its first schedule is up to a minute away.
@@ -725,6 +726,7 @@ spec:
 // says why a pod does not fit (condition and FailedScheduling event), a
 // deleted pod goes at once, and the pods of a deleted node are collected.
 func TestScheduling(t *testing.T) {
+	t.Parallel() // spends most of its time waiting for controllers, so it waits beside the other such tests
 	k := startKapi(t, simulatedNodes...)
 	cs := k.clientset()
 	apply(t, k, `apiVersion: v1
