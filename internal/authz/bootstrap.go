@@ -6,6 +6,10 @@ import (
 	"fmt"
 
 	"golang.org/x/sync/errgroup"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/component-helpers/auth/rbac/reconciliation"
@@ -20,6 +24,10 @@ import (
 // rbac.authorization.kubernetes.io/autoupdate=false. It writes through
 // client, as kube-apiserver does through its loopback client.
 func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) error {
+	existing, err := listPolicy(ctx, client)
+	if err != nil {
+		return err
+	}
 	var g errgroup.Group
 	g.SetLimit(8) // the objects are independent; a few at a time keeps the start short
 	run := func(what string, reconcile func() error) {
@@ -31,49 +39,208 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 			return nil
 		})
 	}
+	// An object that already has everything the policy gives it is left
+	// alone: its reconciliation would write nothing (on a restart, nearly
+	// every object), and kube's rule-coverage check is the start's
+	// costliest step. Each other object's options (and so its modifier,
+	// which serves the first read from the list) are made once, outside
+	// the retries.
+	rbac, namespaces := client.RbacV1(), client.CoreV1().Namespaces()
 	for _, role := range append(bootstrappolicy.ClusterRoles(), bootstrappolicy.ControllerRoles()...) {
-		run("clusterrole "+role.Name, func() error {
-			_, err := (&reconciliation.ReconcileRoleOptions{
-				Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: &role},
-				Client:  reconciliation.ClusterRoleModifier{Client: client.RbacV1().ClusterRoles()},
-				Confirm: true,
-			}).Run()
-			return err
-		})
+		if have := existing.clusterRoles["/"+role.Name]; have != nil && hasMetadata(have, &role) &&
+			equality.Semantic.DeepEqual(have.Rules, role.Rules) && equality.Semantic.DeepEqual(have.AggregationRule, role.AggregationRule) {
+			continue
+		}
+		opts := &reconciliation.ReconcileRoleOptions{
+			Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: &role},
+			Client:  &listedClusterRoles{ClusterRoleModifier: reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()}, listed: existing.clusterRoles},
+			Confirm: true,
+		}
+		run("clusterrole "+role.Name, func() error { _, err := opts.Run(); return err })
 	}
 	for _, binding := range append(bootstrappolicy.ClusterRoleBindings(), bootstrappolicy.ControllerRoleBindings()...) {
-		run("clusterrolebinding "+binding.Name, func() error {
-			_, err := (&reconciliation.ReconcileRoleBindingOptions{
-				RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &binding},
-				Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: client.RbacV1().ClusterRoleBindings()},
-				Confirm:     true,
-			}).Run()
-			return err
-		})
+		if have := existing.clusterRoleBindings["/"+binding.Name]; have != nil && hasMetadata(have, &binding) &&
+			have.RoleRef == binding.RoleRef && equality.Semantic.DeepEqual(have.Subjects, binding.Subjects) {
+			continue
+		}
+		opts := &reconciliation.ReconcileRoleBindingOptions{
+			RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &binding},
+			Client: &listedClusterRoleBindings{
+				ClusterRoleBindingClientAdapter: reconciliation.ClusterRoleBindingClientAdapter{Client: rbac.ClusterRoleBindings()},
+				listed:                          existing.clusterRoleBindings,
+			},
+			Confirm: true,
+		}
+		run("clusterrolebinding "+binding.Name, func() error { _, err := opts.Run(); return err })
 	}
 	for namespace, roles := range bootstrappolicy.NamespaceRoles() {
 		for _, role := range roles {
-			run("role "+namespace+"/"+role.Name, func() error {
-				_, err := (&reconciliation.ReconcileRoleOptions{
-					Role:    reconciliation.RoleRuleOwner{Role: &role},
-					Client:  reconciliation.RoleModifier{Client: client.RbacV1(), NamespaceClient: client.CoreV1().Namespaces()},
-					Confirm: true,
-				}).Run()
-				return err
-			})
+			if have := existing.roles[namespace+"/"+role.Name]; have != nil && hasMetadata(have, &role) && equality.Semantic.DeepEqual(have.Rules, role.Rules) {
+				continue
+			}
+			opts := &reconciliation.ReconcileRoleOptions{
+				Role:    reconciliation.RoleRuleOwner{Role: &role},
+				Client:  &listedRoles{RoleModifier: reconciliation.RoleModifier{Client: rbac, NamespaceClient: namespaces}, listed: existing.roles},
+				Confirm: true,
+			}
+			run("role "+namespace+"/"+role.Name, func() error { _, err := opts.Run(); return err })
 		}
 	}
 	for namespace, bindings := range bootstrappolicy.NamespaceRoleBindings() {
 		for _, binding := range bindings {
-			run("rolebinding "+namespace+"/"+binding.Name, func() error {
-				_, err := (&reconciliation.ReconcileRoleBindingOptions{
-					RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: &binding},
-					Client:      reconciliation.RoleBindingClientAdapter{Client: client.RbacV1(), NamespaceClient: client.CoreV1().Namespaces()},
-					Confirm:     true,
-				}).Run()
-				return err
-			})
+			if have := existing.roleBindings[namespace+"/"+binding.Name]; have != nil && hasMetadata(have, &binding) &&
+				have.RoleRef == binding.RoleRef && equality.Semantic.DeepEqual(have.Subjects, binding.Subjects) {
+				continue
+			}
+			opts := &reconciliation.ReconcileRoleBindingOptions{
+				RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: &binding},
+				Client: &listedRoleBindings{
+					RoleBindingClientAdapter: reconciliation.RoleBindingClientAdapter{Client: rbac, NamespaceClient: namespaces},
+					listed:                   existing.roleBindings,
+				},
+				Confirm: true,
+			}
+			run("rolebinding "+namespace+"/"+binding.Name, func() error { _, err := opts.Run(); return err })
 		}
 	}
 	return errors.Join(g.Wait(), ctx.Err())
+}
+
+// existingPolicy is what the cluster holds of the kinds the policy writes,
+// listed once before the reconciliations start: on a restart nearly every
+// object is there and unchanged, and four lists cost less than a read for
+// each of some two hundred objects on the way to ready.
+type existingPolicy struct {
+	clusterRoles        map[string]*rbacv1.ClusterRole
+	clusterRoleBindings map[string]*rbacv1.ClusterRoleBinding
+	roles               map[string]*rbacv1.Role // by namespace/name
+	roleBindings        map[string]*rbacv1.RoleBinding
+}
+
+func listPolicy(ctx context.Context, client kubernetes.Interface) (*existingPolicy, error) {
+	rbac := client.RbacV1()
+	clusterRoles, err := rbac.ClusterRoles().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	clusterRoleBindings, err := rbac.ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	roles, err := rbac.Roles(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	roleBindings, err := rbac.RoleBindings(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &existingPolicy{
+		clusterRoles:        byKey(clusterRoles.Items),
+		clusterRoleBindings: byKey(clusterRoleBindings.Items),
+		roles:               byKey(roles.Items),
+		roleBindings:        byKey(roleBindings.Items),
+	}, nil
+}
+
+// hasMetadata reports whether existing has every label and annotation
+// expected names, the values aside: reconciliation adds the missing ones
+// and keeps the existing values.
+func hasMetadata(existing, expected metav1.Object) bool {
+	hasKeys := func(have, want map[string]string) bool {
+		for k := range want {
+			if _, ok := have[k]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return hasKeys(existing.GetLabels(), expected.GetLabels()) && hasKeys(existing.GetAnnotations(), expected.GetAnnotations())
+}
+
+// byKey indexes listed objects by namespace/name (/name when cluster-scoped).
+func byKey[T any, P interface {
+	*T
+	metav1.Object
+}](items []T) map[string]P {
+	out := make(map[string]P, len(items))
+	for i := range items {
+		obj := P(&items[i])
+		out[obj.GetNamespace()+"/"+obj.GetName()] = obj
+	}
+	return out
+}
+
+// firstRead answers a reconciliation's first read of an object from the
+// list made before it, and any later one (a retry after a conflict) from
+// the server. Each reconciliation has its own modifier, so no listed object
+// is handed out twice.
+func firstRead[O, R any](done *bool, listed map[string]O, wrap func(O) R, resource, namespace, name string, server func() (R, error)) (R, error) {
+	if *done {
+		return server()
+	}
+	*done = true
+	if obj, ok := listed[namespace+"/"+name]; ok {
+		return wrap(obj), nil
+	}
+	var none R
+	return none, apierrors.NewNotFound(rbacv1.Resource(resource), name)
+}
+
+type listedClusterRoles struct {
+	reconciliation.ClusterRoleModifier
+	listed map[string]*rbacv1.ClusterRole
+	read   bool
+}
+
+func (m *listedClusterRoles) Get(namespace, name string) (reconciliation.RuleOwner, error) {
+	wrap := func(r *rbacv1.ClusterRole) reconciliation.RuleOwner {
+		return reconciliation.ClusterRoleRuleOwner{ClusterRole: r}
+	}
+	return firstRead(&m.read, m.listed, wrap, "clusterroles", namespace, name, func() (reconciliation.RuleOwner, error) {
+		return m.ClusterRoleModifier.Get(namespace, name)
+	})
+}
+
+type listedClusterRoleBindings struct {
+	reconciliation.ClusterRoleBindingClientAdapter
+	listed map[string]*rbacv1.ClusterRoleBinding
+	read   bool
+}
+
+func (m *listedClusterRoleBindings) Get(namespace, name string) (reconciliation.RoleBinding, error) {
+	wrap := func(b *rbacv1.ClusterRoleBinding) reconciliation.RoleBinding {
+		return reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b}
+	}
+	return firstRead(&m.read, m.listed, wrap, "clusterrolebindings", namespace, name, func() (reconciliation.RoleBinding, error) {
+		return m.ClusterRoleBindingClientAdapter.Get(namespace, name)
+	})
+}
+
+type listedRoles struct {
+	reconciliation.RoleModifier
+	listed map[string]*rbacv1.Role
+	read   bool
+}
+
+func (m *listedRoles) Get(namespace, name string) (reconciliation.RuleOwner, error) {
+	wrap := func(r *rbacv1.Role) reconciliation.RuleOwner { return reconciliation.RoleRuleOwner{Role: r} }
+	return firstRead(&m.read, m.listed, wrap, "roles", namespace, name, func() (reconciliation.RuleOwner, error) {
+		return m.RoleModifier.Get(namespace, name)
+	})
+}
+
+type listedRoleBindings struct {
+	reconciliation.RoleBindingClientAdapter
+	listed map[string]*rbacv1.RoleBinding
+	read   bool
+}
+
+func (m *listedRoleBindings) Get(namespace, name string) (reconciliation.RoleBinding, error) {
+	wrap := func(b *rbacv1.RoleBinding) reconciliation.RoleBinding {
+		return reconciliation.RoleBindingAdapter{RoleBinding: b}
+	}
+	return firstRead(&m.read, m.listed, wrap, "rolebindings", namespace, name, func() (reconciliation.RoleBinding, error) {
+		return m.RoleBindingClientAdapter.Get(namespace, name)
+	})
 }

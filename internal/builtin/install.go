@@ -66,6 +66,7 @@ func Install(p *pipeline.Pipeline, opts Options) error {
 			}
 		}
 	}
+	var specs []registry.Spec
 	for _, gr := range order {
 		versions := byGR[gr]
 		storage := versions[0].Version
@@ -81,11 +82,9 @@ func Install(p *pipeline.Pipeline, opts Options) error {
 		if s, ok := typeStrategies[gr]; ok {
 			spec.Strategy = s
 		}
-		if err := p.Registry().Put(spec); err != nil {
-			return err
-		}
+		specs = append(specs, spec)
 	}
-	return nil
+	return p.Registry().Put(specs...)
 }
 
 // infoOf is the Info of version among versions, nil if none.

@@ -16,6 +16,13 @@ import (
 // that exist are left alone.
 func EnsureSystemPriorityClasses(ctx context.Context, p *pipeline.Pipeline) error {
 	for _, pc := range schedulingapiv1.SystemPriorityClasses() {
+		store, err := p.Store(pc)
+		if err != nil {
+			return err
+		}
+		if _, err := store.Get(ctx, "", pc.Name); err == nil {
+			continue // a restart finds them; kube-apiserver's hook reads first too
+		}
 		if _, err := p.CreateObject(ctx, pc.DeepCopy(), "kube-apiserver"); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
 		}

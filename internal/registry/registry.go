@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
+	"maps"
 	"reflect"
 	"sort"
 	"sync"
@@ -184,11 +185,45 @@ type Schema interface {
 	FromStorage(obj runtime.Object)
 }
 
-// Put adds a backend, or replaces the one of the same group-resource (whose
-// cache is rebuilt). The new backend serves once its cache is ready.
-func (r *Registry) Put(spec Spec) error {
+// Put adds backends, or replaces those of the same group-resources (whose
+// caches are rebuilt), in one new snapshot: a spec stored as another's
+// objects may follow that spec in the same call. A new backend serves once
+// its cache is ready.
+func (r *Registry) Put(specs ...Spec) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.snap.Load()
+	added := map[schema.GroupResource]*Backend{}
+	for _, spec := range specs {
+		b, err := r.newBackend(spec, func(gr schema.GroupResource) *Backend {
+			if b := added[gr]; b != nil {
+				return b
+			}
+			return old.backends[gr]
+		})
+		if err != nil {
+			return err
+		}
+		added[b.GroupResource] = b
+	}
+	next := old.with(func(backends map[schema.GroupResource]*Backend) { maps.Copy(backends, added) })
+	for gr, b := range added {
+		if r.running != nil {
+			b.start(r.running, &r.caches)
+		}
+		if prev := old.backends[gr]; prev != nil && prev.stop != nil {
+			prev.stop()
+		}
+	}
+	r.publish(next)
+	return nil
+}
+
+// newBackend makes the backend of spec; served returns the backend a
+// group-resource has, for the cache of objects stored as another kind's.
+func (r *Registry) newBackend(spec Spec, served func(schema.GroupResource) *Backend) (*Backend, error) {
 	if len(spec.Versions) == 0 {
-		return fmt.Errorf("registry: no versions")
+		return nil, fmt.Errorf("registry: no versions")
 	}
 	gr := spec.Versions[0].GroupVersionResource().GroupResource()
 	b := &Backend{GroupResource: gr, StorageVersion: spec.StorageVersion, Stores: map[string]*Store{}, Hooks: spec.Hooks, Strategy: spec.Strategy}
@@ -198,7 +233,7 @@ func (r *Registry) Put(spec Spec) error {
 	}
 	storageStore := b.Stores[spec.StorageVersion]
 	if storageStore == nil {
-		return fmt.Errorf("registry: storage version %q of %s is not served", spec.StorageVersion, gr)
+		return nil, fmt.Errorf("registry: storage version %q of %s is not served", spec.StorageVersion, gr)
 	}
 	hash := discovery.StorageVersionHash(gr.Group, spec.StorageVersion, storageStore.Info.Kind)
 	for _, info := range spec.Versions {
@@ -223,7 +258,7 @@ func (r *Registry) Put(spec Spec) error {
 			store.protobuf = storageStore.protobuf
 		}
 	}
-	if owner := r.cacheOwner(spec); owner != nil {
+	if owner := cacheOwner(spec, served); owner != nil {
 		// One cache of the shared objects, in the owner's kind, which
 		// this backend's stores convert from as they read.
 		b.Cache, b.sharedCache = owner.Cache, true
@@ -235,28 +270,16 @@ func (r *Registry) Put(spec Spec) error {
 		}
 		b.Cache = cache.New(r.storage, storageStore.CollectionPrefix(""), storageStore.Decode, opts)
 	}
-
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	old := r.snap.Load()
-	next := old.with(func(backends map[schema.GroupResource]*Backend) { backends[gr] = b })
-	if r.running != nil {
-		b.start(r.running, &r.caches)
-	}
-	if prev := old.backends[gr]; prev != nil && prev.stop != nil {
-		prev.stop()
-	}
-	r.publish(next)
-	return nil
+	return b, nil
 }
 
 // cacheOwner is the backend whose objects spec's are stored as, when it
 // is served and stores them in the version spec names.
-func (r *Registry) cacheOwner(spec Spec) *Backend {
+func cacheOwner(spec Spec, served func(schema.GroupResource) *Backend) *Backend {
 	if spec.StoredAs == nil {
 		return nil
 	}
-	owner := r.snap.Load().backends[spec.StoredAs.GroupVersionResource().GroupResource()]
+	owner := served(spec.StoredAs.GroupVersionResource().GroupResource())
 	if owner == nil || owner.StorageVersion != spec.StoredAs.Version {
 		return nil
 	}
