@@ -348,6 +348,29 @@ add_note() {
 		printf '%s\n' "$1" >>"$REPORT_DIR/setup-notes.txt"
 }
 
+# record_memory writes what kapi holds once the suite is done to
+# memory-LABEL.txt: its resident and anonymous memory and live heap at once
+# and after 20 s (when free heap has gone back to the system), and a heap
+# profile (memory-LABEL.heap, for go tool pprof) of what is still live.
+record_memory() {
+	local label=$1 out=$REPORT_DIR/memory-$1.txt
+	kill -0 "$KAPI_PID" 2>/dev/null || return 0
+	sample() {
+		printf '%s: ' "$1"
+		awk '/^(VmRSS|RssAnon):/ {printf "%s %d MiB  ", $1, $2/1024}' "/proc/$KAPI_PID/status" || true
+		kubectl --kubeconfig "$KUBECONFIG_FILE" get --raw '/debug/pprof/goroutine?debug=1' 2>/dev/null | head -n 1 || printf '\n'
+	}
+	sample "suite done" >"$out"
+	sleep 20
+	sample "20 s later" >>"$out"
+	if kubectl --kubeconfig "$KUBECONFIG_FILE" get --raw '/debug/pprof/heap?gc=1' >"$REPORT_DIR/memory-$label.heap" 2>/dev/null; then
+		printf 'live heap: ' >>"$out"
+		go tool pprof -sample_index=inuse_space -top "$REPORT_DIR/memory-$label.heap" 2>/dev/null |
+			sed -n 's/.* of \(.*\) total.*/\1/p' >>"$out" || true
+	fi
+	log "memory after the suite ($label): $(paste -sd'|' "$out")"
+}
+
 SUMMARY_ARGS=()
 run_e2e() {
 	local ctype=$1 label rc=0 start=$SECONDS
@@ -379,6 +402,7 @@ run_e2e() {
 	E2E_PID=''
 	log "e2e ($ctype) finished with exit code $rc in $((SECONDS - start))s; log in $REPORT_DIR/e2e-$label.log"
 	tail -n 5 "$REPORT_DIR/e2e-$label.log" >&2 || true
+	record_memory "$label"
 	stop_kapi
 	if [[ -f $REPORT_DIR/junit-$label.xml ]]; then
 		SUMMARY_ARGS+=(-report "$ctype=$REPORT_DIR/junit-$label.xml")

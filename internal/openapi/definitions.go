@@ -67,7 +67,13 @@ type defSet struct {
 	// types are the Go types of the definitions built by reflection.
 	types map[string]reflect.Type
 	names map[reflect.Type]string
+	// own are the set's schemas, v2 and v3 (the built-in set only).
+	own map[*spec.Schema]bool
 }
+
+// holds reports whether s is one of d's own schemas (the same one, not an
+// equal one).
+func (d *defSet) holds(s *spec.Schema) bool { return d.own[s] }
 
 // forRegistry returns the definitions for the documents of reg: the
 // built-in ones, plus those of the kinds of reg kapi has no Go type for.
@@ -118,7 +124,13 @@ var builtin = sync.OnceValue(func() *defSet {
 	for t, name := range b.names {
 		types[name] = t
 	}
-	return &defSet{v2: b.defs, v3: b.v3, byGVK: b.byGVK, types: types, names: b.names}
+	own := map[*spec.Schema]bool{}
+	for _, defs := range []map[string]*spec.Schema{b.defs, b.v3} {
+		for _, s := range defs {
+			own[s] = true
+		}
+	}
+	return &defSet{v2: b.defs, v3: b.v3, byGVK: b.byGVK, types: types, names: b.names, own: own}
 })
 
 // Definitions returns the schema definitions (OpenAPI v2 style) of every

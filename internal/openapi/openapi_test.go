@@ -278,7 +278,7 @@ func TestTypeConverter(t *testing.T) {
 	}
 }
 
-func get(t *testing.T, h http.Handler, path, accept string) *httptest.ResponseRecorder {
+func get(t testing.TB, h http.Handler, path, accept string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest("GET", path, nil)
 	if accept != "" {

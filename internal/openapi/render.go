@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -61,6 +62,34 @@ func convert(s *spec.Schema, v3 bool) spec.Schema {
 		}
 	}
 	return out
+}
+
+// builtinRendered holds the JSON of each built-in definition as a v2 and
+// a v3 document write it (keyed by renderKey). The built-in definitions are
+// made once and never change, and a registry change (a custom resource
+// definition added) makes every document again: marshaling the definitions
+// was most of that.
+var builtinRendered sync.Map
+
+type renderKey struct {
+	schema *spec.Schema
+	v3     bool
+}
+
+// rendered is s as a document writes it: convert's result, marshaled once
+// for a built-in definition. Custom resources' definitions change with
+// their CRDs and are marshaled each time.
+func rendered(s *spec.Schema, v3 bool) interface{} {
+	if !builtin().holds(s) {
+		return convert(s, v3)
+	}
+	key := renderKey{s, v3}
+	if data, ok := builtinRendered.Load(key); ok {
+		return data
+	}
+	data := json.RawMessage(mustJSON(convert(s, v3)))
+	builtinRendered.Store(key, data)
+	return data
 }
 
 // closure lists the definitions the named ones refer to, transitively,
@@ -191,7 +220,7 @@ func (d *defSet) v3Document(items []*pathItem, version string) object {
 		if v3, ok := d.v3[name]; ok {
 			s = v3
 		}
-		schemas[name] = convert(s, true)
+		schemas[name] = rendered(s, true)
 	}
 	return object{
 		"openapi": "3.0.0",
@@ -280,7 +309,7 @@ func (d *defSet) v2Document(items []*pathItem, version string) object {
 	}
 	definitions := object{}
 	for _, name := range closure(d.v2, referenced(items)) {
-		definitions[name] = convert(d.v2[name], false)
+		definitions[name] = rendered(d.v2[name], false)
 	}
 	return object{
 		"swagger":     "2.0",
