@@ -60,3 +60,30 @@ func BenchmarkCreate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUpdate measures an update of a Pod through the whole pipeline
+// (storage included): a label changed each time, as a controller's update
+// does.
+func BenchmarkUpdate(b *testing.B) {
+	p := newPipeline(b, nil)
+	store := p.Registry().Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
+	ctx := context.Background()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27", Ports: []corev1.ContainerPort{{ContainerPort: 80}}}}}}
+	if _, err := p.Create(ctx, store, pod, pipeline.Options{Manager: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		_, err := p.Update(ctx, store, "default", "p", pipeline.Options{Manager: "bench"}, func(current runtime.Object) (runtime.Object, error) {
+			next := current.DeepCopyObject().(*corev1.Pod)
+			next.Labels["round"] = fmt.Sprint(i)
+			return next, nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
