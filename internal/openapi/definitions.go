@@ -139,6 +139,23 @@ var builtin = sync.OnceValue(func() *defSet {
 // map is computed once and shared: callers must not modify it.
 func Definitions() map[string]*spec.Schema { return builtin().v2 }
 
+// DefinitionsFor returns s under name together with the built-in
+// definitions it refers to, directly or through others.
+func DefinitionsFor(name string, s *spec.Schema) map[string]*spec.Schema {
+	defs := builtin().v2
+	lookup := func(n string) *spec.Schema {
+		if n == name {
+			return s
+		}
+		return defs[n]
+	}
+	out := map[string]*spec.Schema{}
+	for _, n := range closureOf(lookup, []string{name}) {
+		out[n] = lookup(n)
+	}
+	return out
+}
+
 // DefinitionName is the definition name of the Go type of a built-in kind,
 // or "" when kapi has no schema for the kind.
 func DefinitionName(gvk schema.GroupVersionKind) string {

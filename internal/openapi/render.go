@@ -95,15 +95,20 @@ func rendered(s *spec.Schema, v3 bool) interface{} {
 // closure lists the definitions the named ones refer to, transitively,
 // including themselves.
 func closure(defs map[string]*spec.Schema, roots []string) []string {
+	return closureOf(func(name string) *spec.Schema { return defs[name] }, roots)
+}
+
+// closureOf is closure over the definitions lookup names.
+func closureOf(lookup func(name string) *spec.Schema, roots []string) []string {
 	seen := map[string]bool{}
 	var visit func(s *spec.Schema)
 	var add func(name string)
 	add = func(name string) {
-		if name == "" || seen[name] || defs[name] == nil {
+		if name == "" || seen[name] || lookup(name) == nil {
 			return
 		}
 		seen[name] = true
-		visit(defs[name])
+		visit(lookup(name))
 	}
 	visit = func(s *spec.Schema) {
 		add(refName(s))
@@ -115,6 +120,11 @@ func closure(defs map[string]*spec.Schema, roots []string) []string {
 		}
 		for _, p := range s.Properties {
 			visit(&p)
+		}
+		for _, list := range [][]spec.Schema{s.AllOf, s.OneOf, s.AnyOf} {
+			for i := range list {
+				visit(&list[i])
+			}
 		}
 	}
 	for _, r := range roots {

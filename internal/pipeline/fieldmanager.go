@@ -2,13 +2,14 @@ package pipeline
 
 import (
 	"fmt"
+	goruntime "runtime"
 	"sync"
+	"weak"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -29,7 +30,16 @@ type fieldManagers struct {
 	err       error
 
 	mu       sync.Mutex
-	managers map[string]*managedfields.FieldManager
+	managers map[managerKey]*managedfields.FieldManager
+}
+
+// managerKey names a field manager by the Info it was made for (a custom
+// resource's Info is replaced with its CRD) without keeping that Info
+// alive: once a CRD changes or goes, its managers and their type
+// converters go with its old Info.
+type managerKey struct {
+	info        weak.Pointer[resources.Info]
+	subresource string
 }
 
 // prepare builds the type converter every field manager shares, from the
@@ -37,7 +47,7 @@ type fieldManagers struct {
 func (f *fieldManagers) prepare() {
 	f.once.Do(func() {
 		f.converter, f.err = managedfields.NewTypeConverter(openapi.Definitions(), false)
-		f.managers = map[string]*managedfields.FieldManager{}
+		f.managers = map[managerKey]*managedfields.FieldManager{}
 	})
 }
 
@@ -46,9 +56,7 @@ func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedf
 	if f.err != nil {
 		return nil, f.err
 	}
-	// A custom resource's Info is replaced with its CRD: the manager
-	// follows the Info it was made for.
-	key := fmt.Sprintf("%s/%s/%s/%s/%p", info.Group, info.Version, info.Resource, subresource, info)
+	key := managerKey{weak.Make(info), subresource}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if m, ok := f.managers[key]; ok {
@@ -71,24 +79,28 @@ func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedf
 		return nil, err
 	}
 	f.managers[key] = m
+	goruntime.AddCleanup(info, f.forget, key)
 	return m, nil
 }
 
-// customConverter is the type converter of a kind defined by data: its
-// schema with the built-in definitions it refers to (object metadata), as
+func (f *fieldManagers) forget(key managerKey) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.managers, key)
+}
+
+// customConverter is the type converter of a kind defined by data, as
 // kube-apiserver builds it for a custom resource, so that apply merges
-// lists and maps as the schema's x-kubernetes-list-type and map-type say;
-// a kind without a schema gets types deduced from the objects.
+// lists and maps as the schema's x-kubernetes-list-type and map-type say:
+// its schema with the built-in definitions it refers to (object metadata).
+// kube-apiserver adds every built-in definition, to the same effect; that
+// is some 2.5 MB per kind. A kind without a schema gets types deduced from
+// the objects.
 func (f *fieldManagers) customConverter(info *resources.Info) (managedfields.TypeConverter, error) {
 	if info.Schema == nil {
 		return managedfields.NewDeducedTypeConverter(), nil
 	}
-	builtin := openapi.Definitions()
-	models := make(map[string]*spec.Schema, len(builtin)+1)
-	for name, s := range builtin {
-		models[name] = s
-	}
-	models[openapi.CustomDefinitionName(info.GroupVersionKind())] = info.Schema
+	models := openapi.DefinitionsFor(openapi.CustomDefinitionName(info.GroupVersionKind()), info.Schema)
 	return managedfields.NewTypeConverter(models, info.PreserveUnknownFields)
 }
 
