@@ -368,7 +368,7 @@ record_memory() {
 		go tool pprof -sample_index=inuse_space -top "$REPORT_DIR/memory-$label.heap" 2>/dev/null |
 			sed -n 's/.* of \(.*\) total.*/\1/p' >>"$out" || true
 	fi
-	log "memory after the suite ($label): $(paste -sd'|' "$out")"
+	log "memory after the suite ($label): $(grep -v '^$' "$out" | paste -sd'|')"
 }
 
 SUMMARY_ARGS=()
