@@ -265,6 +265,7 @@ func TestKubernetesServiceIsRepaired(t *testing.T) {
 	ctx := context.Background()
 	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
 	services := client.CoreV1().Services("default")
+	waitKubernetesEndpoints(t, client)
 	// The endpoints go first: deleting a Service makes the endpoints
 	// controllers delete its endpoints.
 	if err := client.CoreV1().Endpoints("default").Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
@@ -309,6 +310,7 @@ func TestKubernetesServiceEndpoints(t *testing.T) {
 	ctx := context.Background()
 	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
 	port := int32(s.listener.Addr().(*net.TCPAddr).Port)
+	waitKubernetesEndpoints(t, client)
 	ep, err := client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -336,4 +338,20 @@ func TestKubernetesServiceEndpoints(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("a loopback advertise address: %v", err)
 	}
+}
+
+// waitKubernetesEndpoints waits for the kubernetes Service's Endpoints and
+// EndpointSlice, which the server publishes once it serves.
+func waitKubernetesEndpoints(t *testing.T, client kubernetes.Interface) {
+	t.Helper()
+	poll(t, "the kubernetes service's endpoints", func() (bool, error) {
+		_, err := client.CoreV1().Endpoints("default").Get(context.Background(), "kubernetes", metav1.GetOptions{})
+		if err == nil {
+			_, err = client.DiscoveryV1().EndpointSlices("default").Get(context.Background(), "kubernetes", metav1.GetOptions{})
+		}
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 }

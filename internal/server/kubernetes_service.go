@@ -28,9 +28,13 @@ const kubernetesServiceInterval = 10 * time.Second
 // kube-apiserver's repair controller).
 const serviceIPRepairTicks = 18
 
-// keepKubernetesService repairs the kubernetes Service and its endpoints,
-// and now and then the ClusterIP allocations, until ctx ends.
+// keepKubernetesService publishes the kubernetes Service's endpoints, then
+// repairs the Service and its endpoints, and now and then the ClusterIP
+// allocations, until ctx ends.
 func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpoints *kubernetesEndpoints, port int32, clk clock.WithTicker, logger *slog.Logger) {
+	if err := endpoints.reconcile(); err != nil && ctx.Err() == nil {
+		logger.Error("publishing the kubernetes service's endpoints failed", "err", err)
+	}
 	tick := clk.NewTicker(kubernetesServiceInterval)
 	defer tick.Stop()
 	for ticks := 1; ; ticks++ {

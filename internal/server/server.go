@@ -439,11 +439,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := endpoints.reconcile(); err != nil {
-		return nil, fmt.Errorf("publishing the kubernetes service's endpoints: %w", err)
-	}
+	// The endpoints are published as the server starts serving, not
+	// before: kube-apiserver's controller publishes them once its /readyz
+	// answers.
 	s.background(func() { keepKubernetesService(runCtx, writes, endpoints, port, cfg.Clock, cfg.Logger) })
-	stepDone("kubernetes service and endpoints")
+	stepDone("kubernetes service")
 	s.Kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
 	if err := pki.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
 		return nil, err
