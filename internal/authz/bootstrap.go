@@ -52,8 +52,12 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 			continue
 		}
 		opts := &reconciliation.ReconcileRoleOptions{
-			Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: &role},
-			Client:  &listedClusterRoles{ClusterRoleModifier: reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()}, listed: existing.clusterRoles},
+			Role: reconciliation.ClusterRoleRuleOwner{ClusterRole: &role},
+			Client: &listedRules[*rbacv1.ClusterRole]{RuleOwnerModifier: reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()},
+				listed: existing.clusterRoles, resource: "clusterroles",
+				wrap: func(r *rbacv1.ClusterRole) reconciliation.RuleOwner {
+					return reconciliation.ClusterRoleRuleOwner{ClusterRole: r}
+				}},
 			Confirm: true,
 		}
 		run("clusterrole "+role.Name, func() error { _, err := opts.Run(); return err })
@@ -65,10 +69,11 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 		}
 		opts := &reconciliation.ReconcileRoleBindingOptions{
 			RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &binding},
-			Client: &listedClusterRoleBindings{
-				ClusterRoleBindingClientAdapter: reconciliation.ClusterRoleBindingClientAdapter{Client: rbac.ClusterRoleBindings()},
-				listed:                          existing.clusterRoleBindings,
-			},
+			Client: &listedSubjects[*rbacv1.ClusterRoleBinding]{RoleBindingModifier: reconciliation.ClusterRoleBindingClientAdapter{Client: rbac.ClusterRoleBindings()},
+				listed: existing.clusterRoleBindings, resource: "clusterrolebindings",
+				wrap: func(b *rbacv1.ClusterRoleBinding) reconciliation.RoleBinding {
+					return reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b}
+				}},
 			Confirm: true,
 		}
 		run("clusterrolebinding "+binding.Name, func() error { _, err := opts.Run(); return err })
@@ -79,8 +84,10 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 				continue
 			}
 			opts := &reconciliation.ReconcileRoleOptions{
-				Role:    reconciliation.RoleRuleOwner{Role: &role},
-				Client:  &listedRoles{RoleModifier: reconciliation.RoleModifier{Client: rbac, NamespaceClient: namespaces}, listed: existing.roles},
+				Role: reconciliation.RoleRuleOwner{Role: &role},
+				Client: &listedRules[*rbacv1.Role]{RuleOwnerModifier: reconciliation.RoleModifier{Client: rbac, NamespaceClient: namespaces},
+					listed: existing.roles, resource: "roles",
+					wrap: func(r *rbacv1.Role) reconciliation.RuleOwner { return reconciliation.RoleRuleOwner{Role: r} }},
 				Confirm: true,
 			}
 			run("role "+namespace+"/"+role.Name, func() error { _, err := opts.Run(); return err })
@@ -94,10 +101,11 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 			}
 			opts := &reconciliation.ReconcileRoleBindingOptions{
 				RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: &binding},
-				Client: &listedRoleBindings{
-					RoleBindingClientAdapter: reconciliation.RoleBindingClientAdapter{Client: rbac, NamespaceClient: namespaces},
-					listed:                   existing.roleBindings,
-				},
+				Client: &listedSubjects[*rbacv1.RoleBinding]{RoleBindingModifier: reconciliation.RoleBindingClientAdapter{Client: rbac, NamespaceClient: namespaces},
+					listed: existing.roleBindings, resource: "rolebindings",
+					wrap: func(b *rbacv1.RoleBinding) reconciliation.RoleBinding {
+						return reconciliation.RoleBindingAdapter{RoleBinding: b}
+					}},
 				Confirm: true,
 			}
 			run("rolebinding "+namespace+"/"+binding.Name, func() error { _, err := opts.Run(); return err })
@@ -171,13 +179,37 @@ func byKey[T any, P interface {
 	return out
 }
 
-// firstRead answers a reconciliation's first read of an object from the
-// list made before it, and any later one (a retry after a conflict) from
-// the server. Each reconciliation has its own modifier, so no listed object
-// is handed out twice.
-func firstRead[O, R any](done *bool, listed map[string]O, wrap func(O) R, resource, namespace, name string, server func() (R, error)) (R, error) {
+// listedRules and listedSubjects serve a reconciliation's first read of
+// an object from the list made before it, and any later one (a retry after
+// a conflict) from the server; writes go to the server. Each
+// reconciliation has its own, so no listed object is handed out twice.
+type listedRules[O any] struct {
+	reconciliation.RuleOwnerModifier
+	listed   map[string]O
+	resource string
+	wrap     func(O) reconciliation.RuleOwner
+	read     bool
+}
+
+func (m *listedRules[O]) Get(namespace, name string) (reconciliation.RuleOwner, error) {
+	return firstRead(&m.read, m.listed, m.wrap, m.resource, namespace, name, m.RuleOwnerModifier.Get)
+}
+
+type listedSubjects[O any] struct {
+	reconciliation.RoleBindingModifier
+	listed   map[string]O
+	resource string
+	wrap     func(O) reconciliation.RoleBinding
+	read     bool
+}
+
+func (m *listedSubjects[O]) Get(namespace, name string) (reconciliation.RoleBinding, error) {
+	return firstRead(&m.read, m.listed, m.wrap, m.resource, namespace, name, m.RoleBindingModifier.Get)
+}
+
+func firstRead[O, R any](done *bool, listed map[string]O, wrap func(O) R, resource, namespace, name string, server func(namespace, name string) (R, error)) (R, error) {
 	if *done {
-		return server()
+		return server(namespace, name)
 	}
 	*done = true
 	if obj, ok := listed[namespace+"/"+name]; ok {
@@ -185,62 +217,4 @@ func firstRead[O, R any](done *bool, listed map[string]O, wrap func(O) R, resour
 	}
 	var none R
 	return none, apierrors.NewNotFound(rbacv1.Resource(resource), name)
-}
-
-type listedClusterRoles struct {
-	reconciliation.ClusterRoleModifier
-	listed map[string]*rbacv1.ClusterRole
-	read   bool
-}
-
-func (m *listedClusterRoles) Get(namespace, name string) (reconciliation.RuleOwner, error) {
-	wrap := func(r *rbacv1.ClusterRole) reconciliation.RuleOwner {
-		return reconciliation.ClusterRoleRuleOwner{ClusterRole: r}
-	}
-	return firstRead(&m.read, m.listed, wrap, "clusterroles", namespace, name, func() (reconciliation.RuleOwner, error) {
-		return m.ClusterRoleModifier.Get(namespace, name)
-	})
-}
-
-type listedClusterRoleBindings struct {
-	reconciliation.ClusterRoleBindingClientAdapter
-	listed map[string]*rbacv1.ClusterRoleBinding
-	read   bool
-}
-
-func (m *listedClusterRoleBindings) Get(namespace, name string) (reconciliation.RoleBinding, error) {
-	wrap := func(b *rbacv1.ClusterRoleBinding) reconciliation.RoleBinding {
-		return reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b}
-	}
-	return firstRead(&m.read, m.listed, wrap, "clusterrolebindings", namespace, name, func() (reconciliation.RoleBinding, error) {
-		return m.ClusterRoleBindingClientAdapter.Get(namespace, name)
-	})
-}
-
-type listedRoles struct {
-	reconciliation.RoleModifier
-	listed map[string]*rbacv1.Role
-	read   bool
-}
-
-func (m *listedRoles) Get(namespace, name string) (reconciliation.RuleOwner, error) {
-	wrap := func(r *rbacv1.Role) reconciliation.RuleOwner { return reconciliation.RoleRuleOwner{Role: r} }
-	return firstRead(&m.read, m.listed, wrap, "roles", namespace, name, func() (reconciliation.RuleOwner, error) {
-		return m.RoleModifier.Get(namespace, name)
-	})
-}
-
-type listedRoleBindings struct {
-	reconciliation.RoleBindingClientAdapter
-	listed map[string]*rbacv1.RoleBinding
-	read   bool
-}
-
-func (m *listedRoleBindings) Get(namespace, name string) (reconciliation.RoleBinding, error) {
-	wrap := func(b *rbacv1.RoleBinding) reconciliation.RoleBinding {
-		return reconciliation.RoleBindingAdapter{RoleBinding: b}
-	}
-	return firstRead(&m.read, m.listed, wrap, "rolebindings", namespace, name, func() (reconciliation.RoleBinding, error) {
-		return m.RoleBindingClientAdapter.Get(namespace, name)
-	})
 }
