@@ -81,10 +81,14 @@ func (a *API) documentsFor(snap *registry.Snapshot) *documents {
 	a.docsMu.Lock()
 	defer a.docsMu.Unlock()
 	if a.docs == nil || a.docs.generation != snap.Generation {
+		openAPI := openapi.NewHandler(snap.Resources, a.version)
+		if a.docs != nil {
+			openAPI = openapi.NextHandler(a.docs.openAPI, snap.Resources, a.version)
+		}
 		a.docs = &documents{
 			generation: snap.Generation,
 			discovery:  newDiscovery(snap.Resources, a.version),
-			openAPI:    openapi.NewHandler(snap.Resources, a.version),
+			openAPI:    openAPI,
 		}
 	}
 	return a.docs

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
@@ -80,6 +82,14 @@ type handler struct {
 	v3Once  sync.Once
 	v3Index *document
 	v3      map[string]*document // "api/v1", "apis/apps/v1", "apis/apps", "api", "apis"
+	// v3Inputs are the resources each group-version document was made
+	// from; v3Built says v3 and v3Inputs are complete.
+	v3Inputs map[string][]*resources.Info
+	v3Built  atomic.Bool
+	// previous is the handler of the registry before, whose documents of
+	// the group-versions whose resources did not change are this one's
+	// too; dropped once this one's are made.
+	previous atomic.Pointer[handler]
 }
 
 // NewHandler serves /openapi/v2 (JSON, or protobuf when asked for) and
@@ -88,6 +98,22 @@ type handler struct {
 // info.version.
 func NewHandler(reg *resources.Registry, version string) http.Handler {
 	return &handler{reg: reg, version: version}
+}
+
+// NextHandler is NewHandler for the registry that follows the one
+// previous (a NewHandler or NextHandler of the same version) serves: the
+// group-version documents of resources that did not change are taken from
+// previous instead of made again (a CRD added or changed remakes only its
+// own group-version's).
+func NextHandler(previous http.Handler, reg *resources.Registry, version string) http.Handler {
+	h := &handler{reg: reg, version: version}
+	if prev, ok := previous.(*handler); ok && prev.version == version {
+		if !prev.v3Built.Load() {
+			prev = prev.previous.Load() // it made nothing to take: the one before it may have
+		}
+		h.previous.Store(prev)
+	}
+	return h
 }
 
 func (h *handler) definitions() *defSet {
@@ -124,13 +150,29 @@ func (h *handler) buildV2() {
 
 func (h *handler) buildV3() {
 	d := h.definitions()
+	defName := func(gvk schema.GroupVersionKind) string { return d.byGVK[gvk] }
+	prev := h.previous.Swap(nil)
 	h.v3 = map[string]*document{}
+	h.v3Inputs = map[string][]*resources.Info{}
 	for key, items := range rootPaths(h.reg) {
 		h.v3[key] = newDocument(mustJSON(d.v3Document(items, h.version)), v3Proto)
 	}
-	for key, items := range h.groupVersionItems() {
-		h.v3[key] = newDocument(mustJSON(d.v3Document(items, h.version)), v3Proto)
+	for _, g := range h.reg.Groups() {
+		for _, v := range g.Versions {
+			key := strings.TrimPrefix(gvPrefix(g.Group, v.Version), "/")
+			h.v3Inputs[key] = v.Resources
+			// The same Infos make the same document: a group-version's
+			// paths and the definitions they refer to follow from its
+			// resources alone.
+			if prev != nil && prev.v3[key] != nil && slices.Equal(prev.v3Inputs[key], v.Resources) {
+				h.v3[key] = prev.v3[key]
+				continue
+			}
+			items := groupVersionPaths(g.Group, v.Version, v.Resources, defName)
+			h.v3[key] = newDocument(mustJSON(d.v3Document(items, h.version)), v3Proto)
+		}
 	}
+	defer h.v3Built.Store(true)
 	paths := object{}
 	for key, doc := range h.v3 {
 		paths[key] = object{"serverRelativeURL": serverRelativeURL(key, doc.etag)}

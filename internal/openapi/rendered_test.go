@@ -53,3 +53,59 @@ func TestRenderedDefinitionsChangeNoByte(t *testing.T) {
 		t.Fatalf("compared %d documents, want 2", checked)
 	}
 }
+
+// TestNextHandlerKeepsUnchangedDocuments: after a registry change, the
+// documents of group-versions whose resources did not change are the
+// previous handler's (same hash, nothing made again); a changed
+// group-version's is made again.
+func TestNextHandlerKeepsUnchangedDocuments(t *testing.T) {
+	builtin := resources.NewBuiltin()
+	var infos []*resources.Info
+	for _, g := range builtin.Groups() {
+		for _, v := range g.Versions {
+			infos = append(infos, v.Resources...)
+		}
+	}
+	widgets := func() *resources.Info {
+		return &resources.Info{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true,
+			Verbs: []string{"get", "list", "create"}}
+	}
+	index := func(h http.Handler) {
+		t.Helper()
+		if rec := get(t, h, "/openapi/v3", ""); rec.Code != http.StatusOK {
+			t.Fatalf("index: %d", rec.Code)
+		}
+	}
+	first := NewHandler(builtin, "v1.37.2").(*handler)
+	index(first)
+	second := NextHandler(first, resources.New(append(infos[:len(infos):len(infos)], widgets())), "v1.37.2").(*handler)
+	index(second)
+	if second.v3["api/v1"] != first.v3["api/v1"] || second.v3["apis/apps/v1"] != first.v3["apis/apps/v1"] {
+		t.Errorf("a CRD added: the documents of unchanged group-versions were made again")
+	}
+	if second.v3["apis/example.com/v1"] == nil {
+		t.Fatalf("a CRD added: no document of its group-version")
+	}
+	if second.previous.Load() != nil {
+		t.Errorf("a handler keeps the previous one after making its documents")
+	}
+	// The CRD changed (a new Info): its document is made again.
+	changed := widgets()
+	changed.Verbs = append(changed.Verbs, "delete")
+	unbuilt := NextHandler(second, resources.New(append(infos[:len(infos):len(infos)], changed)), "v1.37.2").(*handler)
+	third := NextHandler(unbuilt, resources.New(append(infos[:len(infos):len(infos)], changed)), "v1.37.2").(*handler)
+	if third.previous.Load() != second {
+		t.Fatalf("a handler after one that made nothing does not take the documents of the one before")
+	}
+	index(third)
+	if third.v3["api/v1"] != first.v3["api/v1"] {
+		t.Errorf("a CRD changed: the documents of unchanged group-versions were made again")
+	}
+	if third.v3["apis/example.com/v1"] == second.v3["apis/example.com/v1"] {
+		t.Errorf("a CRD changed: its group-version's document was taken from before")
+	}
+	if bytes.Contains(second.v3["apis/example.com/v1"].json, []byte(`"delete"`)) ||
+		!bytes.Contains(third.v3["apis/example.com/v1"].json, []byte(`"delete"`)) {
+		t.Errorf("the changed CRD's document lacks its new verb")
+	}
+}
