@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"golang.org/x/sync/errgroup"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -116,7 +117,7 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 
 // existingPolicy is what the cluster holds of the kinds the policy writes,
 // listed once before the reconciliations start: on a restart nearly every
-// object is there and unchanged, and four lists cost less than a read for
+// object is there and unchanged, and a few lists cost less than a read for
 // each of some two hundred objects on the way to ready.
 type existingPolicy struct {
 	clusterRoles        map[string]*rbacv1.ClusterRole
@@ -135,20 +136,29 @@ func listPolicy(ctx context.Context, client kubernetes.Interface) (*existingPoli
 	if err != nil {
 		return nil, err
 	}
-	roles, err := rbac.Roles(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	roleBindings, err := rbac.RoleBindings(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return &existingPolicy{
+	existing := &existingPolicy{
 		clusterRoles:        byKey(clusterRoles.Items),
 		clusterRoleBindings: byKey(clusterRoleBindings.Items),
-		roles:               byKey(roles.Items),
-		roleBindings:        byKey(roleBindings.Items),
-	}, nil
+		roles:               map[string]*rbacv1.Role{},
+		roleBindings:        map[string]*rbacv1.RoleBinding{},
+	}
+	// Roles and bindings only in the namespaces the policy writes to
+	// (kube-system, kube-public): a cluster may hold many elsewhere.
+	for namespace := range bootstrappolicy.NamespaceRoles() {
+		roles, err := rbac.Roles(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(existing.roles, byKey(roles.Items))
+	}
+	for namespace := range bootstrappolicy.NamespaceRoleBindings() {
+		bindings, err := rbac.RoleBindings(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(existing.roleBindings, byKey(bindings.Items))
+	}
+	return existing, nil
 }
 
 // hasMetadata reports whether existing has every label and annotation

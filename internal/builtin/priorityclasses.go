@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	schedulingapiv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -16,14 +15,7 @@ import (
 // that exist are left alone.
 func EnsureSystemPriorityClasses(ctx context.Context, p *pipeline.Pipeline) error {
 	for _, pc := range schedulingapiv1.SystemPriorityClasses() {
-		store, err := p.Store(pc)
-		if err != nil {
-			return err
-		}
-		if _, err := store.Get(ctx, "", pc.Name); err == nil {
-			continue // a restart finds them; kube-apiserver's hook reads first too
-		}
-		if _, err := p.CreateObject(ctx, pc.DeepCopy(), "kube-apiserver"); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := p.EnsureObject(ctx, pc.DeepCopy(), "kube-apiserver"); err != nil {
 			return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
 		}
 	}

@@ -172,12 +172,12 @@ func (h *handler) buildV3() {
 			h.v3[key] = newDocument(mustJSON(d.v3Document(items, h.version)), v3Proto)
 		}
 	}
-	defer h.v3Built.Store(true)
 	paths := object{}
 	for key, doc := range h.v3 {
 		paths[key] = object{"serverRelativeURL": serverRelativeURL(key, doc.etag)}
 	}
 	h.v3Index = newDocument(mustJSON(object{"paths": paths}), nil)
+	h.v3Built.Store(true)
 }
 
 func serverRelativeURL(key, etag string) string {

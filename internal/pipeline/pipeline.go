@@ -128,6 +128,25 @@ func (p *Pipeline) Store(obj runtime.Object) (*registry.Store, error) {
 	return store, nil
 }
 
+// EnsureObject creates a typed object on behalf of the server itself
+// unless one of its name exists, which it leaves as it is. The cache is
+// read first: a restart that finds the object does not take the write
+// path (admission, validation) to be told it exists.
+func (p *Pipeline) EnsureObject(ctx context.Context, obj runtime.Object, manager string) error {
+	store, err := p.Store(obj)
+	if err != nil {
+		return err
+	}
+	m := mustAccessor(obj)
+	if _, err := store.Get(ctx, m.GetNamespace(), m.GetName()); err == nil {
+		return nil
+	}
+	if _, err := p.Create(ctx, store, obj, Options{Manager: manager}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
 // CreateObject creates a typed object on behalf of the server itself,
 // through the whole pipeline.
 func (p *Pipeline) CreateObject(ctx context.Context, obj runtime.Object, manager string) (runtime.Object, error) {

@@ -22,7 +22,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -643,16 +642,7 @@ func (s *Server) routes(api http.Handler, ver interface{}) http.Handler {
 func ensureNamespaces(ctx context.Context, writes *pipeline.Pipeline) error {
 	for _, name := range bootstrapNamespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		store, err := writes.Store(ns)
-		if err != nil {
-			return err
-		}
-		// A restart finds them: reading the cache spares the write path
-		// (admission, validation) its first use on the way to ready.
-		if _, err := store.Get(ctx, "", name); err == nil {
-			continue
-		}
-		if _, err := writes.CreateObject(ctx, ns, "kube-apiserver"); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := writes.EnsureObject(ctx, ns, "kube-apiserver"); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
 	}
