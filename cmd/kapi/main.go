@@ -22,6 +22,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/logging"
 	"github.com/kapi-dev/kapi/internal/memory"
+	"github.com/kapi-dev/kapi/internal/memory/startheap"
 	"github.com/kapi-dev/kapi/internal/server"
 	"github.com/kapi-dev/kapi/internal/storage/etcd"
 )
@@ -132,6 +133,7 @@ func main() {
 	if err != nil {
 		fatal("starting failed", err)
 	}
+	startheap.Started()
 	logger.Info("serving", "version", server.Version().GitVersion, "url", srv.URL, "kubeconfig", srv.Kubeconfig)
 	kubeconfig, err := filepath.Abs(srv.Kubeconfig)
 	if err != nil {
