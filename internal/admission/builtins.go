@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/approval"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/ctbattest"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/signing"
@@ -88,8 +86,8 @@ func NewBuiltins(authorizer authorizer.Authorizer) *Builtins {
 
 // Start makes and initialises the plugins, as kube-apiserver's admission
 // options do, and waits for their informers.
-func (b *Builtins) Start(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory) error {
-	init, err := newPluginInit(ctx, config, factory, b.authorizer)
+func (b *Builtins) Start(ctx context.Context, clients Clients) error {
+	init, err := newPluginInit(ctx, clients, b.authorizer)
 	if err != nil {
 		return err
 	}

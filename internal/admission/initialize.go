@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
@@ -34,10 +35,27 @@ type pluginInit struct {
 	apiadmission.PluginInitializers
 }
 
-func newPluginInit(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory, authz authorizer.Authorizer) (*pluginInit, error) {
+// Clients are how the plugins reach the server.
+type Clients struct {
+	// Config is the configuration of the loopback connection.
+	Config *rest.Config
+	// Informers is the informer factory the plugins share.
+	Informers informers.SharedInformerFactory
+	// OpenAPIV3, when set, reads the server's OpenAPI v3 documents in
+	// process (openapi.InProcessV3): the plugins' clients have it in place
+	// of the one that reads /openapi/v3 over the connection.
+	OpenAPIV3 openapi.Client
+}
+
+func newPluginInit(ctx context.Context, clients Clients, authz authorizer.Authorizer) (*pluginInit, error) {
+	config, factory := clients.Config, clients.Informers
+	var client kubernetes.Interface
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, err
+	}
+	if clients.OpenAPIV3 != nil {
+		client = withOpenAPIV3{client, clients.OpenAPIV3}
 	}
 	dyn, err := dynamic.NewForConfig(config)
 	if err != nil {
@@ -57,6 +75,28 @@ func newPluginInit(ctx context.Context, config *rest.Config, factory informers.S
 			webhookinit.NewPluginInitializer(nil, webhook.ServiceResolver{Client: client}),
 		},
 	}, nil
+}
+
+// withOpenAPIV3 is a client whose discovery reads OpenAPI v3 from another
+// client.
+type withOpenAPIV3 struct {
+	kubernetes.Interface
+	openAPIV3 openapi.Client
+}
+
+func (c withOpenAPIV3) Discovery() discovery.DiscoveryInterfaces {
+	return discoveryWithOpenAPIV3{c.Interface.Discovery(), c.openAPIV3}
+}
+
+type discoveryWithOpenAPIV3 struct {
+	discovery.DiscoveryInterfaces
+	openAPIV3 openapi.Client
+}
+
+func (d discoveryWithOpenAPIV3) OpenAPIV3() openapi.Client { return d.openAPIV3 }
+
+func (d discoveryWithOpenAPIV3) OpenAPIV3WithContext(context.Context) openapi.ClientWithContext {
+	return openapi.ToClientWithContext(d.openAPIV3)
 }
 
 // initialize initialises plugins and checks they have what they need.

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/rest"
 )
 
 // Policies are kube-apiserver's MutatingAdmissionPolicy and
@@ -53,12 +52,12 @@ func NewPolicies(authorizer authorizer.Authorizer) (*Policies, error) {
 
 // Start gives the plugins their clients, informers and REST mapper, as
 // kube-apiserver's initializers do, until ctx ends.
-func (p *Policies) Start(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory) error {
-	init, err := newPluginInit(ctx, config, factory, p.authorizer)
+func (p *Policies) Start(ctx context.Context, clients Clients) error {
+	init, err := newPluginInit(ctx, clients, p.authorizer)
 	if err != nil {
 		return err
 	}
-	syncPolicyInformers(ctx, factory)
+	syncPolicyInformers(ctx, clients.Informers)
 	if err := init.initialize(p.mutating, p.validating); err != nil {
 		return err
 	}

@@ -9,9 +9,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
 	resourcequotaapi "k8s.io/apiserver/pkg/admission/plugin/resourcequota/apis/resourcequota"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
 
@@ -44,7 +42,8 @@ func NewResourceQuota() (*ResourceQuota, error) {
 
 // Start gives the plugin its client and informers, as kube-apiserver's
 // plugin initializers do, and turns it on until ctx ends.
-func (q *ResourceQuota) Start(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory) error {
+func (q *ResourceQuota) Start(ctx context.Context, clients Clients) error {
+	config, factory := clients.Config, clients.Informers
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return err

@@ -10,8 +10,6 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
@@ -61,8 +59,8 @@ func NewWebhooks(authorizer authorizer.Authorizer) (*Webhooks, error) {
 
 // Start gives the plugins their client, informers and service resolver,
 // as kube-apiserver's plugin initializers do.
-func (w *Webhooks) Start(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory) error {
-	init, err := newPluginInit(ctx, config, factory, w.authorizer)
+func (w *Webhooks) Start(ctx context.Context, clients Clients) error {
+	init, err := newPluginInit(ctx, clients, w.authorizer)
 	if err != nil {
 		return err
 	}

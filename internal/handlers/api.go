@@ -7,6 +7,7 @@ package handlers
 
 import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	clientopenapi "k8s.io/client-go/openapi"
 	"net/http"
 	"slices"
 	"strings"
@@ -92,6 +93,12 @@ func (a *API) documentsFor(snap *registry.Snapshot) *documents {
 		}
 	}
 	return a.docs
+}
+
+// OpenAPIV3 reads the current /openapi/v3 documents in process, making
+// only those asked for (openapi.InProcessV3).
+func (a *API) OpenAPIV3() clientopenapi.Client {
+	return openapi.InProcessV3(func() http.Handler { return a.documentsFor(a.reg.Snapshot()).openAPI })
 }
 
 // ServeHTTP routes discovery and resource requests.

@@ -79,17 +79,42 @@ type handler struct {
 	v2Once sync.Once
 	v2     *document
 
-	v3Once  sync.Once
-	v3Index *document
-	v3      map[string]*document // "api/v1", "apis/apps/v1", "apis/apps", "api", "apis"
-	// v3Inputs are the resources each group-version document was made
-	// from; v3Built says v3 and v3Inputs are complete.
+	v3Once sync.Once
+	v3     map[string]*v3Document // "api/v1", "apis/apps/v1", "apis/apps", "api", "apis"
+	// v3Inputs are the resources each group-version document is made
+	// from; v3Laid says v3 and v3Inputs are complete.
 	v3Inputs map[string][]*resources.Info
-	v3Built  atomic.Bool
+	v3Laid   atomic.Bool
 	// previous is the handler of the registry before, whose documents of
 	// the group-versions whose resources did not change are this one's
-	// too; dropped once this one's are made.
+	// too; dropped once this one's are laid out.
 	previous atomic.Pointer[handler]
+
+	v3IndexOnce sync.Once
+	v3Index     *document
+}
+
+// v3Document is one document of /openapi/v3, made when first asked for:
+// the index names every document by its hash, so reading it makes them
+// all, but the server's own reader (InProcessV3) asks only for those it
+// needs.
+type v3Document struct {
+	layout uint64 // unique in the process, see InProcessV3
+	once   sync.Once
+	build  func() []byte
+	doc    *document
+}
+
+func newV3Document(build func() []byte) *v3Document {
+	return &v3Document{layout: layouts.Add(1), build: build}
+}
+
+func (d *v3Document) get() *document {
+	d.once.Do(func() {
+		d.doc = newDocument(d.build(), v3Proto)
+		d.build = nil
+	})
+	return d.doc
 }
 
 // NewHandler serves /openapi/v2 (JSON, or protobuf when asked for) and
@@ -108,8 +133,8 @@ func NewHandler(reg *resources.Registry, version string) http.Handler {
 func NextHandler(previous http.Handler, reg *resources.Registry, version string) http.Handler {
 	h := &handler{reg: reg, version: version}
 	if prev, ok := previous.(*handler); ok && prev.version == version {
-		if !prev.v3Built.Load() {
-			prev = prev.previous.Load() // it made nothing to take: the one before it may have
+		if !prev.v3Laid.Load() {
+			prev = prev.previous.Load() // it laid out nothing to take: the one before it may have
 		}
 		h.previous.Store(prev)
 	}
@@ -148,14 +173,20 @@ func (h *handler) buildV2() {
 	h.v2 = newDocument(mustJSON(d.v2Document(items, h.version)), v2Proto)
 }
 
-func (h *handler) buildV3() {
+// layOutV3 lists the v3 documents, each to be made when first asked for;
+// those of the group-versions whose resources did not change since the
+// previous handler are its own.
+func (h *handler) layOutV3() {
 	d := h.definitions()
 	defName := func(gvk schema.GroupVersionKind) string { return d.byGVK[gvk] }
 	prev := h.previous.Swap(nil)
-	h.v3 = map[string]*document{}
+	h.v3 = map[string]*v3Document{}
 	h.v3Inputs = map[string][]*resources.Info{}
+	// The documents keep what they are made from until made: the
+	// definitions and the resources, not this handler.
+	serverVersion := h.version
 	for key, items := range rootPaths(h.reg) {
-		h.v3[key] = newDocument(mustJSON(d.v3Document(items, h.version)), v3Proto)
+		h.v3[key] = newV3Document(func() []byte { return mustJSON(d.v3Document(items, serverVersion)) })
 	}
 	for _, g := range h.reg.Groups() {
 		for _, v := range g.Versions {
@@ -168,16 +199,24 @@ func (h *handler) buildV3() {
 				h.v3[key] = prev.v3[key]
 				continue
 			}
-			items := groupVersionPaths(g.Group, v.Version, v.Resources, defName)
-			h.v3[key] = newDocument(mustJSON(d.v3Document(items, h.version)), v3Proto)
+			group, version, infos := g.Group, v.Version, v.Resources
+			h.v3[key] = newV3Document(func() []byte {
+				return mustJSON(d.v3Document(groupVersionPaths(group, version, infos, defName), serverVersion))
+			})
 		}
 	}
+	h.v3Laid.Store(true)
+}
+
+// buildV3Index makes every v3 document, for the index names each by its
+// hash.
+func (h *handler) buildV3Index() {
+	h.v3Once.Do(h.layOutV3)
 	paths := object{}
 	for key, doc := range h.v3 {
-		paths[key] = object{"serverRelativeURL": serverRelativeURL(key, doc.etag)}
+		paths[key] = object{"serverRelativeURL": serverRelativeURL(key, doc.get().etag)}
 	}
 	h.v3Index = newDocument(mustJSON(object{"paths": paths}), nil)
-	h.v3Built.Store(true)
 }
 
 func serverRelativeURL(key, etag string) string {
@@ -191,18 +230,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.v2Once.Do(h.buildV2)
 		h.serve(w, r, h.v2, mediaV2Protobuf, mediaV2ProtobufOld)
 	case path == "/openapi/v3" || path == "/openapi/v3/":
-		h.v3Once.Do(h.buildV3)
+		h.v3IndexOnce.Do(h.buildV3Index)
 		w.Header().Set("Etag", strconv.Quote(h.v3Index.etag))
 		w.Header().Set("Content-Type", mediaJSON)
 		http.ServeContent(w, r, "", h.v3Index.modified, bytes.NewReader(h.v3Index.json))
 	case strings.HasPrefix(path, "/openapi/v3/"):
-		h.v3Once.Do(h.buildV3)
+		h.v3Once.Do(h.layOutV3)
 		key := strings.Trim(strings.TrimPrefix(path, "/openapi/v3/"), "/")
-		doc := h.v3[key]
-		if doc == nil {
+		lazy := h.v3[key]
+		if lazy == nil {
 			notFound(w)
 			return
 		}
+		doc := lazy.get()
 		if hash := r.URL.Query().Get("hash"); hash != "" {
 			if hash != doc.etag {
 				// An old link: send the client to the current document.

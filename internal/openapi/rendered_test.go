@@ -104,8 +104,8 @@ func TestNextHandlerKeepsUnchangedDocuments(t *testing.T) {
 	if third.v3["apis/example.com/v1"] == second.v3["apis/example.com/v1"] {
 		t.Errorf("a CRD changed: its group-version's document was taken from before")
 	}
-	if bytes.Contains(second.v3["apis/example.com/v1"].json, []byte(`"delete"`)) ||
-		!bytes.Contains(third.v3["apis/example.com/v1"].json, []byte(`"delete"`)) {
+	if bytes.Contains(second.v3["apis/example.com/v1"].get().json, []byte(`"delete"`)) ||
+		!bytes.Contains(third.v3["apis/example.com/v1"].get().json, []byte(`"delete"`)) {
 		t.Errorf("the changed CRD's document lacks its new verb")
 	}
 }

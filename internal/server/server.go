@@ -194,6 +194,56 @@ func (s *Server) ClientCertificate(user string, groups ...string) (certPEM, keyP
 	return s.pki.ClientCertificate(user, groups...)
 }
 
+// admissionPlugins are the authorizer and the admission plugins that
+// consult it, made before storage opens.
+type admissionPlugins struct {
+	authorizer *authz.Authorizer
+	builtins   *admission.Builtins
+	policies   *admission.Policies
+	webhooks   *admission.Webhooks
+	quota      *admission.ResourceQuota
+}
+
+func newAdmissionPlugins(authorizationMode string, client *rest.Config) (p admissionPlugins, err error) {
+	if p.quota, err = admission.NewResourceQuota(); err != nil {
+		return p, err
+	}
+	if p.authorizer, err = authz.New(authorizationMode, client); err != nil {
+		return p, err
+	}
+	if p.policies, err = admission.NewPolicies(p.authorizer); err != nil {
+		return p, err
+	}
+	if p.webhooks, err = admission.NewWebhooks(p.authorizer); err != nil {
+		return p, err
+	}
+	p.builtins = admission.NewBuiltins(p.authorizer)
+	return p, nil
+}
+
+// openWhile opens the storage while work runs, and returns it once both
+// are done; if either fails, nothing is left open.
+func openWhile(open storage.Opener, work func() error) (storage.Store, error) {
+	type opened struct {
+		store storage.Store
+		err   error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		store, err := open()
+		done <- opened{store, err}
+	}()
+	workErr := work()
+	o := <-done
+	if workErr != nil {
+		if o.err == nil {
+			o.store.Close()
+		}
+		return nil, workErr
+	}
+	return o.store, o.err
+}
+
 // bootstrapNamespaces exist from the first start on.
 var bootstrapNamespaces = []string{
 	metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease,
@@ -232,7 +282,19 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if openStorage == nil {
 		openStorage = StorageBackend("pebble", cfg.DataDir, nil)
 	}
-	store, err := openStorage()
+	ver := Version()
+	lb := loopback.NewListener()
+	// loopbackClient is a new configuration for each of the server's own
+	// clients, which may change theirs.
+	loopbackClient := func() *rest.Config { return lb.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion) }
+	// Opening the storage mostly waits (for the disk, for the first run
+	// of its code), making the authorizer and the admission plugins mostly
+	// computes (their CEL environments): they overlap.
+	var plugins admissionPlugins
+	store, err := openWhile(openStorage, func() (err error) {
+		plugins, err = newAdmissionPlugins(cfg.AuthorizationMode, loopbackClient())
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -241,13 +303,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop, stopping: make(chan struct{})}
 	s.health.server = s
 	s.pki = pki
+	s.loopback = lb
+	s.authorizer = plugins.authorizer
+	authorizer, builtins, policies, webhooks, quota := plugins.authorizer, plugins.builtins, plugins.policies, plugins.webhooks, plugins.quota
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
 
-	ver := Version()
 	reg := registry.New(store, convert.New(), cache.Options{
 		Window: cfg.HistoryWindow, BookmarkInterval: cfg.BookmarkInterval, Logger: cfg.Logger, Clock: cfg.Clock,
 		ReplayHistory: cfg.SharedStorage,
@@ -261,29 +325,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	newInformers := func(client kubernetes.Interface) *cacheinformers.Factory {
 		return cacheinformers.New(informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(informerTransform(reg))), reg)
 	}
-	quota, err := admission.NewResourceQuota()
-	if err != nil {
-		return nil, err
-	}
-	s.loopback = loopback.NewListener()
-	// loopbackClient is a new configuration for each of the server's own
-	// clients, which may change theirs.
-	loopbackClient := func() *rest.Config { return s.loopback.Config(apiserverLoopback, "kube-apiserver/"+ver.GitVersion) }
-	authorizer, err := authz.New(cfg.AuthorizationMode, loopbackClient())
-	if err != nil {
-		return nil, err
-	}
-	s.authorizer = authorizer
-	policies, err := admission.NewPolicies(authorizer)
-	if err != nil {
-		return nil, err
-	}
-	webhooks, err := admission.NewWebhooks(authorizer)
-	if err != nil {
-		return nil, err
-	}
-	builtins := admission.NewBuiltins(authorizer)
-	writes := pipeline.New(reg, builtins, policies, webhooks, quota)
+	writes := pipeline.New(reg, plugins.builtins, plugins.policies, plugins.webhooks, plugins.quota)
 	// The listener opens now, for the addresses that name it; it serves
 	// once everything is ready.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
@@ -401,7 +443,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// The admission plugins share one set of informers, as
 	// kube-apiserver's plugins share its own.
 	admissionInformers := newInformers(kubernetes.NewForConfigOrDie(loopbackClient()))
-	if err := startAdmission(runCtx, loopbackClient(), admissionInformers, builtins, policies, webhooks, quota); err != nil {
+	clients := admission.Clients{Config: loopbackClient(), Informers: admissionInformers, OpenAPIV3: api.OpenAPIV3()}
+	if err := startAdmission(runCtx, clients, builtins, policies, webhooks, quota); err != nil {
 		return nil, err
 	}
 	stepDone("admission")
@@ -544,11 +587,11 @@ func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens)
 
 // startAdmission starts the admission plugins that need a client of the
 // server itself (kube-apiserver's loopback client).
-func startAdmission(ctx context.Context, config *rest.Config, factory informers.SharedInformerFactory, plugins ...interface {
-	Start(context.Context, *rest.Config, informers.SharedInformerFactory) error
+func startAdmission(ctx context.Context, clients admission.Clients, plugins ...interface {
+	Start(context.Context, admission.Clients) error
 }) error {
 	for _, p := range plugins {
-		if err := p.Start(ctx, config, factory); err != nil {
+		if err := p.Start(ctx, clients); err != nil {
 			return err
 		}
 	}
