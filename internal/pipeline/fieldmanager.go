@@ -25,10 +25,6 @@ import (
 type fieldManagers struct {
 	convert registry.Converter
 
-	once      sync.Once
-	converter managedfields.TypeConverter
-	err       error
-
 	mu       sync.Mutex
 	managers map[managerKey]*managedfields.FieldManager
 }
@@ -42,32 +38,32 @@ type managerKey struct {
 	subresource string
 }
 
-// prepare builds the type converter every field manager shares, from the
-// OpenAPI definitions of the built-in types, once.
-func (f *fieldManagers) prepare() {
-	f.once.Do(func() {
-		f.converter, f.err = managedfields.NewTypeConverter(openapi.Definitions(), false)
-		f.managers = map[managerKey]*managedfields.FieldManager{}
-	})
-}
+// builtinTypeConverter is the type converter of the built-in types, made
+// once per process from their OpenAPI definitions (some 10-20 ms of CPU);
+// it is read only, so every pipeline of the process shares it.
+var builtinTypeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
+	return managedfields.NewTypeConverter(openapi.Definitions(), false)
+})
 
 func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedfields.FieldManager, error) {
-	f.prepare()
-	if f.err != nil {
-		return nil, f.err
+	builtinConverter, err := builtinTypeConverter()
+	if err != nil {
+		return nil, err
 	}
 	key := managerKey{weak.Make(info), subresource}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.managers == nil {
+		f.managers = map[managerKey]*managedfields.FieldManager{}
+	}
 	if m, ok := f.managers[key]; ok {
 		return m, nil
 	}
 	gvk := info.GroupVersionKind()
 	reset := resetFields(info, subresource)
 	var m *managedfields.FieldManager
-	var err error
 	if codecs.Scheme.Recognizes(gvk) {
-		m, err = managedfields.NewDefaultFieldManager(f.converter, versionConvertor{codecs.Scheme, f.convert}, noDefaults{}, kindedCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
+		m, err = managedfields.NewDefaultFieldManager(builtinConverter, versionConvertor{codecs.Scheme, f.convert}, noDefaults{}, kindedCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
 	} else {
 		converter, cerr := f.customConverter(info)
 		if cerr != nil {

@@ -50,9 +50,10 @@ func New(reg *registry.Registry, plugins ...any) *Pipeline {
 }
 
 // Prepare builds what every write needs and would otherwise build on the
-// first: the type converter of managed fields (some 10 ms of CPU). The
-// server runs it in the background as it starts.
-func (p *Pipeline) Prepare() { p.fieldManagers.prepare() }
+// first: the type converter of managed fields, and the OpenAPI definitions
+// it is made from. The server runs it in the background from the moment
+// it starts.
+func Prepare() { builtinTypeConverter() }
 
 // Registry is the registry the pipeline writes to.
 func (p *Pipeline) Registry() *registry.Registry { return p.reg }

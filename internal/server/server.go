@@ -278,6 +278,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// What the first write needs is made on the other core meanwhile.
+	go pipeline.Prepare()
 	openStorage := cfg.OpenStorage
 	if openStorage == nil {
 		openStorage = StorageBackend("pebble", cfg.DataDir, nil)
@@ -381,7 +383,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	reg.Run(runCtx)
 	s.background(func() { compact(runCtx, store, cfg.Clock, cfg.HistoryWindow, cfg.Logger) })
 	s.background(func() { expireEvents(runCtx, reg, cfg.Clock, cmp.Or(cfg.EventTTL, time.Hour), cfg.Logger) })
-	go writes.Prepare() // on the other core, while the caches load
 	if err := reg.WaitReady(ctx); err != nil {
 		return nil, err
 	}
