@@ -27,9 +27,12 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 		{Resource: "services"}:   serviceHooks(p),
 		{Resource: "namespaces"}: namespaceHooks(),
 		{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: crdHooks(),
-		{Resource: "pods"}: {Actions: map[string]registry.Action{
-			"binding": namedAs("Binding", statusOnly(b.bindPod)), "eviction": namedAs("Eviction", e.evict),
-		}},
+		{Resource: "pods"}: {
+			Actions: map[string]registry.Action{
+				"binding": namedAs("Binding", statusOnly(b.bindPod)), "eviction": namedAs("Eviction", e.evict),
+			},
+			Share: sharePodResources,
+		},
 		{Resource: "bindings"}: {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
 
 		{Group: "apps", Resource: "deployments"}:  {Scale: workloadScale},

@@ -33,6 +33,10 @@ type Hooks struct {
 	// one, by sub-resource ("" for a resource that is only an action, such
 	// as bindings).
 	Actions map[string]Action
+	// Share runs on each object the watch cache decodes, before the cache
+	// shares it (read only from then on): it may make parts of the object
+	// the very parts equal objects hold, so that they are held once.
+	Share func(obj runtime.Object)
 }
 
 // Action carries out a create that is an operation, with the decoded body

@@ -267,6 +267,12 @@ func (r *Registry) newBackend(spec Spec, served func(schema.GroupResource) *Back
 		opts.Resource = gr
 		if storageStore.Typed() {
 			opts.Prepare = PrepareShared
+			if share := spec.Hooks.Share; share != nil {
+				opts.Prepare = func(obj runtime.Object, enc *cache.Encodings) {
+					share(obj)
+					PrepareShared(obj, enc)
+				}
+			}
 		}
 		b.Cache = cache.New(r.storage, storageStore.CollectionPrefix(""), storageStore.Decode, opts)
 	}

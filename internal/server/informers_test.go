@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -65,5 +67,65 @@ func TestInformersShareCachedObjects(t *testing.T) {
 	}
 	if out != any(stale) || stale.ManagedFields != nil {
 		t.Fatalf("an older version came back as %p (the copy was %p) with managed fields %v", out, stale, stale.ManagedFields)
+	}
+}
+
+// TestCachedPodsShareResourceLists: the pods' watch cache holds one map of
+// equal resource lists (the pods' Share hook); a pod changed to ask for
+// other resources gets its own, and the other pod keeps what it asked for.
+func TestCachedPodsShareResourceLists(t *testing.T) {
+	s := startServer(t, onlyLifecycle...)
+	ctx := context.Background()
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	requests := func(cpu string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("64Mi")}
+	}
+	for _, name := range []string{"a", "b"} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "app", Resources: corev1.ResourceRequirements{Requests: requests("100m")},
+		}}}}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cachedRequests := func(name string, cpu string) corev1.ResourceList {
+		t.Helper()
+		backend := s.reg.Snapshot().Backend(schema.GroupResource{Resource: "pods"})
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			pod, _ := backend.Cache.Get(backend.Storage().Key("default", name)).(*corev1.Pod)
+			if pod != nil {
+				if got := pod.Spec.Containers[0].Resources.Requests; got.Cpu().Equal(resource.MustParse(cpu)) {
+					return got
+				}
+			}
+		}
+		t.Fatalf("the cache has no pod %s asking for %s CPU", name, cpu)
+		return nil
+	}
+	mapOf := func(l corev1.ResourceList) uintptr { return reflect.ValueOf(l).Pointer() }
+	if a, b := cachedRequests("a", "100m"), cachedRequests("b", "100m"); mapOf(a) != mapOf(b) {
+		t.Errorf("the cached pods hold two maps of one resource list")
+	}
+	// Resizing a running pod's resources goes through the resize
+	// sub-resource; a pod's own spec cannot change them. Delete and create
+	// one that asks for more instead.
+	if err := client.CoreV1().Pods("default").Delete(ctx, "b", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	bigger := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "app", Image: "app", Resources: corev1.ResourceRequirements{Requests: requests("200m")},
+	}}}}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, bigger, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if a, c := cachedRequests("a", "100m"), cachedRequests("c", "200m"); mapOf(a) == mapOf(c) {
+		t.Errorf("pods asking for different resources share a map")
+	}
+	got, err := client.CoreV1().Pods("default").Get(ctx, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu := got.Spec.Containers[0].Resources.Requests.Cpu(); cpu.String() != "100m" {
+		t.Errorf("pod a asks for %s CPU, want 100m", cpu)
 	}
 }
