@@ -307,7 +307,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.pki = pki
 	s.loopback = lb
 	s.authorizer = plugins.authorizer
-	authorizer, builtins, policies, webhooks, quota := plugins.authorizer, plugins.builtins, plugins.policies, plugins.webhooks, plugins.quota
+	authorizer := plugins.authorizer
 	defer func() {
 		if err != nil {
 			s.close()
@@ -445,12 +445,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// kube-apiserver's plugins share its own.
 	admissionInformers := newInformers(kubernetes.NewForConfigOrDie(loopbackClient()))
 	clients := admission.Clients{Config: loopbackClient(), Informers: admissionInformers, OpenAPIV3: api.OpenAPIV3()}
-	if err := startAdmission(runCtx, clients, builtins, policies, webhooks, quota); err != nil {
+	if err := startAdmission(runCtx, clients, plugins.builtins, plugins.policies, plugins.webhooks, plugins.quota); err != nil {
 		return nil, err
 	}
 	stepDone("admission")
 	s.health.done(hookAdmission)
-	kinds := reg.Follow(func(snap *registry.Snapshot) { registerKinds(snap, webhooks) })
+	kinds := reg.Follow(func(snap *registry.Snapshot) { registerKinds(snap, plugins.webhooks) })
 	s.background(func() { kinds(runCtx) })
 	if err := crd.Run(runCtx, crd.Config{
 		Client: loopbackClient(), Registry: reg, Logger: cfg.Logger,
