@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -69,6 +70,15 @@ func TestMetrics(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^# TYPE apiserver_longrunning_requests gauge$`).MatchString(metrics) {
 		t.Error("no apiserver_longrunning_requests gauge")
+	}
+	// Garbage collection, off while kapi serve started, has Go's defaults
+	// back once it serves (unless the environment set them).
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		for _, want := range []string{`(?m)^go_gc_gogc_percent 100$`, `(?m)^go_gc_gomemlimit_bytes 9\.22\d*e\+18$`} {
+			if !regexp.MustCompile(want).MatchString(metrics) {
+				t.Errorf("/metrics lacks %s: garbage collection kept the start's settings", want)
+			}
+		}
 	}
 	// The scrape itself is the one read-only request in flight.
 	if v := value("apiserver_current_inflight_requests", `request_kind="readOnly"`); v != 1 {
