@@ -200,6 +200,7 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 	if err != nil {
 		return nil, kstorage.NewCorruptObjError(string(kv.Key), &undecodableError{revision: kv.ModRevision, err: err})
 	}
+	s.defaultStored(obj)
 	if obj, err = s.FromStorage(obj); err != nil {
 		return nil, err
 	}
@@ -212,6 +213,17 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 		internManagedFields(m)
 	}
 	return obj, nil
+}
+
+// defaultStored sets the defaults of a built-in object read from
+// storage, as kube-apiserver's storage codec does: a field a strategy
+// cleared after the request's defaulting (a new claim's phase) reads as
+// its default, and a field a newer release defaults reads so on objects
+// stored before. (A custom resource's schema defaults it as it is read.)
+func (s *Store) defaultStored(obj runtime.Object) {
+	if s.typed && s.backend != nil && s.backend.Strategy != nil {
+		s.backend.Strategy.Default(obj)
+	}
 }
 
 // undecodableError says why stored bytes are not an object, in
@@ -325,6 +337,7 @@ func (s *Store) Create(ctx context.Context, obj runtime.Object) (runtime.Object,
 		return nil, s.interpret(err, m.GetName())
 	}
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	s.defaultStored(obj) // as it reads back from storage
 	return obj, nil
 }
 
@@ -368,6 +381,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 			return nil, s.interpret(err, name)
 		}
 		m.SetResourceVersion(strconv.FormatInt(rev, 10))
+		s.defaultStored(updated) // as it reads back from storage
 		return updated, nil
 	}
 }
