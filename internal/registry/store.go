@@ -367,6 +367,8 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 		if err != nil {
 			return nil, err
 		}
+		// The answer, written or not, reads as the stored object does.
+		s.defaultStored(updated)
 		m, _ := meta.Accessor(updated)
 		if bytes.Equal(data, kv.Value) {
 			// Nothing changed: nothing is written and no event is sent.
@@ -381,7 +383,6 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 			return nil, s.interpret(err, name)
 		}
 		m.SetResourceVersion(strconv.FormatInt(rev, 10))
-		s.defaultStored(updated) // as it reads back from storage
 		return updated, nil
 	}
 }
