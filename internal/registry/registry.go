@@ -17,6 +17,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/resources"
+	"github.com/kapi-dev/kapi/internal/share"
 	"github.com/kapi-dev/kapi/internal/storage"
 )
 
@@ -266,13 +267,7 @@ func (r *Registry) newBackend(spec Spec, served func(schema.GroupResource) *Back
 		opts := r.cacheOpts
 		opts.Resource = gr
 		if storageStore.Typed() {
-			opts.Prepare = PrepareShared
-			if share := spec.Hooks.Share; share != nil {
-				opts.Prepare = func(obj runtime.Object, enc *cache.Encodings) {
-					share(obj)
-					PrepareShared(obj, enc)
-				}
-			}
+			opts.Prepare = prepareSharing(spec.Hooks.Share)
 		}
 		b.Cache = cache.New(r.storage, storageStore.CollectionPrefix(""), storageStore.Decode, opts)
 	}
@@ -381,6 +376,21 @@ func (r *Registry) Ready() bool {
 		}
 	}
 	return true
+}
+
+// prepareSharing prepares a typed cache's objects: the type's own
+// sharing hook, then the parts equal to those of the objects decoded
+// before become theirs (one table per cache: the cache prepares its
+// objects one at a time, each encoded before the next shares its parts).
+func prepareSharing(hook func(runtime.Object)) func(runtime.Object, *cache.Encodings) {
+	parts := share.NewTable()
+	return func(obj runtime.Object, enc *cache.Encodings) {
+		if hook != nil {
+			hook(obj)
+		}
+		parts.Parts(obj)
+		PrepareShared(obj, enc)
+	}
 }
 
 // PrepareShared readies a built-in object for sharing: encoding it (as a

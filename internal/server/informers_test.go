@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 )
@@ -127,5 +128,61 @@ func TestCachedPodsShareResourceLists(t *testing.T) {
 	}
 	if cpu := got.Spec.Containers[0].Resources.Requests.Cpu(); cpu.String() != "100m" {
 		t.Errorf("pod a asks for %s CPU, want 100m", cpu)
+	}
+}
+
+// The watch cache holds the equal parts of sibling pods (one template's)
+// once, and an updated pod shares the parts its update left alone with
+// its siblings; what clients read is each pod's own.
+func TestCachedSiblingsShareTheirParts(t *testing.T) {
+	s := startServer(t, onlyLifecycle...)
+	ctx := context.Background()
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	pods := client.CoreV1().Pods("default")
+	for _, name := range []string{"a", "b"} {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "server"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "app", Image: "app", Args: []string{"--port", "8080"},
+				Env: []corev1.EnvVar{{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+			}}},
+		}
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backend := s.reg.Snapshot().Backend(schema.GroupResource{Resource: "pods"})
+	cached := func(name string, annotated bool) *corev1.Pod {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			pod, _ := backend.Cache.Get(backend.Storage().Key("default", name)).(*corev1.Pod)
+			if pod != nil && (pod.Annotations["note"] != "") == annotated {
+				return pod
+			}
+		}
+		t.Fatalf("the cache has no pod %s (annotated: %v)", name, annotated)
+		return nil
+	}
+	samePart := func(a, b any) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
+	a, b := cached("a", false), cached("b", false)
+	if !samePart(a.Labels, b.Labels) || !samePart(a.Spec.Containers[0].Args, b.Spec.Containers[0].Args) ||
+		!samePart(a.Spec.Containers[0].Env, b.Spec.Containers[0].Env) {
+		t.Errorf("the cached sibling pods hold their equal labels, arguments or environment twice")
+	}
+	if _, err := pods.Patch(ctx, "b", types.MergePatchType, []byte(`{"metadata":{"annotations":{"note":"changed"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	updated := cached("b", true)
+	if !samePart(a.Spec.Containers[0].Env, updated.Spec.Containers[0].Env) {
+		t.Errorf("the updated pod does not share its unchanged environment")
+	}
+	for _, name := range []string{"a", "b"} {
+		got, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != name || got.Spec.Containers[0].Args[1] != "8080" || (got.Annotations["note"] == "changed") != (name == "b") {
+			t.Errorf("pod %s reads as %s with arguments %q and annotations %v", name, got.Name, got.Spec.Containers[0].Args, got.Annotations)
+		}
 	}
 }
