@@ -236,8 +236,11 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return out
 	})
 	gvr := store.Info.GroupVersionResource()
-	stream.events = endpointsmetrics.WatchEvents.WithContext(r.Context()).WithLabelValues(gvr.Group, gvr.Version, gvr.Resource)
-	stream.sizes = endpointsmetrics.WatchEventsSizes.WithContext(r.Context()).WithLabelValues(gvr.Group, gvr.Version, gvr.Resource)
+	// Without the request's context: kube-apiserver's would attach the
+	// trace of a sampled span to each observation, which kapi does not
+	// trace, and looking for one walked the context's chain per event.
+	stream.events = endpointsmetrics.WatchEvents.WithLabelValues(gvr.Group, gvr.Version, gvr.Resource)
+	stream.sizes = endpointsmetrics.WatchEventsSizes.WithLabelValues(gvr.Group, gvr.Version, gvr.Resource)
 	flusher.Flush()
 	if err != nil {
 		// Like kube-apiserver, a watch that cannot start from the asked
