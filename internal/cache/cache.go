@@ -44,7 +44,15 @@ type Options struct {
 	// BookmarkInterval is how often watchers that asked for bookmarks get
 	// one.
 	BookmarkInterval time.Duration
-	Logger           *slog.Logger
+	// KeepEncodings is how long an object's encoding made for a reader
+	// (a list's or a watch's) is kept without another reader taking it
+	// (5 minutes by default; it goes between one and two such periods
+	// after the last reader). Encoded once, an object is served to any
+	// number of readers without encoding it again; kept forever, a burst
+	// of lists in every representation held each object's encodings
+	// (more than its decoded form) for as long as it was unchanged.
+	KeepEncodings time.Duration
+	Logger        *slog.Logger
 	// Prepare, when set, runs on every object before it is shared with
 	// readers. Typed objects hold lazily filled caches (a Quantity's
 	// string form) that encoding or printing would otherwise write while
@@ -151,6 +159,9 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 	if opts.BookmarkInterval <= 0 {
 		opts.BookmarkInterval = time.Minute
 	}
+	if opts.KeepEncodings <= 0 {
+		opts.KeepEncodings = 5 * time.Minute
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -226,6 +237,8 @@ func (c *Cache) sync(ctx context.Context) error {
 	// stoppable ticker.
 	bookmarks := c.opts.Clock.NewTimer(c.opts.BookmarkInterval)
 	defer bookmarks.Stop()
+	sweeps := c.opts.Clock.NewTimer(c.opts.KeepEncodings)
+	defer sweeps.Stop()
 	c.reset(tree, res.Revision, w.RequestProgress, readyAt)
 	c.metrics.initializations.Inc()
 	if res.Revision < readyAt {
@@ -250,6 +263,9 @@ func (c *Cache) sync(ctx context.Context) error {
 			if err := c.apply(ev); err != nil {
 				return err
 			}
+		case <-sweeps.C():
+			sweeps.Reset(c.opts.KeepEncodings)
+			c.dropUnreadEncodings()
 		case <-bookmarks.C():
 			bookmarks.Reset(c.opts.BookmarkInterval)
 			// Learn the current revision first, so the bookmark carries it.
@@ -258,6 +274,25 @@ func (c *Cache) sync(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// dropUnreadEncodings drops the current objects' encodings no reader took
+// since the last sweep. It walks a clone of the index, so that writes go
+// on meanwhile.
+func (c *Cache) dropUnreadEncodings() {
+	c.mu.Lock()
+	tree := c.tree.Clone()
+	c.mu.Unlock()
+	dropped := 0
+	tree.Ascend(func(e *entry) bool {
+		if e.enc != nil {
+			dropped += e.enc.dropUnread()
+		}
+		return true
+	})
+	if dropped > 0 {
+		c.opts.Logger.Debug("watch cache dropped encodings no reader took", "resource", c.opts.Resource.String(), "bytes", dropped)
 	}
 }
 

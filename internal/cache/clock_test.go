@@ -2,12 +2,14 @@ package cache
 
 import (
 	"context"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -218,5 +220,76 @@ func TestContinuationPastCompactionIsGone(t *testing.T) {
 	_, err = c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 1, Continue: token})
 	if g, ok := err.(*ErrGone); !ok || g.Continue == "" {
 		t.Fatalf("continue past compaction: %v, want ErrGone with a token", err)
+	}
+}
+
+// countingEncoder counts the objects it encodes.
+type countingEncoder struct{ encoded int }
+
+func (e *countingEncoder) Encode(obj kruntime.Object, w io.Writer) error {
+	e.encoded++
+	_, err := w.Write([]byte("encoded"))
+	return err
+}
+
+func (e *countingEncoder) Identifier() kruntime.Identifier { return "counting" }
+
+// TestUnreadEncodingsAreDropped: an encoding made for a reader is kept
+// while readers take it, and dropped once no reader took it for a whole
+// KeepEncodings period by the cache's clock; the next reader encodes the
+// object again.
+func TestUnreadEncodingsAreDropped(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	c, s := newCache(t, Options{KeepEncodings: time.Minute, BookmarkInterval: time.Hour, Clock: fc})
+	ctx := context.Background()
+	rev, err := s.Create(ctx, []byte(prefix+"ns/a"), configMapValue("a", nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.RLock()
+	e, _ := c.tree.Get(&entry{key: prefix + "ns/a"})
+	c.mu.RUnlock()
+	encoder := &countingEncoder{}
+	read := func() {
+		t.Helper()
+		if data, err := e.enc.Encode(encoder, e.obj); err != nil || string(data) != "encoded" {
+			t.Fatalf("encoding: %q, %v", data, err)
+		}
+	}
+	// sweep steps the clock to the next sweep and waits until the
+	// encoding (read since the last) is kept as unread, or dropped.
+	sweep := func(dropped bool) {
+		t.Helper()
+		fc.Step(time.Minute)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			e.enc.mu.Lock()
+			kept, read := len(e.enc.entries), len(e.enc.entries) > 0 && e.enc.entries[0].read
+			e.enc.mu.Unlock()
+			if dropped && kept == 0 || !dropped && kept == 1 && !read {
+				return
+			}
+		}
+		t.Fatalf("the clock passed KeepEncodings, but the encoding is not %s", map[bool]string{true: "dropped", false: "kept unread"}[dropped])
+	}
+	read()
+	read()
+	if encoder.encoded != 1 {
+		t.Fatalf("two reads encoded %d times, want once", encoder.encoded)
+	}
+	sweep(false) // read since it was made: kept
+	read()
+	sweep(false) // read again since the last sweep: kept
+	read()
+	if encoder.encoded != 1 {
+		t.Fatalf("an encoding read in every period was made %d times, want once", encoder.encoded)
+	}
+	sweep(false)
+	sweep(true) // a whole period unread: dropped
+	read()
+	if encoder.encoded != 2 {
+		t.Fatalf("a reader after the encoding was dropped: encoded %d times in all, want 2", encoder.encoded)
 	}
 }

@@ -18,6 +18,8 @@ type Encodings struct {
 type encoded struct {
 	id   runtime.Identifier
 	data []byte
+	// read says whether a reader took the bytes since the last sweep.
+	read bool
 }
 
 // Encode returns obj encoded by e, encoding it on first use. obj must be
@@ -31,8 +33,9 @@ func (c *Encodings) Encode(e runtime.Encoder, obj runtime.Object) ([]byte, error
 	}
 	id := e.Identifier()
 	c.mu.Lock()
-	for _, x := range c.entries {
-		if x.id == id {
+	for i := range c.entries {
+		if x := &c.entries[i]; x.id == id {
+			x.read = true
 			c.mu.Unlock()
 			return x.data, nil
 		}
@@ -43,9 +46,31 @@ func (c *Encodings) Encode(e runtime.Encoder, obj runtime.Object) ([]byte, error
 		return nil, err
 	}
 	c.mu.Lock()
-	c.entries = append(c.entries, encoded{id: id, data: data})
+	c.entries = append(c.entries, encoded{id: id, data: data, read: true})
 	c.mu.Unlock()
 	return data, nil
+}
+
+// dropUnread drops the encodings no reader took since the last call, and
+// returns the bytes dropped.
+func (c *Encodings) dropUnread() (dropped int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.entries[:0]
+	for _, x := range c.entries {
+		if x.read {
+			x.read = false
+			kept = append(kept, x)
+		} else {
+			dropped += len(x.data)
+		}
+	}
+	clear(c.entries[len(kept):]) // the dropped bytes go
+	c.entries = kept
+	if len(kept) == 0 {
+		c.entries = nil
+	}
+	return dropped
 }
 
 // encodeBuffers are where objects whose encodings are kept are encoded
