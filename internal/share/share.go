@@ -201,6 +201,15 @@ func equalMaps(a, b reflect.Value) bool {
 	if a.Len() == 0 || a.Pointer() == b.Pointer() {
 		return true
 	}
+	if !a.CanInterface() { // in an unexported field: compared the slow way
+		for it := a.MapRange(); it.Next(); {
+			bv := b.MapIndex(it.Key())
+			if !bv.IsValid() || !shareEqual(it.Value(), bv) {
+				return false
+			}
+		}
+		return true
+	}
 	if am, ok := a.Interface().(map[string]string); ok { // labels, annotations, selectors, data
 		bm := b.Interface().(map[string]string)
 		for k, av := range am {

@@ -279,6 +279,8 @@ func TestPartsOfOtherShapes(t *testing.T) {
 		Value   any
 		private *int
 		Times   []metav1.Time
+		hidden  map[string]string
+		nested  map[string][]int
 	}
 	type object struct {
 		metav1.ObjectMeta
@@ -292,8 +294,11 @@ func TestPartsOfOtherShapes(t *testing.T) {
 	now := metav1.Now()
 	build := func(private int) *object {
 		return &object{
-			Items:   []inner{{Value: "x", private: &n, Times: []metav1.Time{now}}},
-			Ptr:     &inner{private: &private, Times: []metav1.Time{now}},
+			Items: []inner{{Value: "x", private: &n, Times: []metav1.Time{now}}},
+			Ptr: &inner{
+				private: &private, Times: []metav1.Time{now},
+				hidden: map[string]string{"k": "v"}, nested: map[string][]int{"k": {private}},
+			},
 			ByName:  map[string]inner{"a": {Times: []metav1.Time{now}}},
 			Numbers: []int64{1, 2, 3},
 			Raw:     []byte("raw bytes"),
