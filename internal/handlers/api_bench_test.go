@@ -41,7 +41,7 @@ func newTestAPI(tb testing.TB, s storage.Store) *API {
 }
 
 // benchAPI serves the built-in API over a fresh store holding n pods.
-func benchAPI(b *testing.B, n int) (*API, storage.Store) {
+func benchAPI(b testing.TB, n int) (*API, storage.Store) {
 	b.Helper()
 	s, err := pebble.Open(b.TempDir())
 	if err != nil {

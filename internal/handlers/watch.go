@@ -1,12 +1,15 @@
 package handlers
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,6 +36,9 @@ import (
 // bare message, the encoding protobuf lists are made of, so the watch
 // cache keeps one protobuf encoding of an object, not two.
 type watchStream struct {
+	// out is where events are written: the response, or a burst's buffer
+	// in front of it.
+	out       io.Writer
 	w         http.ResponseWriter
 	flusher   http.Flusher
 	stream    streaming.Encoder
@@ -49,16 +55,53 @@ type watchStream struct {
 }
 
 func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.SerializerInfo, transform func(watch.EventType, runtime.Object) runtime.Object) *watchStream {
-	framer := info.StreamSerializer.Framer.NewFrameWriter(w)
-	return &watchStream{
+	s := &watchStream{
+		out:       w,
 		w:         w,
 		json:      info.MediaType == runtime.ContentTypeJSON,
 		protobuf:  info.MediaType == runtime.ContentTypeProtobuf,
 		flusher:   flusher,
-		stream:    streaming.NewEncoder(framer, info.StreamSerializer.Serializer),
 		object:    info.Serializer,
 		transform: transform,
 	}
+	s.stream = streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(s), info.StreamSerializer.Serializer)
+	return s
+}
+
+// Write writes to where events go now.
+func (s *watchStream) Write(p []byte) (int, error) { return s.out.Write(p) }
+
+// burstSize is the buffer a burst of events (a watch's initial events)
+// is gathered in: the HTTP/2 server hands each write of a response to
+// its connection's goroutine and waits for it, and its own buffer is
+// 4 KiB, so written one by one, every event of a streaming list was a
+// handoff of its own.
+const burstSize = 64 << 10
+
+var burstWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, burstSize) }}
+
+// startBurst gathers the events written until endBurst into large writes.
+func (s *watchStream) startBurst() {
+	bw := burstWriters.Get().(*bufio.Writer)
+	bw.Reset(s.w)
+	s.out = bw
+}
+
+// endBurst writes out what the burst gathered and flushes the response;
+// the events after it are written to the response as they come.
+func (s *watchStream) endBurst() error {
+	bw, ok := s.out.(*bufio.Writer)
+	if !ok {
+		return nil
+	}
+	s.out = s.w
+	err := bw.Flush()
+	bw.Reset(nil)
+	burstWriters.Put(bw)
+	if err == nil {
+		s.flusher.Flush()
+	}
+	return err
 }
 
 // send writes one event, its object in the representation the client
@@ -88,7 +131,7 @@ func (s *watchStream) sendCached(typ watch.EventType, obj runtime.Object, enc *c
 		// the object's JSON for every watcher.
 		s.line = append(append(append(s.line[:0], `{"type":"`...), typ...), `","object":`...)
 		s.line = append(append(s.line, data...), "}\n"...)
-		if _, err := s.w.Write(s.line); err != nil {
+		if _, err := s.out.Write(s.line); err != nil {
 			return err
 		}
 	} else if err := s.stream.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: data}}); err != nil {
@@ -106,7 +149,7 @@ func (s *watchStream) sendProtobuf(typ watch.EventType, obj runtime.Object, enc 
 		return err
 	}
 	s.line = appendProtobufWatchEvent(s.line[:0], typ, obj.GetObjectKind().GroupVersionKind(), bare)
-	if _, err := s.w.Write(s.line); err != nil {
+	if _, err := s.out.Write(s.line); err != nil {
 		return err
 	}
 	return s.sent(len(bare))
@@ -254,23 +297,14 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	}
 	defer watcher.Stop()
 
-	for i, obj := range initial {
-		if stream.sendCached(watch.Added, obj, initialEnc[i]) != nil {
-			return
+	if !stream.sendInitial(initial, initialEnc, backlog, func() runtime.Object {
+		if initialEvents && opts.AllowWatchBookmarks {
+			return a.initialEventsEnd(store, startRev)
 		}
+		return nil
+	}) {
+		return
 	}
-	if initialEvents && opts.AllowWatchBookmarks {
-		if stream.send(watch.Bookmark, a.initialEventsEnd(store, startRev)) != nil {
-			return
-		}
-	}
-	for _, d := range backlog {
-		obj, enc := d.Object()
-		if stream.sendCached(d.Type, obj, enc) != nil {
-			return
-		}
-	}
-	flusher.Flush()
 	// The initial events are out: priority and fairness frees the
 	// watch's seat.
 	utilflowcontrol.WatchInitialized(ctx)
@@ -302,6 +336,32 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			return
 		}
 	}
+}
+
+// sendInitial writes a watch's first events in one burst: a streaming
+// list's objects, then the bookmark that ends them (when end gives one),
+// then the backlog of a watch resuming from a version. It reports whether
+// they all went out.
+func (s *watchStream) sendInitial(initial []runtime.Object, initialEnc []*cache.Encodings, backlog []cache.Delivery, end func() runtime.Object) bool {
+	s.startBurst()
+	defer s.endBurst() // on an error: the client has gone
+	for i, obj := range initial {
+		if s.sendCached(watch.Added, obj, initialEnc[i]) != nil {
+			return false
+		}
+	}
+	if bookmark := end(); bookmark != nil {
+		if s.send(watch.Bookmark, bookmark) != nil {
+			return false
+		}
+	}
+	for _, d := range backlog {
+		obj, enc := d.Object()
+		if s.sendCached(d.Type, obj, enc) != nil {
+			return false
+		}
+	}
+	return s.endBurst() == nil
 }
 
 // watchTimeout is the client's timeoutSeconds, or else a random time
