@@ -37,7 +37,12 @@ func onInternal(ctx context.Context, a *Attributes, mutate bool, plugin func(api
 }
 
 // toInternal converts a built-in object to its internal type; others
-// (custom resources) and nil stay as they are.
+// (custom resources) and nil stay as they are. The objects of a write are
+// the request's own (decoded for it, the current one read from storage
+// for it), so they are converted without a copy, as kube-apiserver's
+// codec converts what it decodes: the internal object shares their parts,
+// and a plugin's change is the written object's too, which is what the
+// conversion back makes of it anyway.
 func toInternal(obj runtime.Object) (runtime.Object, error) {
 	if obj == nil {
 		return nil, nil
@@ -48,5 +53,5 @@ func toInternal(obj runtime.Object) (runtime.Object, error) {
 	if _, _, err := legacyscheme.Scheme.ObjectKinds(obj); err != nil {
 		return obj, nil
 	}
-	return legacyscheme.Scheme.ConvertToVersion(obj, runtime.InternalGroupVersioner)
+	return legacyscheme.Scheme.UnsafeConvertToVersion(obj, runtime.InternalGroupVersioner)
 }

@@ -80,7 +80,7 @@ func (k *kubeStrategy) Create(ctx context.Context, w registry.Write, obj runtime
 	if k.unstructured {
 		return obj, rest.BeforeCreate(k.create, requestContext(ctx, w), obj)
 	}
-	internal, err := toInternal(obj)
+	internal, err := ownToInternal(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -102,11 +102,11 @@ func (k *kubeStrategy) Update(ctx context.Context, w registry.Write, obj, old ru
 	if k.unstructured {
 		return obj, rest.BeforeUpdate(s, requestContext(ctx, w), obj, old)
 	}
-	internal, err := toInternal(obj)
+	internal, err := ownToInternal(obj)
 	if err != nil {
 		return nil, err
 	}
-	internalOld, err := toInternal(old)
+	internalOld, err := ownToInternal(old)
 	if err != nil {
 		return nil, err
 	}
@@ -163,9 +163,23 @@ func keepSystemFields(obj, old runtime.Object) {
 	m.SetDeletionGracePeriodSeconds(o.GetDeletionGracePeriodSeconds())
 }
 
-// toInternal converts a versioned object to a new internal one.
+// toInternal converts a versioned object to a new internal one; obj is
+// left as it was.
 func toInternal(obj runtime.Object) (runtime.Object, error) {
 	internal, err := legacyscheme.Scheme.ConvertToVersion(obj, runtime.InternalGroupVersioner)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return internal, nil
+}
+
+// ownToInternal converts objects the write owns (a decoded body, the
+// current object read from storage for this write) to their internal form
+// without a copy, as kube-apiserver's codec converts what it decodes: the
+// internal object shares their parts, and obj is not to be used but
+// through what the strategy answers.
+func ownToInternal(obj runtime.Object) (runtime.Object, error) {
+	internal, err := legacyscheme.Scheme.UnsafeConvertToVersion(obj, runtime.InternalGroupVersioner)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

@@ -147,7 +147,10 @@ func (identityConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, v
 // unstructured objects of one version) that also converts built-in objects
 // between the versions of their group, which the field manager needs for
 // the managedFields entries of other versions (an HPA updated through
-// autoscaling/v1 keeps the entries of appliers of autoscaling/v2).
+// autoscaling/v1 keeps the entries of appliers of autoscaling/v2). Like
+// kube-apiserver's, it does not copy an object already in the version
+// asked: the field manager only reads what it converts, and the objects
+// it is given are the write's own.
 type versionConvertor struct {
 	*runtime.Scheme
 	convert registry.Converter // nil: resources are served in one version
@@ -160,9 +163,9 @@ func (c versionConvertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVe
 	}
 	target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{from})
 	if !ok || c.convert == nil || target.GroupVersion() == from.GroupVersion() {
-		return c.Scheme.ConvertToVersion(in, gv)
+		return c.Scheme.UnsafeConvertToVersion(in, gv)
 	}
-	typed, err := c.Scheme.ConvertToVersion(in, from.GroupVersion())
+	typed, err := c.Scheme.UnsafeConvertToVersion(in, from.GroupVersion())
 	if err != nil {
 		return nil, err
 	}
