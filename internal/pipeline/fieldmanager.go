@@ -41,12 +41,12 @@ type managerKey struct {
 // builtinTypeConverter is the type converter of the built-in types, made
 // once per process from their OpenAPI definitions (some 10-20 ms of CPU);
 // it is read only, so every pipeline of the process shares it.
-var builtinTypeConverter = sync.OnceValues(func() (*storedObjectTypes, error) {
+var builtinTypeConverter = sync.OnceValues(func() (*recordedObjectTypes, error) {
 	c, err := managedfields.NewTypeConverter(openapi.Definitions(), false)
 	if err != nil {
 		return nil, err
 	}
-	return &storedObjectTypes{TypeConverter: c}, nil
+	return &recordedObjectTypes{TypeConverter: c}, nil
 })
 
 func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedfields.FieldManager, error) {

@@ -112,13 +112,13 @@ func (p *Pipeline) trackUpdate(info *resources.Info, subresource string, live, n
 	gvk := info.GroupVersionKind()
 	live.GetObjectKind().SetGroupVersionKind(gvk)
 	next.GetObjectKind().SetGroupVersionKind(gvk)
-	record := func() runtime.Object { return fm.UpdateNoErrors(live, next, manager) }
 	types, err := builtinTypeConverter()
-	if err != nil || mustAccessor(live).GetResourceVersion() == "" {
-		return record(), nil
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
 	}
-	// live was read from storage: see storedObjectTypes.
-	return types.whileLive(live, record), nil
+	return types.whileRecording(live, next, func() runtime.Object {
+		return fm.UpdateNoErrors(live, next, manager)
+	}), nil
 }
 
 // Store finds the store of the kind of obj, for writers that hold a typed

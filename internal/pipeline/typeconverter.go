@@ -10,20 +10,22 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-// storedObjectTypes is the type converter of the built-in types for the
-// field managers. It types an update's live object, read from storage,
-// without walking it against its schema first, as managedfields' converter
-// does for every object (a sixth of an update's CPU for a pod): the
-// comparison with the new object, which is validated, walks every part of
-// the live one anyway and fails where that walk would have for a Go-typed
-// object (an associative list item without its key; the schema of a
-// built-in type is made from its Go type, so no field or scalar can
-// disagree with it).
-type storedObjectTypes struct {
+// recordedObjectTypes is the type converter of the built-in types for the
+// field managers. The two objects of a write it records (the live one,
+// read from storage or empty, and the new one) are typed without walking
+// them against their schema first, as managedfields' converter does for
+// every object (a sixth of a pod update's CPU for each): the comparison of
+// the two walks every part of both anyway and fails where that walk would
+// have for a Go-typed object (an associative list item without its key;
+// the schema of a built-in type is made from its Go type, so no field or
+// scalar can disagree with it, and a write's objects may repeat keys).
+// Everything else it types, an applied configuration among them, is
+// walked as before.
+type recordedObjectTypes struct {
 	managedfields.TypeConverter
 
-	// live holds the live objects of the updates being recorded.
-	live sync.Map // runtime.Object -> struct{}
+	// recorded holds the objects of the writes being recorded.
+	recorded sync.Map // runtime.Object -> struct{}
 	// types are the schema and type of each kind typed so far.
 	types sync.Map // schema.GroupVersionKind (apimachinery) -> objectType
 }
@@ -33,15 +35,18 @@ type objectType struct {
 	ref    smdschema.TypeRef
 }
 
-// whileLive runs record with obj known as the live object of an update.
-func (c *storedObjectTypes) whileLive(obj runtime.Object, record func() runtime.Object) runtime.Object {
-	c.live.Store(obj, struct{}{})
-	defer c.live.Delete(obj)
+// whileRecording runs record with live and next known as the objects of a
+// write.
+func (c *recordedObjectTypes) whileRecording(live, next runtime.Object, record func() runtime.Object) runtime.Object {
+	c.recorded.Store(live, struct{}{})
+	c.recorded.Store(next, struct{}{})
+	defer c.recorded.Delete(live)
+	defer c.recorded.Delete(next)
 	return record()
 }
 
-func (c *storedObjectTypes) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
-	if _, ok := c.live.Load(obj); !ok {
+func (c *recordedObjectTypes) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+	if _, ok := c.recorded.Load(obj); !ok {
 		return c.TypeConverter.ObjectToTyped(obj, opts...)
 	}
 	t, err := c.typeOf(obj)
@@ -57,7 +62,7 @@ func (c *storedObjectTypes) ObjectToTyped(obj runtime.Object, opts ...typed.Vali
 
 // typeOf finds the schema and type of obj's kind by typing an empty object
 // of the kind (nothing to validate), once per kind.
-func (c *storedObjectTypes) typeOf(obj runtime.Object) (objectType, error) {
+func (c *recordedObjectTypes) typeOf(obj runtime.Object) (objectType, error) {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if t, ok := c.types.Load(gvk); ok {
 		return t.(objectType), nil

@@ -35,9 +35,10 @@ func liveServiceAccount() *corev1.ServiceAccount {
 }
 
 // record creates live's content as manager "a", then updates it as
-// manager "b" to what change makes of it, with live marked as read from
-// storage unless validating, and answers the managed fields of the result.
-func record(t *testing.T, c *storedObjectTypes, validating bool, live runtime.Object, change func(runtime.Object)) []metav1.ManagedFieldsEntry {
+// manager "b" to what change makes of it, each write's objects typed
+// without the schema walk unless validating, and answers the managed
+// fields of the result.
+func record(t *testing.T, c *recordedObjectTypes, validating bool, live runtime.Object, change func(runtime.Object)) []metav1.ManagedFieldsEntry {
 	t.Helper()
 	var conv managedfields.TypeConverter = c
 	if validating {
@@ -48,18 +49,17 @@ func record(t *testing.T, c *storedObjectTypes, validating bool, live runtime.Ob
 	if err != nil {
 		t.Fatal(err)
 	}
+	update := func(live, next runtime.Object, manager string) runtime.Object {
+		if validating {
+			return fm.UpdateNoErrors(live, next, manager)
+		}
+		return c.whileRecording(live, next, func() runtime.Object { return fm.UpdateNoErrors(live, next, manager) })
+	}
 	empty, _ := kindedCreater{}.New(gvk)
-	live = fm.UpdateNoErrors(empty, live.DeepCopyObject(), "a")
+	live = update(empty, live.DeepCopyObject(), "a")
 	next := live.DeepCopyObject()
 	change(next)
-	update := func() runtime.Object { return fm.UpdateNoErrors(live, next, "b") }
-	var out runtime.Object
-	if validating {
-		out = update()
-	} else {
-		out = c.whileLive(live, update)
-	}
-	m, _ := meta.Accessor(out)
+	m, _ := meta.Accessor(update(live, next, "b"))
 	return m.GetManagedFields()
 }
 
@@ -68,7 +68,7 @@ func addLabel(obj runtime.Object) {
 	m.GetLabels()["tier"] = "front"
 }
 
-func TestLiveObjectsAreTypedAsValidatedOnes(t *testing.T) {
+func TestRecordedObjectsAreTypedAsValidatedOnes(t *testing.T) {
 	c, err := builtinTypeConverter()
 	if err != nil {
 		t.Fatal(err)
@@ -87,16 +87,17 @@ func TestLiveObjectsAreTypedAsValidatedOnes(t *testing.T) {
 		}
 	}
 	n := 0
-	c.live.Range(func(any, any) bool { n++; return true })
+	c.recorded.Range(func(any, any) bool { n++; return true })
 	if n != 0 {
-		t.Errorf("%d live objects still marked after the updates", n)
+		t.Errorf("%d objects still marked after the writes", n)
 	}
 }
 
-// A live object the schema walk would refuse fails the update's comparison
-// just the same, and the field manager drops the managed fields as it does
-// when typing it fails, even when the update makes the object valid.
-func TestInvalidLiveObjectsStillFailTheUpdate(t *testing.T) {
+// Objects the schema walk would refuse fail the comparison just the same,
+// and the field manager keeps the managed fields the live object had, as
+// it does when typing fails: a create of such an object records none, and
+// an update that makes it valid records none either.
+func TestInvalidObjectsStillFailTheRecording(t *testing.T) {
 	c, err := builtinTypeConverter()
 	if err != nil {
 		t.Fatal(err)
@@ -105,9 +106,9 @@ func TestInvalidLiveObjectsStillFailTheUpdate(t *testing.T) {
 		t.Fatal("the validating converter types a secret reference without a name")
 	}
 	live := liveServiceAccount()
-	c.whileLive(live, func() runtime.Object {
+	c.whileRecording(live, live, func() runtime.Object {
 		if _, err := c.ObjectToTyped(live, nil...); err != nil {
-			t.Errorf("a live object is walked against its schema: %v", err)
+			t.Errorf("a write's object is walked against its schema: %v", err)
 		}
 		return nil
 	})
