@@ -28,19 +28,32 @@ type hub struct {
 
 func (h *hub) init() { h.watchers = map[*watcher]struct{}{} }
 
-// publish makes rev the current revision and queues events for every
-// watcher. Watchers that cannot take them are ended.
+// publish makes rev the current revision and queues events for the
+// watchers they concern; the others are not woken (there is a watcher per
+// watch cache, and most writes concern one of them). Watchers that cannot
+// take them are ended.
 func (h *hub) publish(current *atomic.Int64, rev int64, events []storage.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	current.Store(rev)
 	batch := liveBatch{rev: rev, events: events}
 	for w := range h.watchers {
+		if !w.concerns(events) {
+			continue
+		}
 		if !w.live.push(batch) {
 			w.fail(storage.ErrWatcherTooSlow)
 			delete(h.watchers, w)
 		}
 	}
+}
+
+// published reads the current revision under the lock publish holds:
+// every group up to it is in the queues of the watchers it concerns.
+func (h *hub) published(current *atomic.Int64) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return current.Load()
 }
 
 func (h *hub) remove(w *watcher) {
@@ -182,37 +195,57 @@ func (s *Store) runWatcher(ctx context.Context, w *watcher, snap *pebble.Snapsho
 			return
 		}
 	}
-	// processed is the revision up to which every event has been sent; a
-	// pending progress request is answered once it reaches progressTarget.
+	// processed is the revision up to which every event has been sent.
 	processed := max(fromRev, upTo)
-	var progressTarget int64
-	progressPending := false
 	for {
 		select {
 		case <-w.live.ready:
-			for _, batch := range w.live.take() {
-				for _, ev := range batch.events {
-					if !w.send(ctx, ev) {
-						return
-					}
-				}
-				processed = batch.rev
+			if !w.sendQueued(ctx, &processed) {
+				return
 			}
 		case <-w.progress:
-			progressTarget, progressPending = s.revision.Load(), true
+			// Groups of other prefixes never reach the queue: once what
+			// is queued is sent, the watcher has sent everything up to
+			// the revision published when the request came.
+			target := s.hub.published(&s.revision)
+			if !w.sendQueued(ctx, &processed) {
+				return
+			}
+			processed = max(processed, target)
+			if !w.deliver(ctx, storage.Event{Type: storage.EventProgress, KV: storage.KeyValue{ModRevision: processed}}) {
+				return
+			}
 		case <-w.ended:
 			return
 		case <-ctx.Done():
 			w.fail(nil)
 			return
 		}
-		if progressPending && processed >= progressTarget {
-			progressPending = false
-			if !w.deliver(ctx, storage.Event{Type: storage.EventProgress, KV: storage.KeyValue{ModRevision: processed}}) {
-				return
+	}
+}
+
+// sendQueued sends the queued groups in order, advancing processed; false
+// when the watch ended.
+func (w *watcher) sendQueued(ctx context.Context, processed *int64) bool {
+	for _, batch := range w.live.take() {
+		for _, ev := range batch.events {
+			if !w.send(ctx, ev) {
+				return false
 			}
 		}
+		*processed = batch.rev
 	}
+	return true
+}
+
+// concerns reports whether any of events is under the watcher's prefix.
+func (w *watcher) concerns(events []storage.Event) bool {
+	for _, ev := range events {
+		if bytes.HasPrefix(ev.KV.Key, w.prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // send delivers ev if it concerns the watcher; false when the watch ended.

@@ -34,6 +34,7 @@ func Run(t *testing.T, open Opener) {
 		{"Compaction", testCompaction},
 		{"InvalidKey", testInvalidKey},
 		{"WatchProgress", testWatchProgress},
+		{"WatchProgressKeepsOrder", testWatchProgressKeepsOrder},
 		{"WatchFutureRevision", testWatchFutureRevision},
 	}
 	for _, tc := range tests {
@@ -415,6 +416,71 @@ func testWatchProgress(t *testing.T, s storage.Store) {
 	rev := mustCreate(t, s, "/busy/1", "v")
 	w.RequestProgress()
 	expectProgress(t, w, rev)
+}
+
+// testWatchProgressKeepsOrder checks, while writers write under the
+// watcher's prefix and another, that a progress event never runs ahead of
+// the watcher's events: none of a revision at or below a progress event's
+// comes after it, and none is missing.
+func testWatchProgressKeepsOrder(t *testing.T, s storage.Store) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	now, _ := s.CurrentRevision(ctx)
+	w, err := s.Watch(wctx, []byte("/mine/"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writes = 200
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		for i := range writes {
+			prefix := "/mine/"
+			if i%2 == 1 {
+				prefix = "/other/"
+			}
+			if _, err := s.Create(ctx, fmt.Appendf(nil, "%s%d", prefix, i), []byte("v")); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	go func() {
+		for {
+			select {
+			case <-written:
+				return
+			case <-time.After(100 * time.Microsecond):
+				w.RequestProgress()
+			}
+		}
+	}()
+	var progress int64
+	var mine, progresses int
+	deadline := time.After(20 * time.Second)
+	for mine < writes/2 {
+		select {
+		case ev, ok := <-w.Events():
+			if !ok {
+				t.Fatalf("watch closed after %d events: %v", mine, w.Err())
+			}
+			if ev.Type == storage.EventProgress {
+				progress = max(progress, ev.KV.ModRevision)
+				progresses++
+				continue
+			}
+			if ev.KV.ModRevision <= progress {
+				t.Fatalf("%s after progress at %d", describe(ev), progress)
+			}
+			mine++
+		case <-deadline:
+			t.Fatalf("%d of %d events within 20s", mine, writes/2)
+		}
+	}
+	<-written
+	if progresses == 0 {
+		t.Error("no progress event while the writers wrote")
+	}
 }
 
 func expectProgress(t *testing.T, w storage.Watcher, atLeast int64) {
