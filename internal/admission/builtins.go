@@ -123,7 +123,14 @@ func (b *Builtins) Admit(ctx context.Context, a *Attributes) error {
 	if !b.handles(a) {
 		return nil
 	}
-	return onInternal(ctx, a, true, func(attrs apiadmission.Attributes) error {
+	carry := onlyChanges
+	if a.Operation == Update || a.Operation == Create && a.Subresource == "" {
+		// kube's strategies of builtinResources convert what they create
+		// or update through the internal form; a sub-resource's create is
+		// an action (a pod's binding or eviction) that does not.
+		carry = always
+	}
+	return onInternal(ctx, a, carry, func(attrs apiadmission.Attributes) error {
 		return b.chain.(apiadmission.MutationInterface).Admit(ctx, attrs, objectInterfaces)
 	})
 }
@@ -133,7 +140,7 @@ func (b *Builtins) Validate(ctx context.Context, a *Attributes) error {
 	if !b.handles(a) {
 		return nil
 	}
-	return onInternal(ctx, a, false, func(attrs apiadmission.Attributes) error {
+	return onInternal(ctx, a, noChanges, func(attrs apiadmission.Attributes) error {
 		return b.chain.(apiadmission.ValidationInterface).Validate(ctx, attrs, objectInterfaces)
 	})
 }

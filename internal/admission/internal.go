@@ -9,12 +9,28 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
+// carryBack says how the changes a plugin makes to the internal form of a
+// write's object reach the object.
+type carryBack int
+
+const (
+	// noChanges: a validating plugin changes nothing.
+	noChanges carryBack = iota
+	// onlyChanges: the object is converted back only if the plugin changed
+	// it, since the round trip through the internal form is not free of
+	// changes (an unset optional number comes back as zero) and not every
+	// write makes it.
+	onlyChanges
+	// always: the write's strategy converts the object through its
+	// internal form anyway, so converting back costs less than finding
+	// out whether anything changed (a deep copy and comparison).
+	always
+)
+
 // onInternal runs a kube admission plugin on the internal forms of a
-// write's objects, as kube-apiserver admits them; with mutate, the
-// plugin's changes are carried back to the written object. Only changes
-// are: the round trip through the internal form is not free of them (an
-// unset optional number comes back as zero).
-func onInternal(ctx context.Context, a *Attributes, mutate bool, plugin func(apiadmission.Attributes) error) error {
+// write's objects, as kube-apiserver admits them, and carries its changes
+// back to the written object as carry says.
+func onInternal(ctx context.Context, a *Attributes, carry carryBack, plugin func(apiadmission.Attributes) error) error {
 	internal := *a
 	var err error
 	if internal.Object, err = toInternal(a.Object); err != nil {
@@ -23,14 +39,17 @@ func onInternal(ctx context.Context, a *Attributes, mutate bool, plugin func(api
 	if internal.OldObject, err = toInternal(a.OldObject); err != nil {
 		return err
 	}
+	if internal.Object == a.Object || internal.Object == nil {
+		carry = noChanges // no internal form: the plugin changed the object itself
+	}
 	var before runtime.Object
-	if mutate && internal.Object != a.Object && internal.Object != nil {
+	if carry == onlyChanges {
 		before = internal.Object.DeepCopyObject()
 	}
 	if err := plugin(kubeAttributes(ctx, &internal)); err != nil {
 		return err
 	}
-	if before == nil || apiequality.Semantic.DeepEqual(before, internal.Object) {
+	if carry == noChanges || carry == onlyChanges && apiequality.Semantic.DeepEqual(before, internal.Object) {
 		return nil
 	}
 	return legacyscheme.Scheme.Convert(internal.Object, a.Object, nil)

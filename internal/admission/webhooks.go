@@ -83,7 +83,7 @@ func (w *Webhooks) Admit(ctx context.Context, a *Attributes) error {
 	if !w.started.Load() || !w.anyMutating() || !w.mutating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
-	return onInternal(ctx, a, true, func(attrs apiadmission.Attributes) error {
+	return onInternal(ctx, a, onlyChanges, func(attrs apiadmission.Attributes) error {
 		if err := w.admit.Admit(ctx, attrs, w.objects); err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func (w *Webhooks) Validate(ctx context.Context, a *Attributes) error {
 	if !w.started.Load() || !w.anyValidating() || !w.validating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
-	return onInternal(ctx, a, false, func(attrs apiadmission.Attributes) error {
+	return onInternal(ctx, a, noChanges, func(attrs apiadmission.Attributes) error {
 		return w.validate.Validate(ctx, attrs, w.objects)
 	})
 }
