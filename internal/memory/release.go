@@ -22,10 +22,11 @@ const (
 )
 
 // ReleaseFree checks every interval, until ctx ends, how much of the heap
-// could go back to the operating system, and returns it all once that
-// exceeds threshold: memory free but still held, or garbage left by a
+// could go back to the operating system, and returns it all when that
+// exceeds threshold (memory free but still held, or garbage left by a
 // burst that the process, now allocating little, would take minutes to
-// collect.
+// collect), and after a burst once the process is quiet again if a
+// quarter of that could go back.
 //
 // Go's background scavenger returns free memory at about one percent of a
 // CPU, and a quiet process collects its garbage only every two minutes,
@@ -36,13 +37,51 @@ const (
 // follow the data down. A forced release costs a garbage collection, paid
 // only after such a burst.
 func ReleaseFree(ctx context.Context, interval time.Duration, threshold uint64) {
-	releaseWhenFree(ctx, interval, threshold, debug.FreeOSMemory)
+	releaseWhenFree(ctx, interval, readRuntimeHeap(), &releasePolicy{threshold: threshold}, debug.FreeOSMemory)
 }
 
-func releaseWhenFree(ctx context.Context, interval time.Duration, threshold uint64, release func()) {
+// readRuntimeHeap reads the process's heap from the runtime's metrics.
+func readRuntimeHeap() func() heapState {
 	samples := []metrics.Sample{{Name: freeHeap}, {Name: heapObjects}, {Name: liveHeap}, {Name: allocated}}
-	metrics.Read(samples)
-	lastAllocated := value(samples[3])
+	return func() heapState {
+		metrics.Read(samples)
+		objects, live := value(samples[1]), value(samples[2])
+		return heapState{free: value(samples[0]), garbage: objects - min(objects, live), allocated: value(samples[3])}
+	}
+}
+
+// heapState is what the release policy reads of the heap.
+type heapState struct {
+	free      uint64 // free, not yet returned to the operating system
+	garbage   uint64 // dead objects not yet collected
+	allocated uint64 // every byte ever allocated
+}
+
+// releasePolicy decides, at each check, whether to release.
+type releasePolicy struct {
+	threshold     uint64
+	lastAllocated uint64
+	busy          bool // the last interval allocated more than threshold
+}
+
+func (p *releasePolicy) release(s heapState) bool {
+	allocated := s.allocated - min(s.allocated, p.lastAllocated)
+	p.lastAllocated = s.allocated
+	quiet := allocated < p.threshold
+	afterBurst := p.busy && quiet
+	p.busy = !quiet
+	switch {
+	case s.free > p.threshold:
+		return true
+	case quiet && s.garbage > p.threshold:
+		return true
+	default:
+		return afterBurst && s.free+s.garbage > p.threshold/4
+	}
+}
+
+func releaseWhenFree(ctx context.Context, interval time.Duration, read func() heapState, policy *releasePolicy, release func()) {
+	policy.lastAllocated = read().allocated
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
@@ -51,12 +90,7 @@ func releaseWhenFree(ctx context.Context, interval time.Duration, threshold uint
 			return
 		case <-ticker.C:
 		}
-		metrics.Read(samples)
-		free, objects, live, total := value(samples[0]), value(samples[1]), value(samples[2]), value(samples[3])
-		garbage := objects - min(objects, live)
-		quiet := total-lastAllocated < threshold
-		lastAllocated = total
-		if free > threshold || garbage > threshold && quiet {
+		if policy.release(read()) {
 			release()
 		}
 	}

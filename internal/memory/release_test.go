@@ -39,7 +39,7 @@ func TestReleaseFreeLeavesASmallHeap(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	calls := 0
-	releaseWhenFree(ctx, 10*time.Millisecond, 1<<40, func() { calls++ })
+	releaseWhenFree(ctx, 10*time.Millisecond, readRuntimeHeap(), &releasePolicy{threshold: 1 << 40}, func() { calls++ })
 	if calls > 0 {
 		t.Errorf("released %d times with less than 1 TiB free", calls)
 	}
@@ -60,7 +60,7 @@ func watchReleases(t *testing.T) chan struct{} {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	released := make(chan struct{}, 10)
-	go releaseWhenFree(ctx, 10*time.Millisecond, 32<<20, func() {
+	go releaseWhenFree(ctx, 10*time.Millisecond, readRuntimeHeap(), &releasePolicy{threshold: 32 << 20}, func() {
 		debug.FreeOSMemory()
 		released <- struct{}{}
 	})
@@ -73,5 +73,33 @@ func waitForRelease(t *testing.T, released chan struct{}, what string) {
 	case <-released:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%s not released", what)
+	}
+}
+
+// TestReleaseOnceQuietAfterABurst follows the policy through a burst that
+// leaves less than the threshold behind: nothing is released while the
+// process allocates, once when it goes quiet if a quarter of the threshold
+// could go back, and not again while it stays quiet.
+func TestReleaseOnceQuietAfterABurst(t *testing.T) {
+	const mib = 1 << 20
+	p := &releasePolicy{threshold: 64 * mib}
+	steps := []struct {
+		what    string
+		state   heapState
+		release bool
+	}{
+		{"busy", heapState{free: 10 * mib, garbage: 40 * mib, allocated: 500 * mib}, false},
+		{"busy still", heapState{free: 12 * mib, garbage: 30 * mib, allocated: 1000 * mib}, false},
+		{"quiet after the burst", heapState{free: 12 * mib, garbage: 20 * mib, allocated: 1010 * mib}, true},
+		{"quiet still", heapState{free: 12 * mib, garbage: 20 * mib, allocated: 1020 * mib}, false},
+		{"another burst", heapState{free: 2 * mib, garbage: 5 * mib, allocated: 1200 * mib}, false},
+		{"quiet after it, little to give back", heapState{free: 2 * mib, garbage: 5 * mib, allocated: 1201 * mib}, false},
+		{"quiet, garbage past the threshold", heapState{free: 2 * mib, garbage: 70 * mib, allocated: 1202 * mib}, true},
+		{"busy, free past the threshold", heapState{free: 80 * mib, garbage: 5 * mib, allocated: 1400 * mib}, true},
+	}
+	for _, s := range steps {
+		if got := p.release(s.state); got != s.release {
+			t.Errorf("%s: release = %v, want %v", s.what, got, s.release)
+		}
 	}
 }
