@@ -74,6 +74,11 @@ func versionPrefix(userKey []byte) []byte {
 	return append(b, 0)
 }
 
+// afterVersionsOf is the first key after every version of userKey.
+func afterVersionsOf(userKey []byte) []byte {
+	return append(versionPrefix(userKey)[:len(userKey)+1], 1)
+}
+
 // versionKey is the key of userKey's version written at rev.
 func versionKey(userKey []byte, rev int64) []byte {
 	return binary.BigEndian.AppendUint64(versionPrefix(userKey), ^uint64(rev))

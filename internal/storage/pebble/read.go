@@ -109,6 +109,12 @@ func (s *Store) Range(ctx context.Context, opts storage.RangeOptions) (*storage.
 			return nil, err
 		}
 		userKey = append([]byte(nil), userKey...)
+		if bytes.Compare(userKey, start) < 0 {
+			// start is userKey and a zero byte: its versions' keys sort
+			// before the lower bound in the key encoding, userKey's after.
+			valid = it.SeekGE(afterVersionsOf(userKey))
+			continue
+		}
 		if !it.SeekGE(versionKey(userKey, rev)) {
 			break
 		}
@@ -139,7 +145,7 @@ func (s *Store) Range(ctx context.Context, opts storage.RangeOptions) (*storage.
 			}
 			res.Count++
 		}
-		valid = it.SeekGE(append(versionPrefix(userKey)[:len(userKey)+1], 1))
+		valid = it.SeekGE(afterVersionsOf(userKey))
 	}
 	if err := it.Error(); err != nil {
 		return nil, err

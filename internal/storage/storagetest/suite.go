@@ -188,6 +188,19 @@ func testRangePaging(t *testing.T, s storage.Store) {
 	if got := keys(res.KVs); got != "/p/08,/p/09" || res.More {
 		t.Fatalf("page 3 = %s more=%v", got, res.More)
 	}
+	// The key just after a key is that key and a zero byte: a range that
+	// starts there goes on after it (what a paged read does), at the
+	// revision asked for as at the latest.
+	for _, at := range []int64{rev, 0} {
+		res, err = s.Range(ctx, storage.RangeOptions{Prefix: []byte("/p/"), Start: []byte("/p/05\x00"), Limit: 2, Revision: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int64]string{rev: "/p/06,/p/07", 0: "/p/05x,/p/06"}[at]
+		if got := keys(res.KVs); got != want || !res.More {
+			t.Fatalf("range at %d from just after /p/05 = %s more=%v, want %s and more", at, got, res.More, want)
+		}
+	}
 }
 
 func testFutureRevision(t *testing.T, s storage.Store) {
