@@ -41,6 +41,13 @@ type Options struct {
 	// this count, not by the write rate, while a watch resuming from a
 	// recent revision (an informer's, after its timeout) reads nothing.
 	DecodedEvents int
+	// SnapshotIdle is how long a paged list's snapshot of the index is
+	// kept after its last page was served (10 seconds by default). A
+	// snapshot holds every object as it was, so once the objects change it
+	// holds their superseded states and encodings; clients ask for the next
+	// page at once, and a later continuation reads the same revision from
+	// storage instead, which keeps it until compaction.
+	SnapshotIdle time.Duration
 	// BookmarkInterval is how often watchers that asked for bookmarks get
 	// one.
 	BookmarkInterval time.Duration
@@ -143,6 +150,14 @@ type Cache struct {
 type snapshot struct {
 	tree    *btree.BTreeG[*entry]
 	created time.Time
+	// served is when a page was last served from it.
+	served time.Time
+}
+
+// expired says whether the snapshot is to be dropped at now: it is older
+// than the window, or no page was served from it for opts.SnapshotIdle.
+func (s *snapshot) expired(now time.Time, opts Options) bool {
+	return now.Sub(s.created) > opts.Window || now.Sub(s.served) > opts.SnapshotIdle
 }
 
 // New returns a cache of the keys under prefix; Run fills it.
@@ -155,6 +170,9 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 	}
 	if opts.DecodedEvents <= 0 {
 		opts.DecodedEvents = 1000
+	}
+	if opts.SnapshotIdle <= 0 {
+		opts.SnapshotIdle = 10 * time.Second
 	}
 	if opts.BookmarkInterval <= 0 {
 		opts.BookmarkInterval = time.Minute
@@ -239,6 +257,8 @@ func (c *Cache) sync(ctx context.Context) error {
 	defer bookmarks.Stop()
 	sweeps := c.opts.Clock.NewTimer(c.opts.KeepEncodings)
 	defer sweeps.Stop()
+	snapshotChecks := c.opts.Clock.NewTimer(c.opts.SnapshotIdle)
+	defer snapshotChecks.Stop()
 	c.reset(tree, res.Revision, w.RequestProgress, readyAt)
 	c.metrics.initializations.Inc()
 	if res.Revision < readyAt {
@@ -266,6 +286,9 @@ func (c *Cache) sync(ctx context.Context) error {
 		case <-sweeps.C():
 			sweeps.Reset(c.opts.KeepEncodings)
 			c.dropUnreadEncodings()
+		case <-snapshotChecks.C():
+			snapshotChecks.Reset(c.opts.SnapshotIdle)
+			c.dropExpiredSnapshots()
 		case <-bookmarks.C():
 			bookmarks.Reset(c.opts.BookmarkInterval)
 			// Learn the current revision first, so the bookmark carries it.
@@ -466,7 +489,8 @@ func (c *Cache) applyCorrupt(ev storage.Event, old *entry, err error) runtime.Ob
 	return nil
 }
 
-// trim drops events and snapshots older than the window; c.mu is held.
+// trim drops the events older than the window and the expired snapshots;
+// c.mu is held.
 func (c *Cache) trim(now time.Time) {
 	drop := 0
 	for drop < len(c.events) && (len(c.events)-drop > c.opts.MaxEvents || now.Sub(c.events[drop].at) > c.opts.Window) {
@@ -476,8 +500,21 @@ func (c *Cache) trim(now time.Time) {
 		c.events = append(c.events[:0:0], c.events[drop:]...)
 		c.cooled = max(c.cooled-drop, 0)
 	}
+	c.dropSnapshotsExpiredAt(now)
+}
+
+// dropExpiredSnapshots drops the snapshots expired now, for a cache that
+// no event trims.
+func (c *Cache) dropExpiredSnapshots() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dropSnapshotsExpiredAt(c.opts.Clock.Now())
+}
+
+// dropSnapshotsExpiredAt drops the snapshots expired at now; c.mu is held.
+func (c *Cache) dropSnapshotsExpiredAt(now time.Time) {
 	for rev, s := range c.snapshots {
-		if now.Sub(s.created) > c.opts.Window {
+		if s.expired(now, c.opts) {
 			delete(c.snapshots, rev)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -291,5 +292,97 @@ func TestUnreadEncodingsAreDropped(t *testing.T) {
 	read()
 	if encoder.encoded != 2 {
 		t.Fatalf("a reader after the encoding was dropped: encoded %d times in all, want 2", encoder.encoded)
+	}
+}
+
+// TestIdleSnapshotIsDropped: a paged list's snapshot goes once no page was
+// served from it for SnapshotIdle by the cache's clock, even with no event
+// to trim it, so the superseded states it holds go with it; a page served
+// keeps it; a continuation after it went reads the same revision from
+// storage and still sees the list's state.
+func TestIdleSnapshotIsDropped(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	c, s := newCache(t, Options{SnapshotIdle: 10 * time.Second, Clock: fc})
+	ctx := context.Background()
+	for _, name := range []string{"a", "b", "c", "d"} {
+		if _, err := s.Create(ctx, []byte(prefix+"ns/"+name), configMapValue(name, nil, "old")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WaitFresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 1})
+	if err != nil || first.Continue == "" {
+		t.Fatalf("first page: %+v, %v", first, err)
+	}
+	kv, _, err := s.Get(ctx, []byte(prefix+"ns/d"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := s.Update(ctx, []byte(prefix+"ns/d"), configMapValue("d", nil, "new"), kv.ModRevision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	next := func(token string) *ListResult {
+		t.Helper()
+		tok, err := DecodeToken(token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 1, Continue: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page
+	}
+
+	fc.Step(6 * time.Second)
+	second := next(first.Continue) // served from the snapshot, which it keeps
+	fc.Step(6 * time.Second)       // 12 s after the first page, 6 after the second
+	waitForSnapshots(t, c, 1)
+
+	fc.Step(5 * time.Second)
+	waitForSnapshots(t, c, 0)
+	var names []string
+	for page := next(second.Continue); ; page = next(page.Continue) {
+		if page.Revision != first.Revision {
+			t.Fatalf("page at %d, the list is at %d", page.Revision, first.Revision)
+		}
+		for _, item := range page.Items {
+			cm := item.(*corev1.ConfigMap)
+			names = append(names, cm.Name+"="+cm.Data["d"])
+		}
+		if page.Continue == "" || len(names) > 2 {
+			break
+		}
+	}
+	if strings.Join(names, ",") != "c=old,d=old" {
+		t.Fatalf("pages after the snapshot went: %v, want the list's state c=old,d=old", names)
+	}
+}
+
+// waitForSnapshots waits, in real time, for the cache's timer goroutine to
+// leave n snapshots; it fails if more stay for 10 seconds, or if fewer are
+// left right away.
+func waitForSnapshots(t *testing.T, c *Cache, n int) {
+	t.Helper()
+	count := func() int {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		return len(c.snapshots)
+	}
+	giveUp := time.Now().Add(10 * time.Second)
+	for count() > n {
+		if time.Now().After(giveUp) {
+			t.Fatalf("%d snapshots, want %d", count(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := count(); got != n {
+		t.Fatalf("%d snapshots, want %d", got, n)
 	}
 }

@@ -146,6 +146,7 @@ func (c *Cache) stateFor(req ListRequest) (*btree.BTreeG[*entry], int64) {
 		return c.tree.Clone(), c.rev
 	}
 	if s, ok := c.snapshots[req.Revision]; ok {
+		s.served = c.opts.Clock.Now()
 		return s.tree, req.Revision
 	}
 	if c.lastChange <= req.Revision && req.Revision <= c.rev {
@@ -161,7 +162,8 @@ func (c *Cache) keepSnapshot(rev int64, tree *btree.BTreeG[*entry]) {
 	if _, ok := c.snapshots[rev]; ok || len(c.snapshots) >= maxSnapshots {
 		return
 	}
-	c.snapshots[rev] = &snapshot{tree: tree, created: c.opts.Clock.Now()}
+	now := c.opts.Clock.Now()
+	c.snapshots[rev] = &snapshot{tree: tree, created: now, served: now}
 }
 
 func countFrom(tree *btree.BTreeG[*entry], prefix, from string) int64 {
