@@ -356,7 +356,7 @@ func TestIdleSnapshotIsDropped(t *testing.T) {
 			cm := item.(*corev1.ConfigMap)
 			names = append(names, cm.Name+"="+cm.Data["d"])
 		}
-		if page.Continue == "" || len(names) > 2 {
+		if page.Continue == "" || len(names) > 2 { // more would repeat items
 			break
 		}
 	}

@@ -159,11 +159,14 @@ func (c *Cache) stateFor(req ListRequest) (*btree.BTreeG[*entry], int64) {
 func (c *Cache) keepSnapshot(rev int64, tree *btree.BTreeG[*entry]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.snapshots[rev]; ok || len(c.snapshots) >= maxSnapshots {
+	now := c.opts.Clock.Now()
+	if s, ok := c.snapshots[rev]; ok {
+		s.served = now // another list's pages at the same revision
 		return
 	}
-	now := c.opts.Clock.Now()
-	c.snapshots[rev] = &snapshot{tree: tree, created: now, served: now}
+	if len(c.snapshots) < maxSnapshots {
+		c.snapshots[rev] = &snapshot{tree: tree, created: now, served: now}
+	}
 }
 
 func countFrom(tree *btree.BTreeG[*entry], prefix, from string) int64 {
