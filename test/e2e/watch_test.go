@@ -1150,6 +1150,52 @@ func TestPaging(t *testing.T) {
 	}
 }
 
+// TestPagedListOfAPastRevision: pages of an exact list at a revision the
+// watch cache no longer holds (an object changed since, and no paged list
+// kept a snapshot of it) are read from storage; each object comes once,
+// as it was at that revision, and every page says that revision.
+func TestPagedListOfAPastRevision(t *testing.T) {
+	k := startKapi(t, withoutRootCA)
+	cs := k.clientset()
+	createNamespace(t, cs, "past")
+	cms := cs.CoreV1().ConfigMaps("past")
+	var all []string
+	for i := range 5 {
+		name := fmt.Sprintf("p%d", i)
+		createConfigMap(t, cms, name, nil)
+		all = append(all, name+"=v")
+	}
+	past, err := cms.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := past.Items[2].DeepCopy()
+	changed.Data["k"] = "changed"
+	updateConfigMap(t, cms, changed)
+
+	var got []string
+	opts := metav1.ListOptions{ResourceVersion: past.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact, Limit: 2}
+	for pages := 1; ; pages++ {
+		page, err := cms.List(ctx, opts)
+		if err != nil {
+			t.Fatalf("page %d: %v", pages, err)
+		}
+		if page.ResourceVersion != past.ResourceVersion {
+			t.Fatalf("page %d at resourceVersion %s, want %s", pages, page.ResourceVersion, past.ResourceVersion)
+		}
+		for _, cm := range page.Items {
+			got = append(got, cm.Name+"="+cm.Data["k"])
+		}
+		if page.Continue == "" || pages > len(all) {
+			break
+		}
+		opts = metav1.ListOptions{Limit: 2, Continue: page.Continue}
+	}
+	if strings.Join(got, ",") != strings.Join(all, ",") {
+		t.Fatalf("pages of the list at %s: %v, want %v", past.ResourceVersion, got, all)
+	}
+}
+
 // ---------------------------------------------------------------------------
 // 10. Field and label selectors
 
