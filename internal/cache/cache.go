@@ -289,8 +289,10 @@ func (c *Cache) sync(ctx context.Context) error {
 			sweeps.Reset(c.opts.KeepEncodings)
 			c.dropUnreadEncodings()
 		case <-snapshotChecks.C():
-			snapshotChecks.Reset(c.opts.SnapshotIdle)
+			// Re-armed after the check: whoever steps a fake clock and
+			// sees the timer armed again sees the check done.
 			c.dropExpiredSnapshots()
+			snapshotChecks.Reset(c.opts.SnapshotIdle)
 		case <-bookmarks.C():
 			bookmarks.Reset(c.opts.BookmarkInterval)
 			// Learn the current revision first, so the bookmark carries it.

@@ -340,13 +340,12 @@ func TestIdleSnapshotIsDropped(t *testing.T) {
 		return page
 	}
 
-	fc.Step(6 * time.Second)
-	second := next(first.Continue) // served from the snapshot, which it keeps
-	fc.Step(6 * time.Second)       // 12 s after the first page, 6 after the second
-	waitForSnapshots(t, c, 1)
-
-	fc.Step(5 * time.Second)
-	waitForSnapshots(t, c, 0)
+	stepAndCheck(t, c, fc, 6*time.Second, 1) // no check due yet
+	second := next(first.Continue)           // served from the snapshot, which it keeps
+	// The check at 12 s, 6 after the second page, keeps it; the one at
+	// 22 s (seen at 23), 17 after, drops it.
+	stepAndCheck(t, c, fc, 6*time.Second, 1)
+	stepAndCheck(t, c, fc, 11*time.Second, 0)
 	var names []string
 	for page := next(second.Continue); ; page = next(page.Continue) {
 		if page.Revision != first.Revision {
@@ -365,24 +364,22 @@ func TestIdleSnapshotIsDropped(t *testing.T) {
 	}
 }
 
-// waitForSnapshots waits, in real time, for the cache's timer goroutine to
-// leave n snapshots; it fails if more stay for 10 seconds, or if fewer are
-// left right away.
-func waitForSnapshots(t *testing.T, c *Cache, n int) {
+// stepAndCheck steps the cache's clock by d, waits (in real time) for
+// the timers it fired to be armed again, which the snapshot check does
+// once it has run, and then wants n snapshots.
+func stepAndCheck(t *testing.T, c *Cache, fc *clocktesting.FakeClock, d time.Duration, n int) {
 	t.Helper()
-	count := func() int {
-		c.mu.RLock()
-		defer c.mu.RUnlock()
-		return len(c.snapshots)
-	}
-	giveUp := time.Now().Add(10 * time.Second)
-	for count() > n {
+	armed := fc.Waiters()
+	fc.Step(d)
+	for giveUp := time.Now().Add(10 * time.Second); fc.Waiters() < armed; time.Sleep(time.Millisecond) {
 		if time.Now().After(giveUp) {
-			t.Fatalf("%d snapshots, want %d", count(), n)
+			t.Fatalf("after a step of %v the cache's timers were not armed again", d)
 		}
-		time.Sleep(time.Millisecond)
 	}
-	if got := count(); got != n {
-		t.Fatalf("%d snapshots, want %d", got, n)
+	c.mu.RLock()
+	got := len(c.snapshots)
+	c.mu.RUnlock()
+	if got != n {
+		t.Fatalf("after a step of %v: %d snapshots, want %d", d, got, n)
 	}
 }

@@ -146,7 +146,6 @@ func (c *Cache) stateFor(req ListRequest) (*btree.BTreeG[*entry], int64) {
 		return c.tree.Clone(), c.rev
 	}
 	if s, ok := c.snapshots[req.Revision]; ok {
-		s.served = c.opts.Clock.Now()
 		return s.tree, req.Revision
 	}
 	if c.lastChange <= req.Revision && req.Revision <= c.rev {
@@ -161,7 +160,7 @@ func (c *Cache) keepSnapshot(rev int64, tree *btree.BTreeG[*entry]) {
 	defer c.mu.Unlock()
 	now := c.opts.Clock.Now()
 	if s, ok := c.snapshots[rev]; ok {
-		s.served = now // another list's pages at the same revision
+		s.served = now // a page served from it, with more to come
 		return
 	}
 	if len(c.snapshots) < maxSnapshots {
