@@ -53,6 +53,7 @@ type API struct {
 	reg      *registry.Registry
 	pipeline *pipeline.Pipeline
 	watches  atomic.Int64 // open now, against opts.MaxWatches
+	segments listSegments // large lists' items sections, kept compressed
 
 	docsMu sync.Mutex
 	docs   *documents

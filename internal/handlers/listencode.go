@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,28 +37,61 @@ func (b *body) add(parts ...[]byte) {
 }
 
 // bytes joins the parts, for tests.
-func (b *body) bytes() []byte {
-	out := make([]byte, 0, b.size)
-	for _, p := range b.parts {
-		out = append(out, p...)
-	}
-	return out
+func (b *body) bytes() []byte { return slices.Concat(b.parts...) }
+
+// splicedList is a list response made of its items' cached encodings: its
+// items section and, around it, what the list itself adds.
+type splicedList struct {
+	head, tail []byte
+	items      *body
 }
 
-// splicedList encodes a list of items in JSON or protobuf from the items'
+// bytes joins the list, for tests.
+func (l *splicedList) bytes() []byte {
+	return slices.Concat(l.head, l.items.bytes(), l.tail)
+}
+
+// spliceList encodes a list of items in JSON or protobuf from the items'
 // cached encodings; ok is false for other media types.
-func splicedList(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) (b *body, ok bool, err error) {
+func spliceList(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) (l *splicedList, ok bool, err error) {
+	if !splices(store, info) {
+		return nil, false, nil
+	}
+	l = &splicedList{}
+	if l.items, err = listItems(store, info, items, encs); err != nil {
+		return nil, true, err
+	}
+	l.head, l.tail, err = listFrame(store, info, listMeta, l.items.size)
+	return l, true, err
+}
+
+// splices says whether lists of store in info's media type are spliced.
+func splices(store *registry.Store, info runtime.SerializerInfo) bool {
 	switch info.MediaType {
 	case runtime.ContentTypeJSON:
-		b, err = jsonList(store, info, listMeta, items, encs)
-		return b, true, err
+		return true
 	case runtime.ContentTypeProtobuf:
-		if store.Typed() {
-			b, err = protobufList(store, listMeta, items, encs)
-			return b, true, err
-		}
+		return store.Typed()
 	}
-	return nil, false, nil
+	return false
+}
+
+// listItems encodes the items section of a list: every item, as the
+// list's encoder writes it there, and what separates them.
+func listItems(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object, encs []*cache.Encodings) (*body, error) {
+	if info.MediaType == runtime.ContentTypeProtobuf {
+		return protobufItems(items, encs)
+	}
+	return jsonItems(store, info, items, encs)
+}
+
+// listFrame encodes what a list adds around an items section of
+// itemsSize bytes.
+func listFrame(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, itemsSize int) (head, tail []byte, err error) {
+	if info.MediaType == runtime.ContentTypeProtobuf {
+		return protobufFrame(store, listMeta, itemsSize)
+	}
+	return jsonFrame(store, listMeta)
 }
 
 var (
@@ -66,14 +100,19 @@ var (
 	listCloser = []byte("]}\n")
 )
 
-func jsonList(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) (*body, error) {
+func jsonFrame(store *registry.Store, listMeta *metav1.ListMeta) (head, tail []byte, err error) {
 	gvk := store.Info.GroupVersionKind()
 	metaJSON, err := json.Marshal(listMeta)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	b := &body{parts: make([][]byte, 0, 3*len(items)+2)}
-	b.add(fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, gvk.Kind+"List", gvk.GroupVersion().String(), metaJSON))
+	head = fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, gvk.Kind+"List", gvk.GroupVersion().String(), metaJSON)
+	return head, listCloser, nil
+}
+
+func jsonItems(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object, encs []*cache.Encodings) (*body, error) {
+	gvk := store.Info.GroupVersionKind()
+	b := &body{parts: make([][]byte, 0, 3*len(items))}
 	// Items of built-in lists carry no kind; custom resources' items do.
 	typePrefix := fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,`, gvk.Kind, gvk.GroupVersion().String())
 	for i, item := range items {
@@ -93,7 +132,6 @@ func jsonList(store *registry.Store, info runtime.SerializerInfo, listMeta *meta
 		}
 		b.add(data)
 	}
-	b.add(listCloser)
 	return b, nil
 }
 
@@ -104,17 +142,26 @@ var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
 // contentType (field 4) are empty, as its generated marshaller writes them.
 var unknownTrailer = []byte{0x1a, 0x00, 0x22, 0x00}
 
-// protobufList writes the envelope (magic, then runtime.Unknown naming the
+// A protobuf list is the envelope (magic, then runtime.Unknown naming the
 // list kind) around a list message, field 1 the ListMeta and field 2 each
-// item, as runtime.Unknown's marshaller would: its typeMeta (field 1), the
-// list as raw (field 2), then the empty fields 3 and 4.
-func protobufList(store *registry.Store, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) (*body, error) {
+// item, as runtime.Unknown's marshaller would write it: its typeMeta
+// (field 1), the list as raw (field 2), then the empty fields 3 and 4.
+
+// protobufFrame encodes the envelope and the list's metadata before an
+// items section of itemsSize bytes, and the envelope's end after it.
+func protobufFrame(store *registry.Store, listMeta *metav1.ListMeta, itemsSize int) (head, tail []byte, err error) {
 	metaBytes, err := listMeta.Marshal()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	list := &body{parts: make([][]byte, 0, 2*len(items)+1)}
-	list.add(appendField(nil, 1, metaBytes))
+	gvk := store.Info.GroupVersionKind()
+	size := fieldSize(1, len(metaBytes)) + itemsSize
+	head = appendEnvelopeHeader(nil, gvk.GroupVersion().WithKind(gvk.Kind+"List"), size)
+	return appendField(head, 1, metaBytes), unknownTrailer, nil
+}
+
+func protobufItems(items []runtime.Object, encs []*cache.Encodings) (*body, error) {
+	b := &body{parts: make([][]byte, 0, 2*len(items))}
 	// The items' field headers share one buffer, made large enough that
 	// appending never moves what earlier parts point into.
 	headers := make([]byte, 0, maxFieldHeader*len(items))
@@ -125,13 +172,8 @@ func protobufList(store *registry.Store, listMeta *metav1.ListMeta, items []runt
 		}
 		start := len(headers)
 		headers = appendFieldHeader(headers, 2, len(data))
-		list.add(headers[start:len(headers):len(headers)], data)
+		b.add(headers[start:len(headers):len(headers)], data)
 	}
-	gvk := store.Info.GroupVersionKind()
-	b := &body{parts: make([][]byte, 0, len(list.parts)+2)}
-	b.add(appendEnvelopeHeader(nil, gvk.GroupVersion().WithKind(gvk.Kind+"List"), list.size))
-	b.add(list.parts...)
-	b.add(unknownTrailer)
 	return b, nil
 }
 

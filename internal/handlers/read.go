@@ -90,16 +90,9 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, st
 	listMeta := &metav1.ListMeta{
 		ResourceVersion: formatRevision(res.Revision), Continue: res.Continue, RemainingItemCount: res.Remaining,
 	}
-	if target.conv.As == "" && !store.Converts() {
-		b, ok, err := splicedList(store, target.info, listMeta, res.Items, res.Encodings)
-		if err != nil {
-			writeError(w, r, apierrors.NewInternalError(err))
-			return
-		}
-		if ok {
-			writeBody(w, r, http.StatusOK, b, target.info.MediaType)
-			return
-		}
+	if target.conv.As == "" && !store.Converts() && splices(store, target.info) {
+		a.writeSplicedList(w, r, store, target.info, listMeta, res.Items, res.Encodings)
+		return
 	}
 	out, gvk, err := target.transform(store, nil, items, listMeta)
 	if err != nil {

@@ -3,7 +3,7 @@ package handlers
 import (
 	"bufio"
 	"bytes"
-	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/flate"
 	"io"
 	"net/http"
 	"strconv"
@@ -41,14 +41,8 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.O
 // fewer bytes.
 const (
 	gzipThreshold = 128 * 1024
-	gzipLevel     = gzip.BestSpeed
+	gzipLevel     = flate.BestSpeed
 )
-
-// gzipWriters are reused: a gzip.Writer holds some 800 KB of tables.
-var gzipWriters = sync.Pool{New: func() any {
-	zw, _ := gzip.NewWriterLevel(nil, gzipLevel)
-	return zw
-}}
 
 // writeEncoded encodes obj with info, compressing large responses for
 // clients that accept gzip (SPEC C4).
@@ -71,30 +65,39 @@ func writeBytes(w http.ResponseWriter, r *http.Request, code int, data []byte, m
 // writeBody sends a body in parts, compressed when it is large and the
 // client accepts gzip; no part is copied into a buffer of the whole.
 func writeBody(w http.ResponseWriter, r *http.Request, code int, b *body, mediaType string) {
-	w.Header().Set("Content-Type", mediaType)
 	if b.size >= gzipThreshold && acceptsGzip(r) {
-		// Compressed as it is sent (so without a Content-Length, as
-		// kube-apiserver sends it).
-		w.Header().Set("Content-Encoding", "gzip")
-		w.Header().Add("Vary", "Accept-Encoding")
-		w.WriteHeader(code)
-		zw := gzipWriters.Get().(*gzip.Writer)
-		zw.Reset(w)
-		writeParts(zw, b.parts)
-		zw.Close()
-		zw.Reset(nil)
-		gzipWriters.Put(zw)
+		writeGzipHeader(w, code, mediaType)
+		g := newGzipWriter(w)
+		g.deflate(b.parts, true, nil)
+		g.close()
 		return
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(b.size))
+	writePlain(w, code, mediaType, b.size, b.parts)
+}
+
+// writeGzipHeader starts a compressed response, which is compressed as it
+// is sent (so without a Content-Length, as kube-apiserver sends it).
+func writeGzipHeader(w http.ResponseWriter, code int, mediaType string) {
+	w.Header().Set("Content-Type", mediaType)
+	w.Header().Set("Content-Encoding", "gzip")
+	w.Header().Add("Vary", "Accept-Encoding")
 	w.WriteHeader(code)
-	if len(b.parts) == 1 {
-		w.Write(b.parts[0])
+}
+
+// writePlain sends a body of size bytes, given as runs of parts, as it is.
+func writePlain(w http.ResponseWriter, code int, mediaType string, size int, runs ...[][]byte) {
+	w.Header().Set("Content-Type", mediaType)
+	w.Header().Set("Content-Length", strconv.Itoa(size))
+	w.WriteHeader(code)
+	if len(runs) == 1 && len(runs[0]) == 1 {
+		w.Write(runs[0][0])
 		return
 	}
 	bw := bufferedWriters.Get().(*bufio.Writer)
 	bw.Reset(w)
-	writeParts(bw, b.parts)
+	for _, parts := range runs {
+		writeParts(bw, parts)
+	}
 	bw.Flush()
 	bw.Reset(nil)
 	bufferedWriters.Put(bw)

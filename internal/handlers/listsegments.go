@@ -1,0 +1,200 @@
+package handlers
+
+import (
+	"bytes"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/registry"
+)
+
+// Compressing is most of what a large list costs once its items are
+// encoded (gzip about two thirds of a cached JSON list of 10,000 pods).
+// The items section of a list sent gzipped is kept compressed, as a
+// deflate run of its own (see gzipWriter), and a later list of the same
+// items in the same encoding sends that run again: only the list's
+// metadata around it is compressed anew, since its resourceVersion and
+// continue token change when the items do not.
+//
+// Items are the watch cache's objects, which are immutable: a changed
+// object is a new one. So the same items are the same objects, compared
+// by identity; a kept section holds its items, so that no other object
+// can take one's address while it lives.
+
+const (
+	// segmentIdle is how long a section no list sent is kept.
+	segmentIdle = time.Minute
+	// segmentBudget bounds the compressed bytes kept; the least recently
+	// sent section goes first.
+	segmentBudget = 64 << 20
+)
+
+// listSegments are the compressed items sections kept.
+type listSegments struct {
+	mu      sync.Mutex
+	entries map[segmentKey]*listSegment
+	bytes   int
+	sweep   *time.Timer // armed while entries are kept
+	now     func() time.Time
+}
+
+// segmentKey finds the section kept for a list; the list's items must
+// then be the section's, one by one.
+type segmentKey struct {
+	store       *registry.Store
+	encoder     runtime.Identifier
+	first, last runtime.Object
+	n           int
+}
+
+func keyFor(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object) segmentKey {
+	return segmentKey{store: store, encoder: info.Serializer.Identifier(), first: items[0], last: items[len(items)-1], n: len(items)}
+}
+
+type listSegment struct {
+	items    []runtime.Object
+	deflated []byte
+	run      deflated
+	sent     time.Time
+}
+
+// get returns the section kept for items in info's encoding, if any.
+func (s *listSegments) get(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object) *listSegment {
+	if len(items) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seg := s.entries[keyFor(store, info, items)]
+	if seg == nil || !slices.Equal(seg.items, items) {
+		return nil
+	}
+	seg.sent = s.clock()
+	return seg
+}
+
+// put keeps a section of items compressed as deflated, replacing any
+// other kept for the same key.
+func (s *listSegments) put(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object, data []byte, run deflated) {
+	if len(items) == 0 || len(data) > segmentBudget/4 {
+		return
+	}
+	seg := &listSegment{items: slices.Clone(items), deflated: bytes.Clone(data), run: run}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seg.sent = s.clock()
+	if s.entries == nil {
+		s.entries = make(map[segmentKey]*listSegment)
+	}
+	key := keyFor(store, info, items)
+	s.drop(key)
+	for s.bytes+len(data) > segmentBudget {
+		s.drop(s.leastRecent())
+	}
+	s.entries[key] = seg
+	s.bytes += len(data)
+	if s.sweep == nil {
+		s.sweep = time.AfterFunc(segmentIdle, s.dropIdle)
+	}
+}
+
+func (s *listSegments) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
+}
+
+func (s *listSegments) drop(key segmentKey) {
+	if seg, ok := s.entries[key]; ok {
+		s.bytes -= len(seg.deflated)
+		delete(s.entries, key)
+	}
+}
+
+func (s *listSegments) leastRecent() (oldest segmentKey) {
+	var at time.Time
+	for key, seg := range s.entries {
+		if at.IsZero() || seg.sent.Before(at) {
+			oldest, at = key, seg.sent
+		}
+	}
+	return oldest
+}
+
+// dropIdle drops the sections no list sent for segmentIdle, and checks
+// again while any is left.
+func (s *listSegments) dropIdle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropSentBefore(s.clock().Add(-segmentIdle))
+	if len(s.entries) == 0 {
+		s.sweep = nil
+		return
+	}
+	s.sweep.Reset(segmentIdle)
+}
+
+func (s *listSegments) dropSentBefore(t time.Time) {
+	for key, seg := range s.entries {
+		if seg.sent.Before(t) {
+			s.drop(key)
+		}
+	}
+}
+
+// writeSplicedList sends a list made of its items' cached encodings (see
+// spliceList). A large list for a client that accepts gzip is compressed
+// in three runs, the items section on its own, which is kept for the
+// next list of the same items, or taken from an earlier one.
+func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) {
+	gzip := acceptsGzip(r)
+	if gzip {
+		if seg := a.segments.get(store, info, items); seg != nil {
+			head, tail, err := listFrame(store, info, listMeta, seg.run.size)
+			if err != nil {
+				writeError(w, r, apierrors.NewInternalError(err))
+				return
+			}
+			writeGzipHeader(w, http.StatusOK, info.MediaType)
+			g := newGzipWriter(w)
+			g.deflate([][]byte{head}, false, nil)
+			g.raw(seg.deflated, seg.run)
+			g.deflate([][]byte{tail}, true, nil)
+			g.close()
+			return
+		}
+	}
+	l, _, err := spliceList(store, info, listMeta, items, encs)
+	if err != nil {
+		writeError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	size := len(l.head) + l.items.size + len(l.tail)
+	if !gzip || size < gzipThreshold {
+		writePlain(w, http.StatusOK, info.MediaType, size, [][]byte{l.head}, l.items.parts, [][]byte{l.tail})
+		return
+	}
+	writeGzipHeader(w, http.StatusOK, info.MediaType)
+	g := newGzipWriter(w)
+	g.deflate([][]byte{l.head}, false, nil)
+	kept := keepBuffers.Get().(*bytes.Buffer)
+	run := g.deflate(l.items.parts, false, kept)
+	g.deflate([][]byte{l.tail}, true, nil)
+	if g.close() == nil {
+		a.segments.put(store, info, items, kept.Bytes(), run)
+	}
+	kept.Reset()
+	keepBuffers.Put(kept)
+}
+
+// keepBuffers collect a compressed items section before it is copied out
+// at its exact size.
+var keepBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
