@@ -154,7 +154,13 @@ type snapshot struct {
 	created time.Time
 	// served is when a page was last served from it.
 	served time.Time
+	// remaining counts the objects from the next page's first key on, for
+	// the unfiltered pages served from it whose next page is still to come.
+	remaining map[pageKey]int64
 }
+
+// pageKey names where a page of a list under prefix starts.
+type pageKey struct{ prefix, start string }
 
 // expired says whether the snapshot is to be dropped at now: it is older
 // than the window, or no page was served from it for opts.SnapshotIdle.

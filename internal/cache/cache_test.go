@@ -257,6 +257,68 @@ func TestPagedListReadsOneSnapshot(t *testing.T) {
 	}
 }
 
+// TestRemainingCountsOfPages pages through two namespaces and all of them
+// in one snapshot, pages interleaved, and checks each page's count of the
+// objects after it, while objects change after the first pages.
+func TestRemainingCountsOfPages(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	counts := map[string]int{"a/": 11, "b/": 6}
+	for ns, n := range counts {
+		for i := 0; i < n; i++ {
+			s.Create(ctx, []byte(fmt.Sprintf("%s%s%02d", prefix, ns, i)), configMapValue("x", nil, ""))
+		}
+	}
+	type pager struct {
+		prefix string
+		total  int
+		seen   int
+		token  *Token
+	}
+	pagers := []*pager{{prefix: prefix + "a/", total: 11}, {prefix: prefix + "b/", total: 6}, {prefix: prefix, total: 17}}
+	var rev int64
+	for step := 0; ; step++ {
+		active := 0
+		for _, p := range pagers {
+			if step > 0 && p.token == nil {
+				continue
+			}
+			active++
+			req := ListRequest{Filter: Filter{Prefix: p.prefix}, Limit: 4, Continue: p.token}
+			if step == 0 && rev != 0 {
+				req.Consistency, req.Revision = Exact, rev
+			}
+			page, err := c.List(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rev = page.Revision
+			p.seen += len(page.Items)
+			if page.Continue == "" {
+				if p.seen != p.total || page.Remaining != nil {
+					t.Fatalf("%s: last page after %d of %d objects, remaining %v", p.prefix, p.seen, p.total, page.Remaining)
+				}
+				p.token = nil
+				continue
+			}
+			if page.Remaining == nil || *page.Remaining != int64(p.total-p.seen) {
+				t.Fatalf("%s: after %d of %d objects, remaining %v", p.prefix, p.seen, p.total, page.Remaining)
+			}
+			if p.token, err = DecodeToken(page.Continue); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if active == 0 {
+			break
+		}
+		if step == 0 { // later pages read the snapshot, not these
+			s.Create(ctx, []byte(prefix+"a/05x"), configMapValue("new", nil, ""))
+			kv, _, _ := s.Get(ctx, []byte(prefix+"b/03"), 0)
+			s.Delete(ctx, []byte(prefix+"b/03"), kv.ModRevision)
+		}
+	}
+}
+
 func TestWaitForFutureRevisionTimesOut(t *testing.T) {
 	c, _ := newCache(t, Options{})
 	err := c.waitFor(context.Background(), c.Revision()+100, 50*time.Millisecond)

@@ -130,7 +130,7 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 		res.Continue = encodeToken(rev, strings.TrimPrefix(p.next, string(c.prefix)))
 		c.keepSnapshot(rev, tree)
 		if req.Filter.Match == nil {
-			n := countFrom(tree, req.Filter.Prefix, p.next)
+			n := c.remainingAfter(rev, tree, req.Filter.Prefix, start, p)
 			res.Remaining = &n
 		}
 	}
@@ -166,6 +166,38 @@ func (c *Cache) keepSnapshot(rev int64, tree *btree.BTreeG[*entry]) {
 	if len(c.snapshots) < maxSnapshots {
 		c.snapshots[rev] = &snapshot{tree: tree, created: now, served: now}
 	}
+}
+
+// remainingAfter counts the objects under prefix after an unfiltered page
+// that started at start. Counting them all for every page would make
+// paging through n objects cost n²/limit: a snapshot remembers the count
+// after each page it served, and the next page takes its own items off.
+func (c *Cache) remainingAfter(rev int64, tree *btree.BTreeG[*entry], prefix, start string, p page) int64 {
+	// Every tree of one revision holds the same state.
+	c.mu.Lock()
+	s := c.snapshots[rev]
+	var n int64
+	counted := false
+	if s != nil && start != "" {
+		var before int64
+		if before, counted = s.remaining[pageKey{prefix, start}]; counted {
+			n = before - int64(len(p.items))
+			delete(s.remaining, pageKey{prefix, start})
+		}
+	}
+	c.mu.Unlock()
+	if !counted {
+		n = countFrom(tree, prefix, p.next)
+	}
+	c.mu.Lock()
+	if s != nil {
+		if s.remaining == nil {
+			s.remaining = make(map[pageKey]int64)
+		}
+		s.remaining[pageKey{prefix, p.next}] = n
+	}
+	c.mu.Unlock()
+	return n
 }
 
 func countFrom(tree *btree.BTreeG[*entry], prefix, from string) int64 {
