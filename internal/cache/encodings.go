@@ -80,6 +80,9 @@ func (c *Encodings) dropUnread() (dropped int) {
 var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func encodeToKeep(e runtime.Encoder, obj runtime.Object) ([]byte, error) {
+	if ea, ok := e.(runtime.EncoderWithAllocator); ok {
+		return encodeExact(ea, obj)
+	}
 	buf := encodeBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 { // a rare huge object's buffer is not kept
@@ -91,4 +94,40 @@ func encodeToKeep(e runtime.Encoder, obj runtime.Object) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.Clone(buf.Bytes()), nil
+}
+
+// encodeExact encodes with an encoder that asks for its buffer (protobuf's,
+// which sizes the message first): the bytes it writes at once from that
+// buffer are kept as they are, with no copy.
+func encodeExact(e runtime.EncoderWithAllocator, obj runtime.Object) ([]byte, error) {
+	var w exactWriter
+	if err := e.EncodeWithAllocator(obj, &w, &w); err != nil {
+		return nil, err
+	}
+	return w.data, nil
+}
+
+// exactWriter allocates an encoder's buffer at the size asked and keeps
+// what is written: the buffer itself when the encoder writes it whole in
+// one write, else a copy.
+type exactWriter struct {
+	buf, data []byte
+	copied    bool
+}
+
+func (w *exactWriter) Allocate(n uint64) []byte {
+	w.buf = make([]byte, n)
+	return w.buf
+}
+
+func (w *exactWriter) Write(p []byte) (int, error) {
+	if w.data == nil && len(p) > 0 && len(p) == len(w.buf) && &p[0] == &w.buf[0] {
+		w.data = p
+		return len(p), nil
+	}
+	if !w.copied {
+		w.data, w.copied = bytes.Clone(w.data), true
+	}
+	w.data = append(w.data, p...)
+	return len(p), nil
 }
