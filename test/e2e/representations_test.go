@@ -15,8 +15,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -223,6 +225,42 @@ func TestGzipLargeLists(t *testing.T) {
 	if !bytes.Contains(data, []byte(`"kind":"ConfigMapList"`)) {
 		t.Fatalf("decompressed body: %.100s", data)
 	}
+	// The same items listed again (their compressed section sent again,
+	// in JSON and in protobuf), then after one changed, read back whole.
+	protobuf := rest.CopyConfig(k.config)
+	protobuf.ContentType = "application/vnd.kubernetes.protobuf"
+	for _, client := range []*kubernetes.Clientset{k.clientset(), kubernetes.NewForConfigOrDie(protobuf)} {
+		cms := client.CoreV1().ConfigMaps("default")
+		for round, want := range []string{"x", "x", "z"} {
+			if round == 2 {
+				cm, _ := cms.Get(ctx, "big-2", metav1.GetOptions{})
+				cm.Data["v"] = strings.Repeat(want, 40*1024)
+				if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			list, err := cms.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, cm := range list.Items {
+				if v, ok := cm.Data["v"]; ok {
+					got[cm.Name] = v[:1] + fmt.Sprint(len(v))
+				}
+			}
+			if len(got) != 5 || got["big-2"] != want+"40960" || got["big-4"][:1] != "x" {
+				t.Fatalf("list %d: %v, want big-2 of %q", round, got, want)
+			}
+		}
+		// The next client starts from the first value again.
+		cm, _ := cms.Get(ctx, "big-2", metav1.GetOptions{})
+		cm.Data["v"] = big
+		if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// A small response is sent as it is.
 	req, _ = http.NewRequest("GET", k.config.Host+"/api/v1/namespaces", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
