@@ -3,9 +3,11 @@ package handlers
 import (
 	"bytes"
 	"net/http"
-	"slices"
+	"reflect"
 	"sync"
 	"time"
+	"unsafe"
+	"weak"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,8 +27,10 @@ import (
 //
 // Items are the watch cache's objects, which are immutable: a changed
 // object is a new one. So the same items are the same objects, compared
-// by identity; a kept section holds its items, so that no other object
-// can take one's address while it lives.
+// by identity. A kept section refers to its items through weak pointers:
+// it keeps no object alive (deleted ones would otherwise stay as long as
+// the section), and a weak pointer to an object that is gone matches no
+// object that later takes its address.
 
 const (
 	// segmentIdle is how long a section no list sent is kept.
@@ -45,36 +49,60 @@ type listSegments struct {
 	now     func() time.Time
 }
 
-// segmentKey finds the section kept for a list; the list's items must
-// then be the section's, one by one.
+// segmentKey finds the section kept for a list (by the addresses of its
+// first and last items, which it does not keep alive); the list's items
+// must then be the section's, one by one.
 type segmentKey struct {
 	store       *registry.Store
 	encoder     runtime.Identifier
-	first, last runtime.Object
+	first, last uintptr
 	n           int
 }
 
-func keyFor(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object) segmentKey {
-	return segmentKey{store: store, encoder: info.Serializer.Identifier(), first: items[0], last: items[len(items)-1], n: len(items)}
+func keyFor(store *registry.Store, info runtime.SerializerInfo, addrs []*byte) segmentKey {
+	return segmentKey{
+		store: store, encoder: info.Serializer.Identifier(), n: len(addrs),
+		first: uintptr(unsafe.Pointer(addrs[0])), last: uintptr(unsafe.Pointer(addrs[len(addrs)-1])),
+	}
 }
 
 type listSegment struct {
-	items    []runtime.Object
+	items    []weak.Pointer[byte]
 	deflated []byte
 	run      deflated
 	sent     time.Time
 }
 
+// addresses returns the address of each item's object; ok is false if an
+// item is not a pointer (every Kubernetes object is).
+func addresses(items []runtime.Object) (addrs []*byte, ok bool) {
+	addrs = make([]*byte, len(items))
+	for i, item := range items {
+		v := reflect.ValueOf(item)
+		if v.Kind() != reflect.Pointer || v.IsNil() {
+			return nil, false
+		}
+		addrs[i] = (*byte)(v.UnsafePointer())
+	}
+	return addrs, true
+}
+
 // get returns the section kept for items in info's encoding, if any.
 func (s *listSegments) get(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object) *listSegment {
-	if len(items) == 0 {
+	addrs, ok := addresses(items)
+	if !ok || len(addrs) == 0 {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seg := s.entries[keyFor(store, info, items)]
-	if seg == nil || !slices.Equal(seg.items, items) {
+	seg := s.entries[keyFor(store, info, addrs)]
+	if seg == nil {
 		return nil
+	}
+	for i, p := range addrs {
+		if seg.items[i].Value() != p {
+			return nil
+		}
 	}
 	seg.sent = s.clock()
 	return seg
@@ -83,17 +111,21 @@ func (s *listSegments) get(store *registry.Store, info runtime.SerializerInfo, i
 // put keeps a section of items compressed as deflated, replacing any
 // other kept for the same key.
 func (s *listSegments) put(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object, data []byte, run deflated) {
-	if len(items) == 0 || len(data) > segmentBudget/4 {
+	addrs, ok := addresses(items)
+	if !ok || len(addrs) == 0 || len(data) > segmentBudget/4 {
 		return
 	}
-	seg := &listSegment{items: slices.Clone(items), deflated: bytes.Clone(data), run: run}
+	seg := &listSegment{items: make([]weak.Pointer[byte], len(addrs)), deflated: bytes.Clone(data), run: run}
+	for i, p := range addrs {
+		seg.items[i] = weak.Make(p)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seg.sent = s.clock()
 	if s.entries == nil {
 		s.entries = make(map[segmentKey]*listSegment)
 	}
-	key := keyFor(store, info, items)
+	key := keyFor(store, info, addrs)
 	s.drop(key)
 	for s.bytes+len(data) > segmentBudget {
 		s.drop(s.leastRecent())

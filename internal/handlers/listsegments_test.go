@@ -4,8 +4,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/resources"
 )
 
 // TestListSentAgainFromKeptSection lists the same pods gzipped twice in
@@ -109,4 +117,39 @@ func onlySection(t *testing.T, api *API, mediaType string) *listSegment {
 		t.Fatalf("%d %s sections kept, want 1", len(sections), mediaType)
 	}
 	return sections[0]
+}
+
+// TestKeptSectionKeepsNoObjectAlive keeps a section of two pods and drops
+// the pods: they are collected while the section is still kept.
+func TestKeptSectionKeepsNoObjectAlive(t *testing.T) {
+	var segments listSegments
+	store := registry.NewStore(resources.NewBuiltin().Lookup("", "v1", "pods"), nil)
+	info := api0Serializer("application/json")
+	collected := make(chan string, 2)
+	items := []runtime.Object{}
+	for _, name := range []string{"a", "b"} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		goruntime.AddCleanup(pod, func(name string) { collected <- name }, name)
+		items = append(items, pod)
+	}
+	segments.put(store, info, items, []byte("deflated"), deflated{})
+	if segments.get(store, info, items) == nil {
+		t.Fatal("the section of the pods is not found for them")
+	}
+	items = nil
+	deadline := time.Now().Add(10 * time.Second)
+	for gone := 0; gone < 2; {
+		goruntime.GC()
+		select {
+		case <-collected:
+			gone++
+		case <-time.After(100 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of the 2 pods collected in 10 s while their section is kept", gone)
+			}
+		}
+	}
+	if len(segments.entries) != 1 {
+		t.Fatalf("%d sections kept, want the one", len(segments.entries))
+	}
 }
