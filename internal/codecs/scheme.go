@@ -66,6 +66,7 @@ func init() {
 	utilruntime.Must(metav1.AddMetaToScheme(Scheme))
 	utilruntime.Must(metav1beta1.AddMetaToScheme(Scheme))
 	Factory = serializer.NewCodecFactory(Scheme, serializer.WithSerializer(cbor.NewSerializerInfo))
+	TypedSerializers = typedSerializers(Factory.SupportedMediaTypes())
 }
 
 // UnstructuredSerializers serve objects kapi has no Go type for: JSON and

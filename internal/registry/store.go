@@ -471,7 +471,7 @@ func (s *Store) Serializers() []runtime.SerializerInfo {
 		return s.schema.Serializers()
 	}
 	if s.typed {
-		return codecs.Factory.SupportedMediaTypes()
+		return codecs.TypedSerializers
 	}
 	return codecs.UnstructuredSerializers
 }
