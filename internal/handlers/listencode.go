@@ -51,18 +51,15 @@ func (l *splicedList) bytes() []byte {
 	return slices.Concat(l.head, l.items.bytes(), l.tail)
 }
 
-// spliceList encodes a list of items in JSON or protobuf from the items'
-// cached encodings; ok is false for other media types.
-func spliceList(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) (l *splicedList, ok bool, err error) {
-	if !splices(store, info) {
-		return nil, false, nil
-	}
+// spliceList encodes a list of items from the items' cached encodings, in
+// a media type that splices (JSON, or protobuf for built-in types).
+func spliceList(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) (l *splicedList, err error) {
 	l = &splicedList{}
 	if l.items, err = listItems(store, info, items, encs); err != nil {
-		return nil, true, err
+		return nil, err
 	}
 	l.head, l.tail, err = listFrame(store, info, listMeta, l.items.size)
-	return l, true, err
+	return l, err
 }
 
 // splices says whether lists of store in info's media type are spliced.

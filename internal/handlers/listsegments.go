@@ -59,11 +59,18 @@ type segmentKey struct {
 	n           int
 }
 
-func keyFor(store *registry.Store, info runtime.SerializerInfo, addrs []*byte) segmentKey {
-	return segmentKey{
-		store: store, encoder: info.Serializer.Identifier(), n: len(addrs),
-		first: uintptr(unsafe.Pointer(addrs[0])), last: uintptr(unsafe.Pointer(addrs[len(addrs)-1])),
+// keyFor returns the key of a list of items, ok false for no items or
+// an item that is not a pointer (every Kubernetes object is one).
+func keyFor(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object) (key segmentKey, ok bool) {
+	if len(items) == 0 {
+		return key, false
 	}
+	first, ok1 := address(items[0])
+	last, ok2 := address(items[len(items)-1])
+	return segmentKey{
+		store: store, encoder: info.Serializer.Identifier(), n: len(items),
+		first: uintptr(unsafe.Pointer(first)), last: uintptr(unsafe.Pointer(last)),
+	}, ok1 && ok2
 }
 
 type listSegment struct {
@@ -73,34 +80,31 @@ type listSegment struct {
 	sent     time.Time
 }
 
-// addresses returns the address of each item's object; ok is false if an
-// item is not a pointer (every Kubernetes object is).
-func addresses(items []runtime.Object) (addrs []*byte, ok bool) {
-	addrs = make([]*byte, len(items))
-	for i, item := range items {
-		v := reflect.ValueOf(item)
-		if v.Kind() != reflect.Pointer || v.IsNil() {
-			return nil, false
-		}
-		addrs[i] = (*byte)(v.UnsafePointer())
+// address returns the address of the object obj points to; ok is false
+// if obj is not a pointer.
+func address(obj runtime.Object) (p *byte, ok bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return nil, false
 	}
-	return addrs, true
+	return (*byte)(v.UnsafePointer()), true
 }
 
-// get returns the section kept for items in info's encoding, if any.
+// get returns the section kept for items in info's encoding, if any. It
+// allocates nothing: it runs for every list a client could take gzipped.
 func (s *listSegments) get(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object) *listSegment {
-	addrs, ok := addresses(items)
-	if !ok || len(addrs) == 0 {
+	key, ok := keyFor(store, info, items)
+	if !ok {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seg := s.entries[keyFor(store, info, addrs)]
+	seg := s.entries[key]
 	if seg == nil {
 		return nil
 	}
-	for i, p := range addrs {
-		if seg.items[i].Value() != p {
+	for i, item := range items {
+		if p, _ := address(item); seg.items[i].Value() != p || p == nil {
 			return nil
 		}
 	}
@@ -111,12 +115,16 @@ func (s *listSegments) get(store *registry.Store, info runtime.SerializerInfo, i
 // put keeps a section of items compressed as deflated, replacing any
 // other kept for the same key.
 func (s *listSegments) put(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object, data []byte, run deflated) {
-	addrs, ok := addresses(items)
-	if !ok || len(addrs) == 0 || len(data) > segmentBudget/4 {
+	key, ok := keyFor(store, info, items)
+	if !ok || len(data) > segmentBudget/4 {
 		return
 	}
-	seg := &listSegment{items: make([]weak.Pointer[byte], len(addrs)), deflated: bytes.Clone(data), run: run}
-	for i, p := range addrs {
+	seg := &listSegment{items: make([]weak.Pointer[byte], len(items)), deflated: bytes.Clone(data), run: run}
+	for i, item := range items {
+		p, ok := address(item)
+		if !ok {
+			return
+		}
 		seg.items[i] = weak.Make(p)
 	}
 	s.mu.Lock()
@@ -125,7 +133,6 @@ func (s *listSegments) put(store *registry.Store, info runtime.SerializerInfo, i
 	if s.entries == nil {
 		s.entries = make(map[segmentKey]*listSegment)
 	}
-	key := keyFor(store, info, addrs)
 	s.drop(key)
 	for s.bytes+len(data) > segmentBudget {
 		s.drop(s.leastRecent())
@@ -204,7 +211,7 @@ func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *re
 			return
 		}
 	}
-	l, _, err := spliceList(store, info, listMeta, items, encs)
+	l, err := spliceList(store, info, listMeta, items, encs)
 	if err != nil {
 		writeError(w, r, apierrors.NewInternalError(err))
 		return

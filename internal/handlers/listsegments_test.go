@@ -153,3 +153,22 @@ func TestKeptSectionKeepsNoObjectAlive(t *testing.T) {
 		t.Fatalf("%d sections kept, want the one", len(segments.entries))
 	}
 }
+
+// TestLookingForASectionAllocatesNothing: every list a client could take
+// gzipped looks for a kept section, found or not.
+func TestLookingForASectionAllocatesNothing(t *testing.T) {
+	var segments listSegments
+	store := registry.NewStore(resources.NewBuiltin().Lookup("", "v1", "pods"), nil)
+	info := api0Serializer("application/json")
+	kept := []runtime.Object{&corev1.Pod{}, &corev1.Pod{}, &corev1.Pod{}}
+	segments.put(store, info, kept, []byte("deflated"), deflated{})
+	other := []runtime.Object{kept[0], &corev1.Pod{}, kept[2]}
+	for name, items := range map[string][]runtime.Object{"found": kept, "same ends, other middle": other, "none kept": kept[:2]} {
+		if allocs := testing.AllocsPerRun(100, func() { segments.get(store, info, items) }); allocs != 0 {
+			t.Errorf("%s: %v allocations a lookup", name, allocs)
+		}
+	}
+	if segments.get(store, info, other) != nil || segments.get(store, info, kept) == nil {
+		t.Fatal("a lookup found the wrong section")
+	}
+}

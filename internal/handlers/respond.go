@@ -3,7 +3,6 @@ package handlers
 import (
 	"bufio"
 	"bytes"
-	"github.com/klauspost/compress/flate"
 	"io"
 	"net/http"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/audit"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/respond"
