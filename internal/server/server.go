@@ -497,6 +497,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          httpErrorLog(cfg.Logger),
 	}
+	if err := configureHTTP2(s.http); err != nil {
+		return nil, err
+	}
 	stepDone("serving")
 	go func() { s.done <- s.http.ServeTLS(s.listener, "", "") }()
 	// The controllers start once the server is ready, as
