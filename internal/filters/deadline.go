@@ -21,6 +21,12 @@ const requestTimeout = time.Minute
 // the client wants.
 var longRunning = map[string]bool{"proxy": true, "exec": true, "attach": true, "log": true, "portforward": true}
 
+// streams tells the requests that last for as long as the client wants:
+// watches and the streaming sub-resources.
+func streams(info *request.Info) bool {
+	return info.Verb == "watch" || longRunning[info.Subresource]
+}
+
 // withRequestDeadline gives each request that is not long-running (watches
 // and streaming sub-resources are) a deadline: the `timeout` option, or
 // requestTimeout. A `timeout` that is not a duration is kube-apiserver's
@@ -28,7 +34,7 @@ var longRunning = map[string]bool{"proxy": true, "exec": true, "attach": true, "
 func withRequestDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, _ := request.From(r.Context())
-		if info != nil && (info.Verb == "watch" || longRunning[info.Subresource]) {
+		if info != nil && streams(info) {
 			next.ServeHTTP(w, r)
 			return
 		}

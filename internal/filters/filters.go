@@ -81,7 +81,7 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	h = endpointsfilters.WithAudit(h, cfg.Audit.Sink, cfg.Audit.Policy, LongRunning)
 	failed := endpointsfilters.WithFailedAuthenticationAudit(http.HandlerFunc(unauthorized), cfg.Audit.Sink, cfg.Audit.Policy)
 	h = cfg.Authenticator.Middleware(h, failed.ServeHTTP)
-	h = withRequestInfo(h)
+	h = withRequestInfo(withWarmStacks(h))
 	h = endpointsfilters.WithRequestReceivedTimestamp(h)
 	h = recoverPanics(h, cfg.Logger)
 	return endpointsfilters.WithAuditInit(h)
@@ -121,7 +121,11 @@ func recoverPanics(next http.Handler, logger *slog.Logger) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				logger.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				stack := debug.Stack()
+				if onWorker, ok := p.(*workerPanic); ok {
+					p, stack = onWorker.value, onWorker.stack
+				}
+				logger.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(stack))
 				respond.Error(w, r, apierrors.NewInternalError(fmt.Errorf("%v", p)))
 			}
 		}()
