@@ -47,7 +47,7 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 	// which serves the first read from the list) are made once, outside
 	// the retries.
 	rbac, namespaces := client.RbacV1(), client.CoreV1().Namespaces()
-	for _, role := range append(bootstrappolicy.ClusterRoles(), bootstrappolicy.ControllerRoles()...) {
+	for _, role := range policyClusterRoles() {
 		if have := existing.clusterRoles["/"+role.Name]; have != nil && hasMetadata(have, &role) &&
 			equality.Semantic.DeepEqual(have.Rules, role.Rules) && equality.Semantic.DeepEqual(have.AggregationRule, role.AggregationRule) {
 			continue
