@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
+	"github.com/kapi-dev/kapi/internal/memory"
 	"github.com/kapi-dev/kapi/internal/storage"
 )
 
@@ -53,13 +54,17 @@ type Options struct {
 	BookmarkInterval time.Duration
 	// KeepEncodings is how long an object's encoding made for a reader
 	// (a list's or a watch's) is kept without another reader taking it
-	// (a minute by default; it goes between one and two such periods
-	// after the last reader). Encoded once, an object is served to any
-	// number of readers without encoding it again; but each encoding is
-	// larger than the decoded object (a pod with its managed fields: 6 KB
-	// of JSON and 4 of protobuf, 3.5 KB decoded), so a few lists in two
-	// representations would hold three times the memory of the objects
-	// for as long as the encodings are kept.
+	// (10 s by default; it goes between one and two such periods after
+	// the last reader). Encoded once, an object is served to any number
+	// of readers without encoding it again; but each encoding is larger
+	// than the decoded object (a pod with its managed fields: 6.4 KB of
+	// JSON and 4.6 of protobuf, 3.5 KB decoded), so a few lists in two
+	// representations hold three times the memory of the objects for as
+	// long as the encodings are kept. The readers that come in bursts
+	// (a client's pages, many watchers of one event, lists one after
+	// another) share them; a repeated gzipped list of unchanged objects
+	// is sent from its compressed section (package handlers) without
+	// them.
 	KeepEncodings time.Duration
 	Logger        *slog.Logger
 	// Prepare, when set, runs on every object before it is shared with
@@ -186,7 +191,7 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 		opts.BookmarkInterval = time.Minute
 	}
 	if opts.KeepEncodings <= 0 {
-		opts.KeepEncodings = time.Minute
+		opts.KeepEncodings = 10 * time.Second
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -326,6 +331,7 @@ func (c *Cache) dropUnreadEncodings() {
 	})
 	if dropped > 0 {
 		c.opts.Logger.Debug("watch cache dropped encodings no reader took", "resource", c.opts.Resource.String(), "bytes", dropped)
+		memory.LetGo(dropped)
 	}
 }
 

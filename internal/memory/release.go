@@ -6,6 +6,7 @@ import (
 	"context"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,7 +47,7 @@ func readRuntimeHeap() func() heapState {
 	return func() heapState {
 		metrics.Read(samples)
 		objects, live := value(samples[1]), value(samples[2])
-		return heapState{free: value(samples[0]), garbage: objects - min(objects, live), allocated: value(samples[3])}
+		return heapState{free: value(samples[0]), garbage: objects - min(objects, live), allocated: value(samples[3]), letGo: letGo.Swap(0)}
 	}
 }
 
@@ -55,29 +56,49 @@ type heapState struct {
 	free      uint64 // free, not yet returned to the operating system
 	garbage   uint64 // dead objects not yet collected
 	allocated uint64 // every byte ever allocated
+	letGo     uint64 // what LetGo was told of since the last reading
+}
+
+// letGo counts what LetGo was told of.
+var letGo atomic.Uint64
+
+// LetGo tells the releaser that the process stopped referring to n bytes
+// it held for a while (a watch cache's encodings no reader took): garbage
+// the runtime learns of only at its next collection, which a quiet
+// process runs every two minutes. Once a quarter of the threshold was let
+// go, the next quiet check releases it.
+func LetGo(n int) {
+	letGo.Add(uint64(max(n, 0)))
 }
 
 // releasePolicy decides, at each check, whether to release.
 type releasePolicy struct {
 	threshold     uint64
 	lastAllocated uint64
-	busy          bool // the last interval allocated more than threshold
+	busy          bool   // the last interval allocated more than threshold
+	letGo         uint64 // let go since the last release
 }
 
 func (p *releasePolicy) release(s heapState) bool {
 	allocated := s.allocated - min(s.allocated, p.lastAllocated)
 	p.lastAllocated = s.allocated
+	p.letGo += s.letGo
 	quiet := allocated < p.threshold
 	afterBurst := p.busy && quiet
 	p.busy = !quiet
+	release := false
 	switch {
 	case s.free > p.threshold:
-		return true
-	case quiet && s.garbage > p.threshold:
-		return true
+		release = true
+	case quiet && (s.garbage > p.threshold || p.letGo > p.threshold/4):
+		release = true
 	default:
-		return afterBurst && s.free+s.garbage > p.threshold/4
+		release = afterBurst && s.free+s.garbage > p.threshold/4
 	}
+	if release {
+		p.letGo = 0
+	}
+	return release
 }
 
 func releaseWhenFree(ctx context.Context, interval time.Duration, read func() heapState, policy *releasePolicy, release func()) {

@@ -96,6 +96,10 @@ func TestReleaseOnceQuietAfterABurst(t *testing.T) {
 		{"quiet after it, little to give back", heapState{free: 2 * mib, garbage: 5 * mib, allocated: 1201 * mib}, false},
 		{"quiet, garbage past the threshold", heapState{free: 2 * mib, garbage: 70 * mib, allocated: 1202 * mib}, true},
 		{"busy, free past the threshold", heapState{free: 80 * mib, garbage: 5 * mib, allocated: 1400 * mib}, true},
+		{"busy, caches let go of a quarter", heapState{free: 2 * mib, letGo: 17 * mib, allocated: 1600 * mib}, false},
+		{"quiet after it: what was let go", heapState{free: 2 * mib, allocated: 1601 * mib}, true},
+		{"quiet, less let go", heapState{free: 2 * mib, letGo: 10 * mib, allocated: 1602 * mib}, false},
+		{"quiet, more let go since the release", heapState{free: 2 * mib, letGo: 7 * mib, allocated: 1603 * mib}, true},
 	}
 	for _, s := range steps {
 		if got := p.release(s.state); got != s.release {
