@@ -51,6 +51,23 @@ func (c *Encodings) Encode(e runtime.Encoder, obj runtime.Object) ([]byte, error
 	return data, nil
 }
 
+// MarkRead records a reader of the encoding by the encoder id, if one is
+// kept, as Encode does: a list sent from its compressed section (package
+// handlers) reads no item's bytes, yet its items' encodings are what the
+// next list will need if an item changes.
+func (c *Encodings) MarkRead(id runtime.Identifier) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	for i := range c.entries {
+		if x := &c.entries[i]; x.id == id {
+			x.read = true
+		}
+	}
+	c.mu.Unlock()
+}
+
 // dropUnread drops the encodings no reader took since the last call, and
 // returns the bytes dropped.
 func (c *Encodings) dropUnread() (dropped int) {

@@ -44,3 +44,26 @@ func TestKeptEncodingsAreTheEncoders(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkedEncodingsAreKept checks that an encoding marked read outlives
+// a sweep as one Encode read does, and that marking another encoder's
+// leaves it to go.
+func TestMarkedEncodingsAreKept(t *testing.T) {
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	json := codecs.Factory.SupportedMediaTypes()[0].Serializer
+	var enc Encodings
+	if _, err := enc.Encode(json, pod); err != nil {
+		t.Fatal(err)
+	}
+	enc.dropUnread() // the sweep after the read: kept, now unread
+	enc.MarkRead(json.Identifier())
+	if dropped := enc.dropUnread(); dropped != 0 {
+		t.Fatalf("a marked encoding was dropped (%d bytes)", dropped)
+	}
+	enc.MarkRead(codecs.ProtobufRaw.Identifier())
+	if dropped := enc.dropUnread(); dropped == 0 {
+		t.Error("marking another encoder's kept this one")
+	}
+	var none *Encodings
+	none.MarkRead(json.Identifier()) // an object whose encodings are not kept
+}

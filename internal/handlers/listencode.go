@@ -82,6 +82,15 @@ func listItems(store *registry.Store, info runtime.SerializerInfo, items []runti
 	return jsonItems(store, info, items, encs)
 }
 
+// itemEncoder is the encoder of a list's items in info's media type: a
+// protobuf list holds each item's bare message.
+func itemEncoder(info runtime.SerializerInfo) runtime.Encoder {
+	if info.MediaType == runtime.ContentTypeProtobuf {
+		return codecs.ProtobufRaw
+	}
+	return info.Serializer
+}
+
 // listFrame encodes what a list adds around an items section of
 // itemsSize bytes.
 func listFrame(store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, itemsSize int) (head, tail []byte, err error) {
@@ -113,7 +122,7 @@ func jsonItems(store *registry.Store, info runtime.SerializerInfo, items []runti
 	// Items of built-in lists carry no kind; custom resources' items do.
 	typePrefix := fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,`, gvk.Kind, gvk.GroupVersion().String())
 	for i, item := range items {
-		data, err := encs[i].Encode(info.Serializer, item)
+		data, err := encs[i].Encode(itemEncoder(info), item)
 		if err != nil {
 			return nil, err
 		}

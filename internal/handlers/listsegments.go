@@ -197,6 +197,7 @@ func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *re
 	gzip := acceptsGzip(r)
 	if gzip {
 		if seg := a.segments.get(store, info, items); seg != nil {
+			markRead(encs, itemEncoder(info).Identifier())
 			head, tail, err := listFrame(store, info, listMeta, seg.run.size)
 			if err != nil {
 				writeError(w, r, apierrors.NewInternalError(err))
@@ -232,6 +233,15 @@ func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *re
 	}
 	kept.Reset()
 	keepBuffers.Put(kept)
+}
+
+// markRead keeps the items' encodings as if the list had read them: while
+// lists of the items go on, a change to one of them re-encodes that one
+// alone.
+func markRead(encs []*cache.Encodings, id runtime.Identifier) {
+	for _, enc := range encs {
+		enc.MarkRead(id)
+	}
 }
 
 // keepBuffers collect a compressed items section before it is copied out
