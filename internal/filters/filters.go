@@ -51,6 +51,9 @@ type Config struct {
 	// Logger gets the panics the chain recovers from (default: slog's
 	// default logger).
 	Logger *slog.Logger
+	// Done, when closed, ends the goroutines the chain keeps to serve
+	// requests on; requests after it are served where they arrived.
+	Done <-chan struct{}
 }
 
 // Audit is where audit events go and which requests make them.
@@ -81,7 +84,7 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	h = endpointsfilters.WithAudit(h, cfg.Audit.Sink, cfg.Audit.Policy, LongRunning)
 	failed := endpointsfilters.WithFailedAuthenticationAudit(http.HandlerFunc(unauthorized), cfg.Audit.Sink, cfg.Audit.Policy)
 	h = cfg.Authenticator.Middleware(h, failed.ServeHTTP)
-	h = withRequestInfo(withWarmStacks(h))
+	h = withRequestInfo(withWarmStacks(h, cfg.Done))
 	h = endpointsfilters.WithRequestReceivedTimestamp(h)
 	h = recoverPanics(h, cfg.Logger)
 	return endpointsfilters.WithAuditInit(h)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"runtime/debug"
-	"sync/atomic"
+	"sync"
 
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -25,16 +25,28 @@ const maxWarmWorkers = 64
 // keeps its grown stack between requests (the garbage collector halves an
 // idle one at most once per cycle). Long-running requests (watches, exec
 // and the like) stay where they arrived, so that workers are free for
-// short ones.
-func withWarmStacks(next http.Handler) http.Handler {
-	p := &warmStacks{next: next, idle: make(chan *warmWorker, maxWarmWorkers)}
+// short ones. Once done is closed the workers end, idle ones at once and
+// busy ones when their request is, and requests run where they arrived.
+func withWarmStacks(next http.Handler, done <-chan struct{}) http.Handler {
+	p := &warmStacks{next: next}
+	if done != nil {
+		go func() {
+			<-done
+			p.stop()
+		}()
+	}
 	return http.HandlerFunc(p.serve)
 }
 
 type warmStacks struct {
-	next    http.Handler
-	idle    chan *warmWorker
-	workers atomic.Int32
+	next http.Handler
+
+	mu sync.Mutex
+	// idle are the workers waiting for a request, the last to finish one
+	// last: it is taken first, its stack and caches the warmest.
+	idle    []*warmWorker
+	workers int // idle and busy
+	stopped bool
 }
 
 // warmWorker is a goroutine serving one request at a time; whoever took it
@@ -69,7 +81,7 @@ func (p *warmStacks) serve(w http.ResponseWriter, r *http.Request) {
 	worker.jobs <- warmJob{w, r}
 	failed := <-worker.done
 	if failed == nil || failed.value != errGoexit {
-		p.idle <- worker
+		p.put(worker)
 	}
 	if failed != nil {
 		if failed.value == http.ErrAbortHandler {
@@ -82,28 +94,66 @@ func (p *warmStacks) serve(w http.ResponseWriter, r *http.Request) {
 // take returns an idle worker, or a new one while there are fewer than
 // maxWarmWorkers, or nil.
 func (p *warmStacks) take() *warmWorker {
-	select {
-	case worker := <-p.idle:
-		return worker
-	default:
-	}
-	if p.workers.Add(1) > maxWarmWorkers {
-		p.workers.Add(-1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
 		return nil
 	}
+	if n := len(p.idle); n > 0 {
+		worker := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		return worker
+	}
+	if p.workers == maxWarmWorkers {
+		return nil
+	}
+	p.workers++
 	worker := &warmWorker{jobs: make(chan warmJob, 1), done: make(chan *workerPanic, 1)}
 	go p.work(worker)
 	return worker
 }
 
-// work serves the worker's requests for as long as the process runs. A
-// handler that ends its goroutine (runtime.Goexit) ends the worker; its
+// put returns a worker whose request is done to the idle ones, or ends it
+// once the workers are stopped.
+func (p *warmStacks) put(worker *warmWorker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		p.workers--
+		close(worker.jobs)
+		return
+	}
+	p.idle = append(p.idle, worker)
+}
+
+// stop ends the idle workers and has the busy ones end when they are done.
+func (p *warmStacks) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	for _, worker := range p.idle {
+		close(worker.jobs)
+	}
+	p.workers -= len(p.idle)
+	p.idle = nil
+}
+
+// counts tells how many workers there are and how many of them are idle.
+func (p *warmStacks) counts() (workers, idle int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.workers, len(p.idle)
+}
+
+// work serves the worker's requests until its jobs are closed. A handler that ends its goroutine (runtime.Goexit) ends the worker; its
 // request's goroutine is told, not left waiting.
 func (p *warmStacks) work(worker *warmWorker) {
 	serving := false
 	defer func() {
 		if serving {
-			p.workers.Add(-1)
+			p.mu.Lock()
+			p.workers--
+			p.mu.Unlock()
 			worker.done <- &workerPanic{value: errGoexit}
 		}
 	}()

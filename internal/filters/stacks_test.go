@@ -2,6 +2,7 @@ package filters
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -21,7 +23,7 @@ func requestFor(verb string) *http.Request {
 }
 
 func newWarmStacks(next http.Handler) *warmStacks {
-	return &warmStacks{next: next, idle: make(chan *warmWorker, maxWarmWorkers)}
+	return &warmStacks{next: next}
 }
 
 func TestShortRequestsShareOneWorker(t *testing.T) {
@@ -37,7 +39,7 @@ func TestShortRequestsShareOneWorker(t *testing.T) {
 			t.Fatalf("body %q, want the handler's", rec.Body.String())
 		}
 	}
-	if n := p.workers.Load(); n != 1 {
+	if n, _ := p.counts(); n != 1 {
 		t.Errorf("%d workers after ten requests one after another, want 1", n)
 	}
 	handlers := 0
@@ -65,8 +67,8 @@ func TestStreamingRequestsStayOnTheirGoroutine(t *testing.T) {
 		var ran uint64
 		p := newWarmStacks(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran = goroutineID() }))
 		p.serve(httptest.NewRecorder(), r)
-		if ran != caller || p.workers.Load() != 0 {
-			t.Errorf("%s: ran on goroutine %d (caller %d) with %d workers, want the caller's and none", r.URL, ran, caller, p.workers.Load())
+		if workers, _ := p.counts(); ran != caller || workers != 0 {
+			t.Errorf("%s: ran on goroutine %d (caller %d) with %d workers, want the caller's and none", r.URL, ran, caller, workers)
 		}
 	}
 }
@@ -99,7 +101,7 @@ func TestConcurrentRequestsBeyondTheWorkers(t *testing.T) {
 	for body := range failures {
 		t.Errorf("a request answered %q", body)
 	}
-	if got := p.workers.Load(); got != maxWarmWorkers {
+	if got, _ := p.counts(); got != maxWarmWorkers {
 		t.Errorf("%d workers, want %d", got, maxWarmWorkers)
 	}
 }
@@ -107,7 +109,7 @@ func TestConcurrentRequestsBeyondTheWorkers(t *testing.T) {
 func TestPanicOnAWorkerReachesTheFilterAbove(t *testing.T) {
 	var logged bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logged, nil))
-	h := recoverPanics(withWarmStacks(http.HandlerFunc(panickingHandler)), logger)
+	h := recoverPanics(withWarmStacks(http.HandlerFunc(panickingHandler), nil), logger)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, requestFor("create"))
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "handler failed") {
@@ -119,7 +121,7 @@ func TestPanicOnAWorkerReachesTheFilterAbove(t *testing.T) {
 	}
 	// The worker survives its request's panic.
 	rec = httptest.NewRecorder()
-	withWarmStacks(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "served") })).ServeHTTP(rec, requestFor("get"))
+	withWarmStacks(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "served") }), nil).ServeHTTP(rec, requestFor("get"))
 	if rec.Body.String() != "served" {
 		t.Errorf("after a panic: %q", rec.Body.String())
 	}
@@ -133,8 +135,8 @@ func TestAbortedResponseStillAborts(t *testing.T) {
 		if v := recover(); v != http.ErrAbortHandler {
 			t.Errorf("recovered %v, want http.ErrAbortHandler for the server to abort the response", v)
 		}
-		if p.workers.Load() != 1 || len(p.idle) != 1 {
-			t.Errorf("%d workers, %d idle; want the worker kept", p.workers.Load(), len(p.idle))
+		if workers, idle := p.counts(); workers != 1 || idle != 1 {
+			t.Errorf("%d workers, %d idle; want the worker kept", workers, idle)
 		}
 	}()
 	p.serve(httptest.NewRecorder(), requestFor("get"))
@@ -154,14 +156,78 @@ func TestHandlerEndingItsGoroutine(t *testing.T) {
 	if rec.Code != http.StatusInternalServerError {
 		t.Errorf("answered %d, want 500", rec.Code)
 	}
-	if p.workers.Load() != 0 || len(p.idle) != 0 {
-		t.Errorf("%d workers, %d idle after the worker's goroutine ended; want none", p.workers.Load(), len(p.idle))
+	if workers, idle := p.counts(); workers != 0 || idle != 0 {
+		t.Errorf("%d workers, %d idle after the worker's goroutine ended; want none", workers, idle)
 	}
 	exit = false
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, requestFor("get"))
 	if rec.Body.String() != "served" {
 		t.Errorf("next request: %q", rec.Body.String())
+	}
+}
+
+// TestStoppedWorkersEnd: once the chain's done channel is closed, idle
+// workers end at once and busy ones when their request is done; later
+// requests run where they arrived.
+func TestStoppedWorkersEnd(t *testing.T) {
+	release := make(chan struct{})
+	inHandler := make(chan struct{}, 2)
+	var workerGoroutines sync.Map
+	p := newWarmStacks(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		workerGoroutines.Store(goroutineID(), true)
+		if r.Header.Get("Hold") != "" {
+			inHandler <- struct{}{}
+			<-release
+		}
+		io.WriteString(w, "served")
+	}))
+	held := requestFor("get")
+	held.Header.Set("Hold", "1")
+	var busy sync.WaitGroup
+	busy.Go(func() { p.serve(httptest.NewRecorder(), held) }) // the busy worker
+	<-inHandler
+	p.serve(httptest.NewRecorder(), requestFor("get")) // a second worker, idle after
+	if workers, idle := p.counts(); workers != 2 || idle != 1 {
+		t.Fatalf("%d workers, %d idle before the stop; want 2 and 1", workers, idle)
+	}
+
+	p.stop()
+	if workers, idle := p.counts(); workers != 1 || idle != 0 {
+		t.Errorf("%d workers, %d idle after the stop; want the busy one only", workers, idle)
+	}
+	close(release)
+	busy.Wait()
+	if workers, idle := p.counts(); workers != 0 || idle != 0 {
+		t.Errorf("%d workers, %d idle after the busy one's request; want none", workers, idle)
+	}
+	caller := goroutineID()
+	rec := httptest.NewRecorder()
+	p.serve(rec, requestFor("get"))
+	if _, onCaller := workerGoroutines.Load(caller); !onCaller || rec.Body.String() != "served" {
+		t.Errorf("a request after the stop: %q, on its caller's goroutine %v; want served there", rec.Body.String(), onCaller)
+	}
+	workerGoroutines.Range(func(id, _ any) bool {
+		if id.(uint64) != caller {
+			waitForGoroutineEnd(t, id.(uint64))
+		}
+		return true
+	})
+}
+
+// waitForGoroutineEnd fails t unless goroutine id ends within 10 s.
+func waitForGoroutineEnd(t *testing.T, id uint64) {
+	t.Helper()
+	header := []byte(fmt.Sprintf("goroutine %d [", id))
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if !bytes.Contains(buf[:runtime.Stack(buf, true)], header) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("worker goroutine %d still runs after the stop", id)
+			return
+		}
 	}
 }
 
@@ -187,7 +253,7 @@ func BenchmarkDeepRequest(b *testing.B) {
 	for _, bc := range []struct {
 		name    string
 		handler http.Handler
-	}{{"new-goroutine", deep}, {"warm-worker", withWarmStacks(deep)}} {
+	}{{"new-goroutine", deep}, {"warm-worker", withWarmStacks(deep, nil)}} {
 		b.Run(bc.name, func(b *testing.B) {
 			r := requestFor("get")
 			w := httptest.NewRecorder()

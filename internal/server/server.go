@@ -377,6 +377,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Authorizer:    authorizer,
 		Fairness:      fairness.Filter,
 		Logger:        cfg.Logger,
+		Done:          runCtx.Done(),
 	})
 	s.inProcess = loopback.NewServer(chain)
 	go s.inProcess.Serve(s.loopback)
