@@ -45,7 +45,7 @@ type Pipeline struct {
 func New(reg *registry.Registry, plugins ...any) *Pipeline {
 	p := &Pipeline{reg: reg}
 	p.fieldManagers.convert = reg.Converter()
-	p.admission = append(admission.Chain{&admission.NamespaceLifecycle{Namespace: p.namespace}}, plugins...)
+	p.admission = append(admission.Chain{admission.NewNamespaceLifecycle(p.namespace, p.cachedNamespace)}, plugins...)
 	return p
 }
 
@@ -89,6 +89,17 @@ func (p *Pipeline) namespace(ctx context.Context, name string) (*corev1.Namespac
 		return nil, apierrors.NewInternalError(fmt.Errorf("namespace %s is a %T", name, obj))
 	}
 	return ns, nil
+}
+
+// cachedNamespace returns the namespaces' watch cache's namespace
+// (read-only), or nil when the cache is not ready or does not hold it.
+func (p *Pipeline) cachedNamespace(name string) *corev1.Namespace {
+	store := p.reg.Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+	if store == nil || store.Backend() == nil || store.Backend().Cache == nil || !store.Backend().Cache.Ready() {
+		return nil
+	}
+	ns, _ := store.Backend().Cache.Get(store.Key("", name)).(*corev1.Namespace)
+	return ns
 }
 
 // attributes describes a write to admission.
