@@ -138,15 +138,9 @@ func (p *warmStacks) stop() {
 	p.idle = nil
 }
 
-// counts tells how many workers there are and how many of them are idle.
-func (p *warmStacks) counts() (workers, idle int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.workers, len(p.idle)
-}
-
-// work serves the worker's requests until its jobs are closed. A handler that ends its goroutine (runtime.Goexit) ends the worker; its
-// request's goroutine is told, not left waiting.
+// work serves the worker's requests until its jobs are closed. A handler
+// that ends its goroutine (runtime.Goexit) ends the worker; its request's
+// goroutine is told, not left waiting.
 func (p *warmStacks) work(worker *warmWorker) {
 	serving := false
 	defer func() {

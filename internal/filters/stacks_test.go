@@ -26,6 +26,13 @@ func newWarmStacks(next http.Handler) *warmStacks {
 	return &warmStacks{next: next}
 }
 
+// counts tells how many workers there are and how many of them are idle.
+func (p *warmStacks) counts() (workers, idle int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.workers, len(p.idle)
+}
+
 func TestShortRequestsShareOneWorker(t *testing.T) {
 	var callers sync.Map
 	p := newWarmStacks(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -76,7 +76,7 @@ func (p *Pipeline) FieldManager(info *resources.Info, subresource string) (*mana
 
 // namespace reads a namespace for NamespaceLifecycle.
 func (p *Pipeline) namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	store := p.reg.Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+	store := p.namespaces()
 	if store == nil {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, name)
 	}
@@ -94,12 +94,17 @@ func (p *Pipeline) namespace(ctx context.Context, name string) (*corev1.Namespac
 // cachedNamespace returns the namespaces' watch cache's namespace
 // (read-only), or nil when the cache is not ready or does not hold it.
 func (p *Pipeline) cachedNamespace(name string) *corev1.Namespace {
-	store := p.reg.Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+	store := p.namespaces()
 	if store == nil || store.Backend() == nil || store.Backend().Cache == nil || !store.Backend().Cache.Ready() {
 		return nil
 	}
 	ns, _ := store.Backend().Cache.Get(store.Key("", name)).(*corev1.Namespace)
 	return ns
+}
+
+// namespaces is the store of namespaces, or nil while none is served.
+func (p *Pipeline) namespaces() *registry.Store {
+	return p.reg.Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
 }
 
 // attributes describes a write to admission.
