@@ -45,6 +45,12 @@ type Clients struct {
 	// process (openapi.InProcessV3): the plugins' clients have it in place
 	// of the one that reads /openapi/v3 over the connection.
 	OpenAPIV3 openapi.Client
+	// Drained is closed once the server's requests are done, the
+	// controllers' included: plugins that answer requests from workers of
+	// their own (ResourceQuota) keep those until then, as kube-apiserver's
+	// plugins keep theirs until its in-flight requests have drained. Nil:
+	// the plugins' context.
+	Drained <-chan struct{}
 }
 
 func newPluginInit(ctx context.Context, clients Clients, authz authorizer.Authorizer) (*pluginInit, error) {

@@ -52,7 +52,13 @@ func (q *ResourceQuota) Start(ctx context.Context, clients Clients) error {
 	if err != nil {
 		return err
 	}
-	q.plugin.SetDrainedNotification(ctx.Done())
+	// A write the plugin takes waits for one of its workers, for up to
+	// 10 s: they must outlive every request that can still arrive.
+	drained := clients.Drained
+	if drained == nil {
+		drained = ctx.Done()
+	}
+	q.plugin.SetDrainedNotification(drained)
 	q.plugin.SetExternalKubeClientSet(client)
 	q.plugin.SetExternalKubeInformerFactory(factory)
 	q.plugin.SetQuotaConfiguration(quotaConfig)

@@ -168,6 +168,7 @@ type Server struct {
 	done     chan error
 	stop     context.CancelFunc // ends the caches, the controllers and the compactor
 	stopping chan struct{}      // closed on Shutdown: ends the watches
+	drained  chan struct{}      // closed once no request can arrive any more
 	running  sync.WaitGroup     // the compactor and the controllers
 	reg      *registry.Registry
 	health   health
@@ -302,7 +303,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	stepDone("storage opened")
 	runCtx, stop := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop, stopping: make(chan struct{})}
+	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop, stopping: make(chan struct{}), drained: make(chan struct{})}
 	s.health.server = s
 	s.pki = pki
 	s.loopback = lb
@@ -445,7 +446,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// The admission plugins share one set of informers, as
 	// kube-apiserver's plugins share its own.
 	admissionInformers := newInformers(kubernetes.NewForConfigOrDie(loopbackClient()))
-	clients := admission.Clients{Config: loopbackClient(), Informers: admissionInformers, OpenAPIV3: api.OpenAPIV3()}
+	clients := admission.Clients{Config: loopbackClient(), Informers: admissionInformers, OpenAPIV3: api.OpenAPIV3(), Drained: s.drained}
 	if err := startAdmission(runCtx, clients, plugins.builtins, plugins.policies, plugins.webhooks, plugins.quota); err != nil {
 		return nil, err
 	}
@@ -642,6 +643,7 @@ func (s *Server) close() error {
 	if s.inProcess != nil {
 		s.inProcess.Close() // after the controllers, which use it
 	}
+	close(s.drained)
 	if s.reg != nil {
 		s.reg.Wait()
 	}

@@ -95,6 +95,21 @@ func TestFailedStartLeavesNothingRunning(t *testing.T) {
 	}
 }
 
+// TestWritesAdmittedWhileTheServerStops: once Shutdown has stopped the
+// background work, the controllers' last requests are still being
+// answered; the quota plugin's workers, which every create of a counted
+// resource waits for, must still be there for them (its wait is 10 s,
+// then a 500).
+func TestWritesAdmittedWhileTheServerStops(t *testing.T) {
+	s := startServer(t, "-*")
+	client := kubernetes.NewForConfigOrDie(restConfig(t, s.Kubeconfig))
+	s.stop() // as close does first, before waiting for the controllers
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "last"}}
+	if _, err := client.CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a create after the background work stopped: %v", err)
+	}
+}
+
 // TestServiceIPRepairAtStart: a ClusterIP whose IPAddress is missing gets
 // it back when the server starts, as kube-apiserver's repair controller
 // restores it.
