@@ -98,6 +98,7 @@ func BenchmarkFanOut1000(b *testing.B) {
 		}
 		watchers[i] = w
 	}
+	batches := make([][]Delivery, len(watchers))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -106,9 +107,11 @@ func BenchmarkFanOut1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, w := range watchers {
-			if d := <-w.Deliveries(); d.Event.Rev != rev {
-				b.Fatalf("got %d, want %d", d.Event.Rev, rev)
+		for i, w := range watchers {
+			<-w.Ready()
+			batches[i] = w.Take(batches[i])
+			if d := batches[i][0]; len(batches[i]) != 1 || d.Event.Rev != rev {
+				b.Fatalf("got %+v, want one event at %d", batches[i], rev)
 			}
 		}
 	}

@@ -18,6 +18,11 @@ import (
 // before it is ended; its client resumes from the last revision it saw.
 const watcherBuffer = 512
 
+// watcherKeep is the largest queue a watcher keeps once it has caught up:
+// a burst's longer queue goes, so that the memory of many watchers
+// follows their lag, not the largest they ever had.
+const watcherKeep = 64
+
 // ErrTooSlow ends a watcher that could not keep up.
 var ErrTooSlow = errors.New("watcher could not keep up")
 
@@ -64,14 +69,31 @@ type Watcher struct {
 	filter    Filter
 	after     int64 // events at or before this revision are not sent
 	bookmarks bool
-	ch        chan Delivery
+	mu        sync.Mutex
+	queue     []Delivery    // waiting to be taken, in revision order
+	ready     chan struct{} // holds a token while the queue has deliveries
 	done      chan struct{}
 	once      sync.Once
 	err       error
 }
 
-// Deliveries streams the watch's live events in revision order.
-func (w *Watcher) Deliveries() <-chan Delivery { return w.ch }
+// Ready receives when live events are waiting: Take them then.
+func (w *Watcher) Ready() <-chan struct{} { return w.ready }
+
+// Take hands over the waiting live events in revision order, however
+// many a burst brought, and empties the queue. Passing back the previous
+// Take's slice lets the queue reuse it; its deliveries are cleared.
+func (w *Watcher) Take(previous []Delivery) []Delivery {
+	clear(previous)
+	if cap(previous) > watcherKeep {
+		previous = nil
+	}
+	w.mu.Lock()
+	taken := w.queue
+	w.queue = previous[:0]
+	w.mu.Unlock()
+	return taken
+}
 
 // Done is closed when the watch ends from the cache's side.
 func (w *Watcher) Done() <-chan struct{} { return w.done }
@@ -132,10 +154,21 @@ func (w *Watcher) offer(e *Event) {
 }
 
 // push queues d without blocking; a watcher with a full queue is ended.
+// c.mu is held.
 func (w *Watcher) push(d Delivery) {
-	select {
-	case w.ch <- d:
-	default:
+	w.mu.Lock()
+	waiting := len(w.queue)
+	if waiting < watcherBuffer {
+		w.queue = append(w.queue, d)
+	}
+	w.mu.Unlock()
+	switch waiting {
+	case 0:
+		select {
+		case w.ready <- struct{}{}:
+		default: // a token is there already
+		}
+	case watcherBuffer:
 		delete(w.cache.watchers, w)
 		w.cache.metrics.terminated.Inc()
 		w.stop(ErrTooSlow)
@@ -254,7 +287,7 @@ func (c *Cache) register(w *Watcher) {
 func (c *Cache) newWatcher(filter Filter, after int64, bookmarks bool) *Watcher {
 	return &Watcher{
 		cache: c, filter: filter, after: after, bookmarks: bookmarks,
-		ch: make(chan Delivery, watcherBuffer), done: make(chan struct{}),
+		ready: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 }
 

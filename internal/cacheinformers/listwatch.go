@@ -247,11 +247,15 @@ func (w *cacheWatch) run(watcher *cache.Watcher, first func() bool) {
 	if !first() {
 		return
 	}
+	var batch []cache.Delivery
 	for {
 		select {
-		case d := <-watcher.Deliveries():
-			if !w.sendDelivery(d) {
-				return
+		case <-watcher.Ready():
+			batch = watcher.Take(batch)
+			for _, d := range batch {
+				if !w.sendDelivery(d) {
+					return
+				}
 			}
 		case <-watcher.Done():
 			return

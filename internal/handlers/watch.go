@@ -308,24 +308,26 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	// The initial events are out: priority and fairness frees the
 	// watch's seat.
 	utilflowcontrol.WatchInitialized(ctx)
+	var batch []cache.Delivery
 	for {
 		select {
-		case d := <-watcher.Deliveries():
-			var err error
-			if d.Bookmark > 0 {
-				err = stream.send(watch.Bookmark, store.Bookmark(d.Bookmark))
-			} else {
-				obj, enc := d.Object()
-				err = stream.sendCached(d.Type, obj, enc)
-			}
-			if err != nil {
-				return
-			}
+		case <-watcher.Ready():
 			// As kube-apiserver, a burst of events goes out in one flush:
 			// the stream is flushed once no further event is waiting.
-			if len(watcher.Deliveries()) == 0 {
-				flusher.Flush()
+			batch = watcher.Take(batch)
+			for _, d := range batch {
+				var err error
+				if d.Bookmark > 0 {
+					err = stream.send(watch.Bookmark, store.Bookmark(d.Bookmark))
+				} else {
+					obj, enc := d.Object()
+					err = stream.sendCached(d.Type, obj, enc)
+				}
+				if err != nil {
+					return
+				}
 			}
+			flusher.Flush()
 		case <-watcher.Done():
 			// Too slow, or the cache was rebuilt: the client resumes from
 			// the last version it saw, or relists.
