@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/component-helpers/auth/rbac/reconciliation"
@@ -22,9 +23,11 @@ import (
 // the roles of kube-controller-manager's controllers, and their bindings),
 // and reconciles them as kube-apiserver's rbac/bootstrap-roles hook does:
 // missing rules and subjects are added, unless the object is annotated
-// rbac.authorization.kubernetes.io/autoupdate=false. It writes through
-// client, as kube-apiserver does through its loopback client.
-func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) error {
+// rbac.authorization.kubernetes.io/autoupdate=false. It reads and
+// reconciles through client, as kube-apiserver does through its loopback
+// client; objects the cluster lacks altogether (on a first start, all of
+// them) are written by create.
+func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface, create Creator) error {
 	existing, err := listPolicy(ctx, client)
 	if err != nil {
 		return err
@@ -40,6 +43,19 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 			return nil
 		})
 	}
+	// createOrReconcile creates obj if the list lacked it, and reconciles
+	// it otherwise, or if another server created it meanwhile (kube's
+	// reconciliation, told by its create that it exists, reads it back).
+	createOrReconcile := func(listed bool, obj runtime.Object, reconcile func() error) func() error {
+		return func() error {
+			if !listed {
+				if err := create(ctx, obj); !apierrors.IsAlreadyExists(err) {
+					return err
+				}
+			}
+			return reconcile()
+		}
+	}
 	// An object that already has everything the policy gives it is left
 	// alone: its reconciliation would write nothing (on a restart, nearly
 	// every object), and kube's rule-coverage check is the start's
@@ -48,7 +64,8 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 	// the retries.
 	rbac, namespaces := client.RbacV1(), client.CoreV1().Namespaces()
 	for _, role := range policyClusterRoles() {
-		if have := existing.clusterRoles["/"+role.Name]; have != nil && hasMetadata(have, &role) &&
+		have := existing.clusterRoles["/"+role.Name]
+		if have != nil && hasMetadata(have, &role) &&
 			equality.Semantic.DeepEqual(have.Rules, role.Rules) && equality.Semantic.DeepEqual(have.AggregationRule, role.AggregationRule) {
 			continue
 		}
@@ -61,10 +78,11 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 				}},
 			Confirm: true,
 		}
-		run("clusterrole "+role.Name, func() error { _, err := opts.Run(); return err })
+		run("clusterrole "+role.Name, createOrReconcile(have != nil, role.DeepCopy(), func() error { _, err := opts.Run(); return err }))
 	}
 	for _, binding := range append(bootstrappolicy.ClusterRoleBindings(), bootstrappolicy.ControllerRoleBindings()...) {
-		if have := existing.clusterRoleBindings["/"+binding.Name]; have != nil && hasMetadata(have, &binding) &&
+		have := existing.clusterRoleBindings["/"+binding.Name]
+		if have != nil && hasMetadata(have, &binding) &&
 			have.RoleRef == binding.RoleRef && equality.Semantic.DeepEqual(have.Subjects, binding.Subjects) {
 			continue
 		}
@@ -77,11 +95,12 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 				}},
 			Confirm: true,
 		}
-		run("clusterrolebinding "+binding.Name, func() error { _, err := opts.Run(); return err })
+		run("clusterrolebinding "+binding.Name, createOrReconcile(have != nil, binding.DeepCopy(), func() error { _, err := opts.Run(); return err }))
 	}
 	for namespace, roles := range bootstrappolicy.NamespaceRoles() {
 		for _, role := range roles {
-			if have := existing.roles[namespace+"/"+role.Name]; have != nil && hasMetadata(have, &role) && equality.Semantic.DeepEqual(have.Rules, role.Rules) {
+			have := existing.roles[namespace+"/"+role.Name]
+			if have != nil && hasMetadata(have, &role) && equality.Semantic.DeepEqual(have.Rules, role.Rules) {
 				continue
 			}
 			opts := &reconciliation.ReconcileRoleOptions{
@@ -91,12 +110,13 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 					wrap: func(r *rbacv1.Role) reconciliation.RuleOwner { return reconciliation.RoleRuleOwner{Role: r} }},
 				Confirm: true,
 			}
-			run("role "+namespace+"/"+role.Name, func() error { _, err := opts.Run(); return err })
+			run("role "+namespace+"/"+role.Name, createOrReconcile(have != nil, role.DeepCopy(), func() error { _, err := opts.Run(); return err }))
 		}
 	}
 	for namespace, bindings := range bootstrappolicy.NamespaceRoleBindings() {
 		for _, binding := range bindings {
-			if have := existing.roleBindings[namespace+"/"+binding.Name]; have != nil && hasMetadata(have, &binding) &&
+			have := existing.roleBindings[namespace+"/"+binding.Name]
+			if have != nil && hasMetadata(have, &binding) &&
 				have.RoleRef == binding.RoleRef && equality.Semantic.DeepEqual(have.Subjects, binding.Subjects) {
 				continue
 			}
@@ -109,11 +129,17 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface) err
 					}},
 				Confirm: true,
 			}
-			run("rolebinding "+namespace+"/"+binding.Name, func() error { _, err := opts.Run(); return err })
+			run("rolebinding "+namespace+"/"+binding.Name, createOrReconcile(have != nil, binding.DeepCopy(), func() error { _, err := opts.Run(); return err }))
 		}
 	}
 	return errors.Join(g.Wait(), ctx.Err())
 }
+
+// Creator writes an object of the bootstrap policy that the cluster
+// lacks, on behalf of the server: kapi's goes through the write pipeline
+// in process, without the loopback connection's encoding and filters (a
+// first start writes some 140 objects).
+type Creator func(ctx context.Context, obj runtime.Object) error
 
 // existingPolicy is what the cluster holds of the kinds the policy writes,
 // listed once before the reconciliations start: on a restart nearly every

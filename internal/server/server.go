@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
@@ -401,7 +402,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// made each of their several hundred writes a few times dearer.
 	var steps errgroup.Group
 	steps.Go(func() error {
-		if err := authz.EnsureBootstrapPolicy(ctx, kubernetes.NewForConfigOrDie(loopbackClient())); err != nil {
+		create := func(ctx context.Context, obj runtime.Object) error {
+			_, err := writes.CreateObject(auth.WithUser(ctx, apiserverLoopback), obj, "kube-apiserver")
+			return err
+		}
+		if err := authz.EnsureBootstrapPolicy(ctx, kubernetes.NewForConfigOrDie(loopbackClient()), create); err != nil {
 			return err
 		}
 		s.health.done(hookBootstrapRoles)
