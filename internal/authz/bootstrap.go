@@ -33,7 +33,7 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface, cre
 		return err
 	}
 	var g errgroup.Group
-	g.SetLimit(8) // the objects are independent; a few at a time keeps the start short
+	g.SetLimit(32) // the objects are independent: written 32 at a time, they share the commits' syncs
 	run := func(what string, reconcile func() error) {
 		g.Go(func() error {
 			err := retry.RetryOnConflict(retry.DefaultBackoff, reconcile)

@@ -12,9 +12,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	flowcontrolbootstrap "k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -100,10 +106,11 @@ func (f *FlowControl) Filter(next http.Handler) http.Handler {
 	})
 }
 
-// Start puts Kubernetes' bootstrap configuration in place and starts
-// applying the configuration objects to the filter; run, which the caller
-// runs until ctx ends, keeps both going.
-func (f *FlowControl) Start(ctx context.Context) (run func(), err error) {
+// Start puts Kubernetes' bootstrap configuration in place (on a first
+// start, written all at once by create) and starts applying the
+// configuration objects to the filter; run, which the caller runs until
+// ctx ends, keeps both going.
+func (f *FlowControl) Start(ctx context.Context, create Creator) (run func(), err error) {
 	fsLister := f.informers.Flowcontrol().V1().FlowSchemas().Lister()
 	plcLister := f.informers.Flowcontrol().V1().PriorityLevelConfigurations().Lister()
 	f.informers.Start(ctx.Done())
@@ -112,7 +119,13 @@ func (f *FlowControl) Start(ctx context.Context) (run func(), err error) {
 			return nil, fmt.Errorf("priority and fairness: %v informer not synced", typ)
 		}
 	}
-	if err := f.ensure(ctx, fsLister, plcLister); err != nil {
+	// A first start writes the whole configuration at once; otherwise the
+	// ensurer brings what is there up to date, one object after another.
+	seeded, err := seed(ctx, fsLister, plcLister, create)
+	if err == nil && !seeded {
+		err = f.ensure(ctx, fsLister, plcLister)
+	}
+	if err != nil {
 		f.informers.Shutdown()
 		return nil, fmt.Errorf("priority and fairness: bootstrap configuration: %w", err)
 	}
@@ -124,6 +137,53 @@ func (f *FlowControl) Start(ctx context.Context) (run func(), err error) {
 			f.logger.Error("priority and fairness controller failed", "err", err)
 		}
 	}, nil
+}
+
+// Creator writes a configuration object on behalf of the server, with
+// the given field manager.
+type Creator func(ctx context.Context, obj runtime.Object, manager string) error
+
+// fieldManager is the manager kube-apiserver's configuration producer
+// writes the bootstrap configuration as.
+const fieldManager = "api-priority-and-fairness-config-producer-v1"
+
+// seed writes the whole bootstrap configuration at once through create
+// when the cluster has no configuration at all (a first start), as the
+// ensurer would have made it one object after another; it reports
+// whether it did. Anything else, a configuration object made meanwhile
+// by another server included, is left to the ensurer.
+func seed(ctx context.Context, fs flowcontrollisters.FlowSchemaLister, plc flowcontrollisters.PriorityLevelConfigurationLister, create Creator) (bool, error) {
+	schemas, err := fs.List(labels.Everything())
+	if err != nil {
+		return false, err
+	}
+	levels, err := plc.List(labels.Everything())
+	if err != nil || len(schemas) > 0 || len(levels) > 0 || create == nil {
+		return false, err
+	}
+	var objects []runtime.Object
+	for _, l := range slices.Concat(flowcontrolbootstrap.SuggestedPriorityLevelConfigurations, flowcontrolbootstrap.MandatoryPriorityLevelConfigurations) {
+		objects = append(objects, l.DeepCopy())
+	}
+	for _, s := range slices.Concat(flowcontrolbootstrap.SuggestedFlowSchemas, flowcontrolbootstrap.MandatoryFlowSchemas) {
+		objects = append(objects, s.DeepCopy())
+	}
+	var g errgroup.Group
+	var existed atomic.Bool
+	for _, obj := range objects {
+		g.Go(func() error {
+			err := create(ctx, obj, fieldManager)
+			if apierrors.IsAlreadyExists(err) {
+				existed.Store(true)
+				return nil
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return false, err
+	}
+	return !existed.Load(), nil
 }
 
 // keepBootstrap restores the bootstrap configuration every minute, as

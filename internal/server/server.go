@@ -414,7 +414,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return authorizer.Start(runCtx)
 	})
 	steps.Go(func() error {
-		runFairness, err := fairness.Start(runCtx)
+		runFairness, err := fairness.Start(runCtx, func(ctx context.Context, obj runtime.Object, manager string) error {
+			_, err := writes.CreateObject(auth.WithUser(ctx, apiserverLoopback), obj, manager)
+			return err
+		})
 		if err != nil {
 			return err
 		}
