@@ -400,12 +400,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// another: like kube-apiserver's post-start hooks they run at once.
 	// Admission starts once they are done: started alongside, its plugins
 	// made each of their several hundred writes a few times dearer.
+	// A first start's bootstrap objects are written in process, as the
+	// server's loopback user, not over the loopback connection.
+	createAsServer := func(ctx context.Context, obj runtime.Object, manager string) error {
+		_, err := writes.CreateObject(auth.WithUser(ctx, apiserverLoopback), obj, manager)
+		return err
+	}
 	var steps errgroup.Group
 	steps.Go(func() error {
-		create := func(ctx context.Context, obj runtime.Object) error {
-			_, err := writes.CreateObject(auth.WithUser(ctx, apiserverLoopback), obj, "kube-apiserver")
-			return err
-		}
+		create := func(ctx context.Context, obj runtime.Object) error { return createAsServer(ctx, obj, "kube-apiserver") }
 		if err := authz.EnsureBootstrapPolicy(ctx, kubernetes.NewForConfigOrDie(loopbackClient()), create); err != nil {
 			return err
 		}
@@ -414,10 +417,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return authorizer.Start(runCtx)
 	})
 	steps.Go(func() error {
-		runFairness, err := fairness.Start(runCtx, func(ctx context.Context, obj runtime.Object, manager string) error {
-			_, err := writes.CreateObject(auth.WithUser(ctx, apiserverLoopback), obj, manager)
-			return err
-		})
+		runFairness, err := fairness.Start(runCtx, createAsServer)
 		if err != nil {
 			return err
 		}
