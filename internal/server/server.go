@@ -170,6 +170,7 @@ type Server struct {
 	stop     context.CancelFunc // ends the caches, the controllers and the compactor
 	stopping chan struct{}      // closed on Shutdown: ends the watches
 	drained  chan struct{}      // closed once no request can arrive any more
+	drain    sync.Once          // closes drained
 	running  sync.WaitGroup     // the compactor and the controllers
 	reg      *registry.Registry
 	health   health
@@ -651,7 +652,7 @@ func (s *Server) close() error {
 	if s.inProcess != nil {
 		s.inProcess.Close() // after the controllers, which use it
 	}
-	close(s.drained)
+	s.drain.Do(func() { close(s.drained) })
 	if s.reg != nil {
 		s.reg.Wait()
 	}

@@ -110,6 +110,16 @@ func TestWritesAdmittedWhileTheServerStops(t *testing.T) {
 	}
 }
 
+// TestShutdownTwice: a second Shutdown (a test's own, then its cleanup's)
+// returns instead of panicking.
+func TestShutdownTwice(t *testing.T) {
+	s := startServer(t, "-*")
+	shutdown(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.Shutdown(ctx) // its error (storage already closed) is not the point
+}
+
 // TestServiceIPRepairAtStart: a ClusterIP whose IPAddress is missing gets
 // it back when the server starts, as kube-apiserver's repair controller
 // restores it.
