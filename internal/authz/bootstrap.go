@@ -26,7 +26,7 @@ import (
 // rbac.authorization.kubernetes.io/autoupdate=false. It reads and
 // reconciles through client, as kube-apiserver does through its loopback
 // client; objects the cluster lacks altogether (on a first start, all of
-// them) are written by create.
+// them) are written by create, if given.
 func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface, create Creator) error {
 	existing, err := listPolicy(ctx, client)
 	if err != nil {
@@ -48,7 +48,7 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface, cre
 	// reconciliation, told by its create that it exists, reads it back).
 	createOrReconcile := func(listed bool, obj runtime.Object, reconcile func() error) func() error {
 		return func() error {
-			if !listed {
+			if !listed && create != nil {
 				if err := create(ctx, obj); !apierrors.IsAlreadyExists(err) {
 					return err
 				}
