@@ -49,7 +49,7 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface, cre
 	createOrReconcile := func(listed bool, obj runtime.Object, reconcile func() error) func() error {
 		return func() error {
 			if !listed && create != nil {
-				if err := create(ctx, obj); !apierrors.IsAlreadyExists(err) {
+				if err := create(ctx, obj, policyManager); !apierrors.IsAlreadyExists(err) {
 					return err
 				}
 			}
@@ -136,10 +136,16 @@ func EnsureBootstrapPolicy(ctx context.Context, client kubernetes.Interface, cre
 }
 
 // Creator writes an object of the bootstrap policy that the cluster
-// lacks, on behalf of the server: kapi's goes through the write pipeline
-// in process, without the loopback connection's encoding and filters (a
-// first start writes some 140 objects).
-type Creator func(ctx context.Context, obj runtime.Object) error
+// lacks, on behalf of the server, as the given field manager: kapi's goes
+// through the write pipeline in process, without the loopback
+// connection's encoding and filters (a first start writes some 140
+// objects).
+type Creator func(ctx context.Context, obj runtime.Object, manager string) error
+
+// policyManager is the field manager of the policy's objects:
+// kube-apiserver's loopback client, which writes them there, is named by
+// its user agent.
+const policyManager = "kube-apiserver"
 
 // existingPolicy is what the cluster holds of the kinds the policy writes,
 // listed once before the reconciliations start: on a restart nearly every

@@ -22,9 +22,12 @@ func TestPolicyCreatedOrReconciled(t *testing.T) {
 	client := fake.NewClientset()
 	var mu sync.Mutex // the policy's objects are written a few at a time
 	created := map[string]int{}
-	create := func(ctx context.Context, obj runtime.Object) error {
+	create := func(ctx context.Context, obj runtime.Object, manager string) error {
 		mu.Lock()
 		defer mu.Unlock()
+		if manager != "kube-apiserver" {
+			t.Errorf("%T written as %q", obj, manager)
+		}
 		switch o := obj.(type) {
 		case *rbacv1.ClusterRole:
 			created["clusterrole/"+o.Name]++

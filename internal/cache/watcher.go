@@ -84,10 +84,10 @@ func (w *Watcher) Ready() <-chan struct{} { return w.ready }
 // many a burst brought, and empties the queue. Passing back the previous
 // Take's slice lets the queue reuse it; its deliveries are cleared.
 func (w *Watcher) Take(previous []Delivery) []Delivery {
-	clear(previous)
 	if cap(previous) > watcherKeep {
 		previous = nil
 	}
+	clear(previous)
 	w.mu.Lock()
 	taken := w.queue
 	w.queue = previous[:0]

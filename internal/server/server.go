@@ -397,20 +397,19 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	stepDone("system namespaces")
 	s.health.done(hookSystemNamespaces)
-	// The bootstrap steps depend on the namespaces only, not on one
-	// another: like kube-apiserver's post-start hooks they run at once.
-	// Admission starts once they are done: started alongside, its plugins
-	// made each of their several hundred writes a few times dearer.
 	// A first start's bootstrap objects are written in process, as the
 	// server's loopback user, not over the loopback connection.
 	createAsServer := func(ctx context.Context, obj runtime.Object, manager string) error {
 		_, err := writes.CreateObject(auth.WithUser(ctx, apiserverLoopback), obj, manager)
 		return err
 	}
+	// The bootstrap steps depend on the namespaces only, not on one
+	// another: like kube-apiserver's post-start hooks they run at once.
+	// Admission starts once they are done: started alongside, its plugins
+	// made each of their several hundred writes a few times dearer.
 	var steps errgroup.Group
 	steps.Go(func() error {
-		create := func(ctx context.Context, obj runtime.Object) error { return createAsServer(ctx, obj, "kube-apiserver") }
-		if err := authz.EnsureBootstrapPolicy(ctx, kubernetes.NewForConfigOrDie(loopbackClient()), create); err != nil {
+		if err := authz.EnsureBootstrapPolicy(ctx, kubernetes.NewForConfigOrDie(loopbackClient()), createAsServer); err != nil {
 			return err
 		}
 		s.health.done(hookBootstrapRoles)
