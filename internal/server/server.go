@@ -304,6 +304,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	stepDone("storage opened")
+	// Nobody outside the process sees the start's writes before it
+	// serves, and a crash before then loses only what the next start
+	// writes again: they are synced once, before serving.
+	syncStart := deferSyncs(store)
 	runCtx, stop := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop, stopping: make(chan struct{}), drained: make(chan struct{})}
 	s.health.server = s
@@ -497,6 +501,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// answers.
 	s.background(func() { keepKubernetesService(runCtx, writes, endpoints, port, cfg.Clock, cfg.Logger) })
 	stepDone("kubernetes service")
+	if err := syncStart(); err != nil {
+		return nil, fmt.Errorf("syncing the start's writes: %w", err)
+	}
 	s.Kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
 	if err := pki.WriteKubeconfig(s.Kubeconfig, s.URL); err != nil {
 		return nil, err
@@ -534,6 +541,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 	})
 	return s, nil
+}
+
+// deferSyncs defers the syncs of store's writes until the returned
+// function, if the store can (see pebble.Store.DeferSyncs).
+func deferSyncs(store storage.Store) (end func() error) {
+	if d, ok := store.(interface{ DeferSyncs() func() error }); ok {
+		return d.DeferSyncs()
+	}
+	return func() error { return nil }
 }
 
 // leaderElection is this server's candidacy for the controllers' Leases,

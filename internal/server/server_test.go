@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kapi-dev/kapi/internal/controllers"
+	"github.com/kapi-dev/kapi/internal/storage"
+	"github.com/kapi-dev/kapi/internal/storage/pebble"
 )
 
 func startServer(t *testing.T, selection ...string) *Server {
@@ -118,6 +121,29 @@ func TestShutdownTwice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s.Shutdown(ctx) // its error (storage already closed) is not the point
+}
+
+// TestStartSyncedOnceServing: the start's writes skip their syncs, but
+// a crash once Start has returned keeps every one of them.
+func TestStartSyncedOnceServing(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	s, err := Start(context.Background(), Config{
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler), Controllers: controllers.Selection{"-*"},
+		OpenStorage: func() (storage.Store, error) { return pebble.OpenWith("db", pebble.Options{FS: fs}) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, s)
+	served, _ := s.store.CurrentRevision(context.Background())
+	crashed, err := pebble.OpenWith("db", pebble.Options{FS: fs.CrashClone(vfs.CrashCloneCfg{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crashed.Close()
+	if kept, _ := crashed.CurrentRevision(context.Background()); kept < served {
+		t.Fatalf("a crash once serving kept revision %d of the start's %d", kept, served)
+	}
 }
 
 // TestServiceIPRepairAtStart: a ClusterIP whose IPAddress is missing gets

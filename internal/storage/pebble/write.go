@@ -168,7 +168,7 @@ func (s *Store) commitGroup(group []*writeOp) {
 		}
 		// A failed commit may still be applied, now or at the next open:
 		// the store fails rather than hand its revisions out again.
-		if err := s.commit(func() error { return batch.Commit(pebble.Sync) }); err != nil {
+		if err := s.commit(func() error { return batch.Commit(s.logSync()) }); err != nil {
 			failAll(group, err)
 			return
 		}
