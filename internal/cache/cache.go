@@ -86,6 +86,10 @@ type Options struct {
 	// storage, say. The cache is ready once it has caught up with the
 	// revision storage was at when it started.
 	ReplayHistory bool
+	// FreshGets answers GetFresh from the index: for storage whose
+	// current revision is read in process. Over shared storage that read
+	// is a round trip, as long as reading the object itself.
+	FreshGets bool
 }
 
 // entry is one object in the index. Entries are immutable: a change
@@ -597,6 +601,11 @@ func (c *Cache) waitFor(ctx context.Context, rev int64, timeout time.Duration) e
 	}
 	deadline := c.opts.Clock.NewTimer(timeout)
 	defer deadline.Stop()
+	return c.waitUntil(ctx, rev, deadline.C())
+}
+
+// waitUntil is waitFor once the index is ready, until deadline.
+func (c *Cache) waitUntil(ctx context.Context, rev int64, deadline <-chan time.Time) error {
 	asked := false
 	for {
 		c.mu.RLock()
@@ -612,7 +621,7 @@ func (c *Cache) waitFor(ctx context.Context, rev int64, timeout time.Duration) e
 		select {
 		case <-advanced:
 			asked = false // a new revision: ask again if still short
-		case <-deadline.C():
+		case <-deadline:
 			return &ErrTooLarge{Requested: rev, Current: current}
 		case <-ctx.Done():
 			return ctx.Err()
@@ -645,6 +654,40 @@ func (c *Cache) Get(key string) runtime.Object {
 		return e.obj
 	}
 	return nil
+}
+
+// freshGetWait bounds how long GetFresh waits for the index to catch up:
+// one that lags further is left to storage.
+const freshGetWait = 100 * time.Millisecond
+
+// GetFresh returns the object under key as of every write committed
+// before the call, as Get does once WaitFresh returns; nil when the index
+// cannot answer that soon or at all (FreshGets is off, it is not running,
+// it lags behind, the object is not there or its stored version cannot be
+// decoded), for the caller to read storage, which also says why.
+func (c *Cache) GetFresh(ctx context.Context, key string) runtime.Object {
+	if !c.opts.FreshGets || !c.Ready() || c.isStopped() {
+		return nil
+	}
+	rev, err := c.store.CurrentRevision(ctx)
+	if err != nil {
+		return nil
+	}
+	// Real time, whatever the cache's clock: the wait is only worth it
+	// while it is shorter than a storage read, and a test's fake clock
+	// must not hold a read up.
+	deadline := time.NewTimer(freshGetWait)
+	defer deadline.Stop()
+	if c.waitUntil(ctx, rev, deadline.C) != nil {
+		return nil
+	}
+	return c.Get(key)
+}
+
+func (c *Cache) isStopped() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.stopped
 }
 
 // Len is the number of objects the cache holds.

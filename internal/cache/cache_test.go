@@ -379,6 +379,45 @@ func TestConsistentReadOfQuietResource(t *testing.T) {
 	}
 }
 
+// TestGetFreshSeesEveryCommittedWrite: GetFresh answers with each write
+// made to storage just before it, also when writes elsewhere moved the
+// revision on; it leaves to storage what it cannot answer.
+func TestGetFreshSeesEveryCommittedWrite(t *testing.T) {
+	c, s := newCache(t, Options{FreshGets: true})
+	ctx := context.Background()
+	key := prefix + "ns/a"
+	rev, err := s.Create(ctx, []byte(key), configMapValue("a", nil, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 50; i++ {
+		if i%2 == 0 { // the store's revision moves on with the cache's resource quiet
+			s.Create(ctx, []byte(fmt.Sprintf("/registry/core/secrets/ns/%d", i)), []byte("{}"))
+		}
+		if rev, err = s.Update(ctx, []byte(key), configMapValue("a", nil, strconv.Itoa(i)), rev); err != nil {
+			t.Fatal(err)
+		}
+		obj := c.GetFresh(ctx, key)
+		if obj == nil {
+			t.Fatalf("update %d: no answer", i)
+		}
+		if cm := obj.(*corev1.ConfigMap); cm.Data["d"] != strconv.Itoa(i) || cm.ResourceVersion != strconv.FormatInt(rev, 10) {
+			t.Fatalf("update %d at %d: got %q at %s", i, rev, cm.Data["d"], cm.ResourceVersion)
+		}
+	}
+	if obj := c.GetFresh(ctx, prefix+"ns/missing"); obj != nil {
+		t.Fatalf("a missing object: %v, want nil (storage says it is not found)", obj)
+	}
+	s.Create(ctx, []byte(prefix+"ns/corrupt"), []byte("not json"))
+	if obj := c.GetFresh(ctx, prefix+"ns/corrupt"); obj != nil {
+		t.Fatalf("an object that does not decode: %v, want nil (storage says why)", obj)
+	}
+	off, _ := newCache(t, Options{})
+	if obj := off.GetFresh(ctx, key); obj != nil {
+		t.Fatalf("without FreshGets: %v, want nil", obj)
+	}
+}
+
 // TestSlowWatcherIsEnded checks that a watcher that stops reading is cut
 // off instead of buffering without bound, and that others are unaffected.
 func TestSlowWatcherIsEnded(t *testing.T) {

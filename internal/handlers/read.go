@@ -35,24 +35,29 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 }
 
 func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, rvParam string) (runtime.Object, error) {
-	if rvParam == "" {
-		return store.Get(r.Context(), req.Namespace, req.Name)
-	}
-	rev, err := parseRevision(rvParam)
-	if err != nil {
-		return nil, err
-	}
 	c := store.Backend().Cache
-	if rev > 0 {
-		if err := c.WaitNotOlderThan(r.Context(), rev); err != nil {
-			return nil, cacheError(err)
+	var obj runtime.Object
+	if rvParam == "" {
+		// The most recent state, which kube-apiserver reads from etcd:
+		// the watch cache has it once it caught up with storage.
+		if obj = c.GetFresh(r.Context(), store.Key(req.Namespace, req.Name)); obj == nil {
+			return store.Get(r.Context(), req.Namespace, req.Name)
 		}
-	} else if err := c.WaitReady(r.Context()); err != nil {
-		return nil, err
-	}
-	obj := c.Get(store.Key(req.Namespace, req.Name))
-	if obj == nil {
-		return nil, apierrors.NewNotFound(store.GroupResource(), req.Name)
+	} else {
+		rev, err := parseRevision(rvParam)
+		if err != nil {
+			return nil, err
+		}
+		if rev > 0 {
+			if err := c.WaitNotOlderThan(r.Context(), rev); err != nil {
+				return nil, cacheError(err)
+			}
+		} else if err := c.WaitReady(r.Context()); err != nil {
+			return nil, err
+		}
+		if obj = c.Get(store.Key(req.Namespace, req.Name)); obj == nil {
+			return nil, apierrors.NewNotFound(store.GroupResource(), req.Name)
+		}
 	}
 	if store.Converts() {
 		return store.FromStorage(obj)

@@ -323,7 +323,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 
 	reg := registry.New(store, convert.New(), cache.Options{
 		Window: cfg.HistoryWindow, BookmarkInterval: cfg.BookmarkInterval, Logger: cfg.Logger, Clock: cfg.Clock,
-		ReplayHistory: cfg.SharedStorage,
+		ReplayHistory: cfg.SharedStorage, FreshGets: !cfg.SharedStorage,
 	})
 	s.reg = reg
 	// The server's informers serve the types the watch caches hold from
