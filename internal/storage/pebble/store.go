@@ -238,11 +238,11 @@ func (s *Store) logSync() *pebble.WriteOptions {
 // the write may be applied in memory, or on disk at the next open.
 //
 // Every write goes through here, synced (but see DeferSyncs) and one at a
-// time, and none starts once the store has failed. That keeps Pebble's log from meeting a write
-// after an error it has not yet reported to anyone: Pebble panics then,
-// holding its commit lock, which no recover could undo. (An unsynced
-// commit returns before its log write fails, and concurrent commits can
-// queue behind one whose write fails.)
+// time, and none starts once the store has failed. That keeps Pebble's
+// log from meeting a write after an error it has not yet reported to
+// anyone: Pebble panics then, holding its commit lock, which no recover
+// could undo. (An unsynced commit returns before its log write fails, and
+// concurrent commits can queue behind one whose write fails.)
 func (s *Store) commit(write func() error) (err error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
