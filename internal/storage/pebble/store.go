@@ -1,7 +1,8 @@
 // Package pebble is kapi's embedded storage backend: a revisioned key-value
 // store on github.com/cockroachdb/pebble. Writes are serialised by one
-// goroutine that commits them in synced groups; every version is kept until
-// compaction, so reads at past revisions and watch replay come from disk.
+// goroutine that commits them in synced groups (a server's start syncs
+// once, see DeferSyncs); every version is kept until compaction, so reads
+// at past revisions and watch replay come from disk.
 //
 // When a commit fails (Pebble could not write or sync its log) the store
 // stops taking writes: the failed group may or may not be in the database,
