@@ -146,6 +146,7 @@ type Cache struct {
 	cooled   int
 	watchers map[*Watcher]struct{}
 	stopped  bool // Run has returned: new watches end at once
+	done     chan struct{} // closed when stopped is set
 	// snapshots keep the index as of a revision for paged lists.
 	snapshots map[int64]*snapshot
 	// ready is closed once the index has been built and is current at
@@ -210,6 +211,7 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 		watchers:    map[*Watcher]struct{}{},
 		snapshots:   map[int64]*snapshot{},
 		ready:       make(chan struct{}),
+		done:        make(chan struct{}),
 		progress:    func() {},
 		metrics:     newMetrics(opts.Resource.Group, opts.Resource.Resource),
 	}
@@ -375,6 +377,9 @@ func (c *Cache) prepare(obj runtime.Object) *Encodings {
 func (c *Cache) endWatches() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.stopped {
+		close(c.done)
+	}
 	c.stopped = true
 	for w := range c.watchers {
 		w.stop(nil)
@@ -601,11 +606,15 @@ func (c *Cache) waitFor(ctx context.Context, rev int64, timeout time.Duration) e
 	}
 	deadline := c.opts.Clock.NewTimer(timeout)
 	defer deadline.Stop()
-	return c.waitUntil(ctx, rev, deadline.C())
+	return c.waitUntil(ctx, rev, deadline.C(), nil)
 }
 
-// waitUntil is waitFor once the index is ready, until deadline.
-func (c *Cache) waitUntil(ctx context.Context, rev int64, deadline <-chan time.Time) error {
+// errStopped is what waitUntil returns once the cache stops, when asked to.
+var errStopped = errors.New("the watch cache stopped")
+
+// waitUntil is waitFor once the index is ready, until deadline, or until
+// the cache stops if stop is c.done (a nil stop never fires).
+func (c *Cache) waitUntil(ctx context.Context, rev int64, deadline <-chan time.Time, stop <-chan struct{}) error {
 	asked := false
 	for {
 		c.mu.RLock()
@@ -623,6 +632,8 @@ func (c *Cache) waitUntil(ctx context.Context, rev int64, deadline <-chan time.T
 			asked = false // a new revision: ask again if still short
 		case <-deadline:
 			return &ErrTooLarge{Requested: rev, Current: current}
+		case <-stop:
+			return errStopped
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -658,7 +669,7 @@ func (c *Cache) Get(key string) runtime.Object {
 
 // freshGetWait bounds how long GetFresh waits for the index to catch up:
 // one that lags further is left to storage.
-const freshGetWait = 100 * time.Millisecond
+var freshGetWait = 100 * time.Millisecond
 
 // GetFresh returns the object under key as of every write committed
 // before the call, as Get does once WaitFresh returns; nil when the index
@@ -666,7 +677,7 @@ const freshGetWait = 100 * time.Millisecond
 // it lags behind, the object is not there or its stored version cannot be
 // decoded), for the caller to read storage, which also says why.
 func (c *Cache) GetFresh(ctx context.Context, key string) runtime.Object {
-	if !c.opts.FreshGets || !c.Ready() || c.isStopped() {
+	if !c.opts.FreshGets || !c.Ready() {
 		return nil
 	}
 	rev, err := c.store.CurrentRevision(ctx)
@@ -675,19 +686,14 @@ func (c *Cache) GetFresh(ctx context.Context, key string) runtime.Object {
 	}
 	// Real time, whatever the cache's clock: the wait is only worth it
 	// while it is shorter than a storage read, and a test's fake clock
-	// must not hold a read up.
+	// must not hold a read up. A stopped cache (its server stopping, its
+	// resource replaced) answers no progress request: no wait for it.
 	deadline := time.NewTimer(freshGetWait)
 	defer deadline.Stop()
-	if c.waitUntil(ctx, rev, deadline.C) != nil {
+	if c.waitUntil(ctx, rev, deadline.C, c.done) != nil {
 		return nil
 	}
 	return c.Get(key)
-}
-
-func (c *Cache) isStopped() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.stopped
 }
 
 // Len is the number of objects the cache holds.

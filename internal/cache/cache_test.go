@@ -418,6 +418,42 @@ func TestGetFreshSeesEveryCommittedWrite(t *testing.T) {
 	}
 }
 
+// TestGetFreshLeavesAStoppedCache: a stopped cache answers no progress
+// request, so GetFresh leaves it to storage at once instead of waiting
+// (a server's controllers read while it stops).
+func TestGetFreshLeavesAStoppedCache(t *testing.T) {
+	s, err := pebble.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := New(s, prefix, decodeConfigMap, Options{FreshGets: true})
+	ran := make(chan struct{})
+	go func() { c.Run(ctx); close(ran) }()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-ran
+	// The store moves on; the stopped cache cannot follow.
+	if _, err := s.Create(context.Background(), []byte("/registry/core/secrets/ns/a"), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	defer func(wait time.Duration) { freshGetWait = wait }(freshGetWait)
+	freshGetWait = time.Hour
+	got := make(chan runtime.Object, 1)
+	go func() { got <- c.GetFresh(context.Background(), prefix+"ns/a") }()
+	select {
+	case obj := <-got:
+		if obj != nil {
+			t.Fatalf("a stopped cache answered %v", obj)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("GetFresh waits for a stopped cache")
+	}
+}
+
 // TestSlowWatcherIsEnded checks that a watcher that stops reading is cut
 // off instead of buffering without bound, and that others are unaffected.
 func TestSlowWatcherIsEnded(t *testing.T) {
