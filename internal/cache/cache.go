@@ -145,7 +145,7 @@ type Cache struct {
 	// cooled counts the leading events that keep no objects.
 	cooled   int
 	watchers map[*Watcher]struct{}
-	stopped  bool // Run has returned: new watches end at once
+	stopped  bool          // Run has returned: new watches end at once
 	done     chan struct{} // closed when stopped is set
 	// snapshots keep the index as of a revision for paged lists.
 	snapshots map[int64]*snapshot
