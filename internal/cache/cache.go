@@ -688,10 +688,12 @@ func (c *Cache) GetFresh(ctx context.Context, key string) runtime.Object {
 	// while it is shorter than a storage read, and a test's fake clock
 	// must not hold a read up. A stopped cache (its server stopping, its
 	// resource replaced) answers no progress request: no wait for it.
-	deadline := time.NewTimer(freshGetWait)
-	defer deadline.Stop()
-	if c.waitUntil(ctx, rev, deadline.C, c.done) != nil {
-		return nil
+	if c.Revision() < rev { // most GETs find the index current: no timer
+		deadline := time.NewTimer(freshGetWait)
+		defer deadline.Stop()
+		if c.waitUntil(ctx, rev, deadline.C, c.done) != nil {
+			return nil
+		}
 	}
 	return c.Get(key)
 }

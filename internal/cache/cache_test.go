@@ -55,6 +55,26 @@ func newCache(t *testing.T, opts Options) (*Cache, storage.Store) {
 	return c, s
 }
 
+// stoppableCache is newCache with a stop that ends the cache's Run and
+// returns once it has returned.
+func stoppableCache(t *testing.T, opts Options) (*Cache, storage.Store, func()) {
+	t.Helper()
+	s, err := pebble.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := New(s, prefix, decodeConfigMap, opts)
+	stopped := make(chan struct{})
+	go func() { c.Run(ctx); close(stopped) }()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c, s, func() { cancel(); <-stopped }
+}
+
 // openCache is newCache for benchmarks, with default options.
 func openCache(dir string) (storage.Store, *Cache, context.CancelFunc) {
 	s, err := pebble.Open(dir)
@@ -422,20 +442,8 @@ func TestGetFreshSeesEveryCommittedWrite(t *testing.T) {
 // request, so GetFresh leaves it to storage at once instead of waiting
 // (a server's controllers read while it stops).
 func TestGetFreshLeavesAStoppedCache(t *testing.T) {
-	s, err := pebble.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	c := New(s, prefix, decodeConfigMap, Options{FreshGets: true})
-	ran := make(chan struct{})
-	go func() { c.Run(ctx); close(ran) }()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	cancel()
-	<-ran
+	c, s, stop := stoppableCache(t, Options{FreshGets: true})
+	stop()
 	// The store moves on; the stopped cache cannot follow.
 	if _, err := s.Create(context.Background(), []byte("/registry/core/secrets/ns/a"), []byte("{}")); err != nil {
 		t.Fatal(err)
@@ -495,24 +503,12 @@ func TestSlowWatcherIsEnded(t *testing.T) {
 // as when a CRD changes) ends its watches, and watches started on it
 // afterwards end at once, instead of waiting for events that never come.
 func TestStoppedCacheEndsWatches(t *testing.T) {
-	s, err := pebble.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	c := New(s, prefix, decodeConfigMap, Options{})
-	stopped := make(chan struct{})
-	go func() { c.Run(ctx); close(stopped) }()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c, _, stop := stoppableCache(t, Options{})
 	w, _, err := c.WatchFrom(context.Background(), 0, Filter{Prefix: prefix}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cancel()
-	<-stopped
+	stop()
 	select {
 	case <-w.Done():
 	case <-time.After(10 * time.Second):
