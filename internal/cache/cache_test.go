@@ -510,7 +510,10 @@ func TestStoppedCacheEndsWatches(t *testing.T) {
 	}
 	stop()
 	select {
-	case <-w.Done():
+	case <-w.Ready(): // what the watch handlers wait on
+		if !w.Ended() {
+			t.Fatal("Ready without events, yet the watch has not ended")
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watch did not end when the cache stopped")
 	}

@@ -71,14 +71,28 @@ type Watcher struct {
 	bookmarks bool
 	mu        sync.Mutex
 	queue     []Delivery    // waiting to be taken, in revision order
-	ready     chan struct{} // holds a token while the queue has deliveries
+	ready     chan struct{} // holds a token while deliveries wait or once the watch ended
 	done      chan struct{}
 	once      sync.Once
 	err       error
 }
 
-// Ready receives when live events are waiting: Take them then.
+// Ready receives when live events are waiting, and once the watch has
+// ended from the cache's side: Take them then, and check Ended. One
+// channel to wait on keeps a watch's select short: a select locks every
+// channel it names, on each wakeup, for each of possibly thousands of
+// watches.
 func (w *Watcher) Ready() <-chan struct{} { return w.ready }
+
+// Ended tells whether the watch has ended from the cache's side.
+func (w *Watcher) Ended() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
 
 // Take hands over the waiting live events in revision order, however
 // many a burst brought, and empties the queue. Passing back the previous
@@ -113,6 +127,7 @@ func (w *Watcher) stop(err error) {
 	w.once.Do(func() {
 		w.err = err
 		close(w.done)
+		w.signal()
 	})
 }
 
@@ -153,6 +168,14 @@ func (w *Watcher) offer(e *Event) {
 	}
 }
 
+// signal leaves a token in ready unless one is there already.
+func (w *Watcher) signal() {
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}
+
 // push queues d without blocking; a watcher with a full queue is ended.
 // c.mu is held.
 func (w *Watcher) push(d Delivery) {
@@ -164,10 +187,7 @@ func (w *Watcher) push(d Delivery) {
 	w.mu.Unlock()
 	switch waiting {
 	case 0:
-		select {
-		case w.ready <- struct{}{}:
-		default: // a token is there already
-		}
+		w.signal()
 	case watcherBuffer:
 		delete(w.cache.watchers, w)
 		w.cache.metrics.terminated.Inc()

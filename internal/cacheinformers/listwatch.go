@@ -257,9 +257,10 @@ func (w *cacheWatch) run(watcher *cache.Watcher, first func() bool) {
 					return
 				}
 			}
-		case <-watcher.Done():
-			return
 		case <-w.ctx.Done():
+			return
+		}
+		if watcher.Ended() {
 			return
 		}
 	}

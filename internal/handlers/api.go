@@ -6,6 +6,8 @@
 package handlers
 
 import (
+	"context"
+
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	clientopenapi "k8s.io/client-go/openapi"
 	"net/http"
@@ -35,10 +37,10 @@ type Options struct {
 	// Authorizer answers the checks handlers make beyond the request's
 	// own (the unsafe deletion of a corrupt object); nil allows them.
 	Authorizer authorizer.Authorizer
-	// Stopping closes when the server shuts down: watches then end, as
-	// their clients would see at their timeout, so that the server need
-	// not wait for them.
-	Stopping <-chan struct{}
+	// Stopping is cancelled when the server shuts down: watches then
+	// end, as their clients would see at their timeout, so that the
+	// server need not wait for them.
+	Stopping context.Context
 	// MaxWatches bounds the clients' watches open at once (10,000 if
 	// zero; the server's own are not counted): each holds a buffer of
 	// events and a stream, and one more is refused with 429 and

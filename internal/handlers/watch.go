@@ -220,6 +220,9 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), a.watchTimeout(opts.TimeoutSeconds))
 	defer cancel()
+	if a.opts.Stopping != nil {
+		defer context.AfterFunc(a.opts.Stopping, cancel)()
+	}
 
 	c := store.Backend().Cache
 	filter := filterFor(req, store, opts)
@@ -327,14 +330,15 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 					return
 				}
 			}
-			flusher.Flush()
-		case <-watcher.Done():
+			if len(batch) > 0 {
+				flusher.Flush()
+			}
+		case <-ctx.Done(): // timed out, the client went, or the server stops
+			return
+		}
+		if watcher.Ended() {
 			// Too slow, or the cache was rebuilt: the client resumes from
 			// the last version it saw, or relists.
-			return
-		case <-ctx.Done():
-			return
-		case <-a.opts.Stopping:
 			return
 		}
 	}

@@ -162,18 +162,19 @@ var apiserverLoopback = &auth.User{Name: "system:apiserver", Groups: []string{"s
 
 // Server is a running kapi.
 type Server struct {
-	cfg      Config
-	store    storage.Store
-	http     *http.Server
-	listener net.Listener
-	done     chan error
-	stop     context.CancelFunc // ends the caches, the controllers and the compactor
-	stopping chan struct{}      // closed on Shutdown: ends the watches
-	drained  chan struct{}      // closed once no request can arrive any more
-	drain    sync.Once          // closes drained
-	running  sync.WaitGroup     // the compactor and the controllers
-	reg      *registry.Registry
-	health   health
+	cfg         Config
+	store       storage.Store
+	http        *http.Server
+	listener    net.Listener
+	done        chan error
+	stop        context.CancelFunc // ends the caches, the controllers and the compactor
+	stopping    context.Context    // cancelled on Shutdown: ends the watches
+	stopWatches context.CancelFunc
+	drained     chan struct{}  // closed once no request can arrive any more
+	drain       sync.Once      // closes drained
+	running     sync.WaitGroup // the compactor and the controllers
+	reg         *registry.Registry
+	health      health
 	// loopback is where the server's own clients (the controllers)
 	// connect; inProcess serves them.
 	loopback  *loopback.Listener
@@ -309,7 +310,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// writes again: they are synced once, before serving.
 	syncStart := deferSyncs(store)
 	runCtx, stop := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop, stopping: make(chan struct{}), drained: make(chan struct{})}
+	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop, drained: make(chan struct{})}
+	s.stopping, s.stopWatches = context.WithCancel(context.Background())
 	s.health.server = s
 	s.pki = pki
 	s.loopback = lb
@@ -737,7 +739,7 @@ func (s *Server) Wait() error {
 // and closes storage.
 func (s *Server) Shutdown(ctx context.Context) error {
 	if !s.health.shuttingDown.Swap(true) {
-		close(s.stopping)
+		s.stopWatches()
 	}
 	err := s.http.Shutdown(ctx)
 	if cerr := s.close(); err == nil {
