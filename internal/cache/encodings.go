@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
 )
 
 // Encodings holds an immutable cached object's encoded bytes, one per
@@ -41,7 +43,7 @@ func (c *Encodings) Encode(e runtime.Encoder, obj runtime.Object) ([]byte, error
 		}
 	}
 	c.mu.Unlock()
-	data, err := encodeToKeep(e, obj)
+	data, err := codecs.EncodeToKeep(e, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -88,63 +90,4 @@ func (c *Encodings) dropUnread() (dropped int) {
 		c.entries = nil
 	}
 	return dropped
-}
-
-// encodeBuffers are where objects whose encodings are kept are encoded
-// before their bytes are copied out at their exact size: a buffer grown by
-// doubling holds up to twice what it was written, and cached encodings
-// live as long as their object.
-var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-func encodeToKeep(e runtime.Encoder, obj runtime.Object) ([]byte, error) {
-	if ea, ok := e.(runtime.EncoderWithAllocator); ok {
-		return encodeExact(ea, obj)
-	}
-	buf := encodeBuffers.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= 1<<20 { // a rare huge object's buffer is not kept
-			buf.Reset()
-			encodeBuffers.Put(buf)
-		}
-	}()
-	if err := e.Encode(obj, buf); err != nil {
-		return nil, err
-	}
-	return bytes.Clone(buf.Bytes()), nil
-}
-
-// encodeExact encodes with an encoder that asks for its buffer (protobuf's,
-// which sizes the message first): the bytes it writes at once from that
-// buffer are kept as they are, with no copy.
-func encodeExact(e runtime.EncoderWithAllocator, obj runtime.Object) ([]byte, error) {
-	var w exactWriter
-	if err := e.EncodeWithAllocator(obj, &w, &w); err != nil {
-		return nil, err
-	}
-	return w.data, nil
-}
-
-// exactWriter allocates an encoder's buffer at the size asked and keeps
-// what is written: the buffer itself when the encoder writes it whole in
-// one write, else a copy.
-type exactWriter struct {
-	buf, data []byte
-	copied    bool
-}
-
-func (w *exactWriter) Allocate(n uint64) []byte {
-	w.buf = make([]byte, n)
-	return w.buf
-}
-
-func (w *exactWriter) Write(p []byte) (int, error) {
-	if w.data == nil && len(p) > 0 && len(p) == len(w.buf) && &p[0] == &w.buf[0] {
-		w.data = p
-		return len(p), nil
-	}
-	if !w.copied {
-		w.data, w.copied = bytes.Clone(w.data), true
-	}
-	w.data = append(w.data, p...)
-	return len(p), nil
 }

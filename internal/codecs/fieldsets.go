@@ -5,7 +5,6 @@ import (
 	"io"
 	"reflect"
 	"slices"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,24 +51,17 @@ func (s fieldSetsJSON) Encode(obj runtime.Object, w io.Writer) error {
 	if stand == nil {
 		return s.Serializer.Encode(obj, w)
 	}
-	buf := encodeBuffers.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= 1<<20 {
-			buf.Reset()
-			encodeBuffers.Put(buf)
-		}
-	}()
-	if err := s.Serializer.Encode(stand, buf); err != nil {
+	scratch := getScratch()
+	defer scratch.release()
+	if err := s.Serializer.Encode(stand, &scratch.buf); err != nil {
 		return err
 	}
-	encoded := buf.Bytes()
+	encoded := scratch.buf.Bytes()
 	if bytes.Count(encoded, placeholderJSON) != len(sets) {
 		return s.Serializer.Encode(obj, w)
 	}
 	return substitute(w, encoded, sets)
 }
-
-var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // withPlaceholders returns a shallow copy of obj whose field sets are
 // placeholders, and the field sets in order; nil when obj has none, or

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"net/http"
 	"strconv"
@@ -49,12 +48,12 @@ const (
 // clients that accept gzip (SPEC C4).
 func writeEncoded(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, gvk schema.GroupVersionKind, info runtime.SerializerInfo) {
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
-	var buf bytes.Buffer
-	if err := info.Serializer.Encode(obj, &buf); err != nil {
+	err := codecs.WithEncoding(info.Serializer, obj, func(data []byte) {
+		writeBytes(w, r, code, data, info.MediaType)
+	})
+	if err != nil {
 		writeError(w, r, apierrors.NewInternalError(err))
-		return
 	}
-	writeBytes(w, r, code, buf.Bytes(), info.MediaType)
 }
 
 // writeBytes sends an encoded body, compressed when it is large and the

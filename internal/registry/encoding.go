@@ -41,10 +41,11 @@ func (s *Store) decodeStored(data []byte, gvk *schema.GroupVersionKind, into run
 	return obj, err
 }
 
-// encodeStored writes obj, in the storage version, as it is stored.
-func (s *Store) encodeStored(obj runtime.Object, w io.Writer) error {
+// storageEncoder encodes objects, in the storage version, as they are
+// stored.
+func (s *Store) storageEncoder() runtime.Encoder {
 	if s.protobuf {
-		return protobufStorage.Encode(obj, w)
+		return protobufStorage
 	}
-	return s.codec.Encode(obj, w)
+	return s.codec
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/storage"
 )
 
@@ -62,14 +63,14 @@ func TestDecodedObjectsShareManagedFields(t *testing.T) {
 	store := NewStoreOfKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
 	fields := metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:first":{},"f:second":{}},"f:metadata":{"f:labels":{"f:app":{}}}}`)}
 	decode := func(name string) *corev1.ConfigMap {
-		var buf bytes.Buffer
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, ManagedFields: []metav1.ManagedFieldsEntry{
 			{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: fields.DeepCopy()},
 		}}}
-		if err := store.encodeStored(cm, &buf); err != nil {
+		data, err := codecs.EncodeToKeep(store.storageEncoder(), cm)
+		if err != nil {
 			t.Fatal(err)
 		}
-		obj, err := store.Decode(&storage.KeyValue{Key: []byte(name), Value: buf.Bytes(), ModRevision: 2})
+		obj, err := store.Decode(&storage.KeyValue{Key: []byte(name), Value: data, ModRevision: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -264,11 +264,11 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := s.encodeStored(obj, &buf); err != nil {
+	data, err := codecs.EncodeToKeep(s.storageEncoder(), obj)
+	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	return buf.Bytes(), nil
+	return data, nil
 }
 
 // Get reads one object at the current revision.
