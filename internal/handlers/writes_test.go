@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -261,5 +262,34 @@ func TestListByName(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("GET %s: %v, want %v", path, got, want)
 		}
+	}
+}
+
+// TestRequestBodyLimit: a body over 3 MiB is refused with 413 whether or
+// not it declares its length, and one shorter than it declares with 400,
+// as kube-apiserver answers.
+func TestRequestBodyLimit(t *testing.T) {
+	api := writeAPI(t)
+	big := `{"metadata":{"name":"big"},"data":{"k":"` + strings.Repeat("x", maxBodyBytes) + `"}}`
+	send := func(body io.Reader, length int64) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", "/api/v1/namespaces/default/configmaps", body)
+		req.Header.Set("Content-Type", "application/json")
+		req.ContentLength = length
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, req)
+		return rec
+	}
+	if rec := send(strings.NewReader(big), int64(len(big))); rec.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("declared length over the limit: %d %s", rec.Code, rec.Body)
+	}
+	if rec := send(io.MultiReader(strings.NewReader(big)), -1); rec.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("undeclared length over the limit: %d %s", rec.Code, rec.Body)
+	}
+	small := `{"metadata":{"name":"small"}}`
+	if rec := send(strings.NewReader(small), int64(len(small))+10); rec.Code != http.StatusBadRequest {
+		t.Errorf("body shorter than declared: %d %s", rec.Code, rec.Body)
+	}
+	if rec := send(io.MultiReader(strings.NewReader(small)), -1); rec.Code != http.StatusCreated {
+		t.Errorf("undeclared length within the limit: %d %s", rec.Code, rec.Body)
 	}
 }
