@@ -44,7 +44,16 @@ type record struct {
 }
 
 func encodeRecord(r record) []byte {
-	buf := make([]byte, 0, 1+binary.MaxVarintLen64+len(r.value))
+	return appendRecord(make([]byte, 0, recordSize(r)), r)
+}
+
+// recordSize is the length of r's encoding.
+func recordSize(r record) int {
+	var varint [binary.MaxVarintLen64]byte
+	return 1 + len(binary.AppendUvarint(varint[:0], uint64(r.createRevision))) + len(r.value)
+}
+
+func appendRecord(buf []byte, r record) []byte {
 	kind := recordPut
 	if r.tombstone {
 		kind = recordTombstone
@@ -82,6 +91,14 @@ func afterVersionsOf(userKey []byte) []byte {
 // versionKey is the key of userKey's version written at rev.
 func versionKey(userKey []byte, rev int64) []byte {
 	return binary.BigEndian.AppendUint64(versionPrefix(userKey), ^uint64(rev))
+}
+
+// versionKeySize is the length of userKey's version keys.
+func versionKeySize(userKey []byte) int { return len(userKey) + 10 }
+
+func appendVersionKey(buf, userKey []byte, rev int64) []byte {
+	buf = append(append(append(buf, prefixVersion), userKey...), 0)
+	return binary.BigEndian.AppendUint64(buf, ^uint64(rev))
 }
 
 // parseVersionKey splits an on-disk version key.

@@ -43,6 +43,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		// create revision.
 		in := record{tombstone: tombstone, createRevision: createRev, value: value}
 		enc := encodeRecord(in)
+		if len(enc) != recordSize(in) { // the commit encodes into memory of this size
+			t.Fatalf("encodeRecord(%+v) is %d bytes, recordSize says %d", in, len(enc), recordSize(in))
+		}
 		out, err := decodeRecord(enc)
 		if createRev < 0 {
 			if err == nil {
@@ -78,6 +81,9 @@ func FuzzParseVersionKey(f *testing.F) {
 
 		// versionKey → parseVersionKey round-trips any user key and revision.
 		enc := versionKey(userKey, rev)
+		if len(enc) != versionKeySize(userKey) || !bytes.Equal(appendVersionKey(nil, userKey, rev), enc) {
+			t.Fatalf("versionKey(%q, %d) = %x; its size %d, appended %x", userKey, rev, enc, versionKeySize(userKey), appendVersionKey(nil, userKey, rev))
+		}
 		if !bytes.HasPrefix(enc, versionPrefix(userKey)) {
 			t.Fatalf("versionKey(%q, %d) = %x lacks the prefix %x", userKey, rev, enc, versionPrefix(userKey))
 		}

@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"context"
+	"errors"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -229,7 +230,12 @@ func applyOp(batch *pebble.Batch, op *writeOp, cur *storage.KeyValue, rev int64)
 		rec = record{tombstone: true, createRevision: cur.CreateRevision}
 		ev = storage.Event{Type: storage.EventDelete, KV: storage.KeyValue{Key: op.key, Value: cur.Value, CreateRevision: cur.CreateRevision, ModRevision: rev}}
 	}
-	if err := batch.Set(versionKey(op.key, rev), encodeRecord(rec), nil); err != nil {
+	// Encoded straight into the batch's memory, not copied there.
+	d := batch.SetDeferred(versionKeySize(op.key), recordSize(rec))
+	if len(appendVersionKey(d.Key[:0], op.key, rev)) != len(d.Key) || len(appendRecord(d.Value[:0], rec)) != len(d.Value) {
+		return ev, errors.New("storage: version record sized wrongly") // a bug; nothing is committed
+	}
+	if err := d.Finish(); err != nil {
 		return ev, err
 	}
 	return ev, batch.Set(logKey(rev), op.key, nil)
