@@ -1,0 +1,101 @@
+package registry
+
+import (
+	"bytes"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+)
+
+// storedSamples are objects with every kind of field protobuf's decoders
+// fill: strings, byte slices, maps of byte slices, raw extensions.
+func storedSamples() []runtime.Object {
+	return []runtime.Object{
+		&corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
+			ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", Labels: map[string]string{"app": "a"}},
+			Data:       map[string]string{"k": "value"},
+			BinaryData: map[string][]byte{"b": []byte("binary value")},
+		},
+		&corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{Kind: "Secret", APIVersion: "v1"},
+			ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "ns"},
+			Data:       map[string][]byte{"password": []byte("hunter2")},
+		},
+		&appsv1.ControllerRevision{
+			TypeMeta:   metav1.TypeMeta{Kind: "ControllerRevision", APIVersion: "apps/v1"},
+			ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{}}`)}}}},
+			Data:       runtime.RawExtension{Raw: []byte(`{"spec":{"template":{}}}`)},
+			Revision:   3,
+		},
+	}
+}
+
+// TestDecodeProtobufAsTheSerializer: stored objects decode as the
+// serializer decodes them, and an object decoded earlier keeps its
+// content while later ones reuse the envelope's memory.
+func TestDecodeProtobufAsTheSerializer(t *testing.T) {
+	var earlier []runtime.Object
+	for range 2 {
+		for _, obj := range storedSamples() {
+			data, err := codecs.EncodeToKeep(protobufStorage, obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gvk := obj.GetObjectKind().GroupVersionKind()
+			into, _ := codecs.Scheme.New(gvk)
+			got, err := decodeProtobuf(data, &schema.GroupVersionKind{Version: gvk.Version, Kind: gvk.Kind}, into)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _, err := protobufStorage.Decode(data, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(got, want) || !equality.Semantic.DeepEqual(got, obj) {
+				t.Errorf("decoded %#v\nserializer %#v", got, want)
+			}
+			earlier = append(earlier, got)
+		}
+	}
+	samples := storedSamples()
+	for i, obj := range earlier {
+		if !equality.Semantic.DeepEqual(obj, samples[i%len(samples)]) {
+			t.Errorf("an object decoded earlier changed: %#v", obj)
+		}
+	}
+}
+
+// FuzzDecodeProtobuf: whatever bytes storage holds, decodeProtobuf fails
+// where the serializer fails and decodes what it decodes.
+func FuzzDecodeProtobuf(f *testing.F) {
+	for _, obj := range storedSamples() {
+		data, err := codecs.EncodeToKeep(protobufStorage, obj)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("k8s\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !bytes.HasPrefix(data, protobufMagic) {
+			return
+		}
+		gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+		got, gotErr := decodeProtobuf(data, &gvk, &corev1.ConfigMap{})
+		want, _, wantErr := protobufStorage.Decode(data, &gvk, &corev1.ConfigMap{})
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("decodeProtobuf: %v; the serializer: %v", gotErr, wantErr)
+		}
+		if gotErr == nil && !equality.Semantic.DeepEqual(got, want) {
+			t.Fatalf("decoded %#v\nserializer %#v", got, want)
+		}
+	})
+}
