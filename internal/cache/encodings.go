@@ -34,23 +34,39 @@ func (c *Encodings) Encode(e runtime.Encoder, obj runtime.Object) ([]byte, error
 		return buf.Bytes(), err
 	}
 	id := e.Identifier()
-	c.mu.Lock()
-	for i := range c.entries {
-		if x := &c.entries[i]; x.id == id {
-			x.read = true
-			c.mu.Unlock()
-			return x.data, nil
-		}
+	if data, ok := c.take(id); ok {
+		return data, nil
 	}
-	c.mu.Unlock()
 	data, err := codecs.EncodeToKeep(e, obj)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Readers that raced here each encoded the object: the first one's
+	// bytes are kept, once.
+	if kept, ok := c.takeLocked(id); ok {
+		return kept, nil
+	}
 	c.entries = append(c.entries, encoded{id: id, data: data, read: true})
-	c.mu.Unlock()
 	return data, nil
+}
+
+// take returns the kept encoding by the encoder id, marking it read.
+func (c *Encodings) take(id runtime.Identifier) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.takeLocked(id)
+}
+
+func (c *Encodings) takeLocked(id runtime.Identifier) ([]byte, bool) {
+	for i := range c.entries {
+		if x := &c.entries[i]; x.id == id {
+			x.read = true
+			return x.data, true
+		}
+	}
+	return nil, false
 }
 
 // MarkRead records a reader of the encoding by the encoder id, if one is
@@ -61,13 +77,7 @@ func (c *Encodings) MarkRead(id runtime.Identifier) {
 	if c == nil {
 		return
 	}
-	c.mu.Lock()
-	for i := range c.entries {
-		if x := &c.entries[i]; x.id == id {
-			x.read = true
-		}
-	}
-	c.mu.Unlock()
+	c.take(id)
 }
 
 // dropUnread drops the encodings no reader took since the last call, and

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,4 +67,36 @@ func TestMarkedEncodingsAreKept(t *testing.T) {
 	}
 	var none *Encodings
 	none.MarkRead(json.Identifier()) // an object whose encodings are not kept
+}
+
+// TestRacingReadersKeepOneEncoding: readers that encode an object at once
+// all get the bytes that are kept, and one copy is kept.
+func TestRacingReadersKeepOneEncoding(t *testing.T) {
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+	}
+	for range 20 {
+		var enc Encodings
+		got := make([][]byte, 8)
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Go(func() {
+				data, err := enc.Encode(codecs.ProtobufRaw, pod)
+				if err != nil {
+					t.Error(err)
+				}
+				got[i] = data
+			})
+		}
+		wg.Wait()
+		if len(enc.entries) != 1 {
+			t.Fatalf("%d encodings kept", len(enc.entries))
+		}
+		for _, data := range got {
+			if &data[0] != &enc.entries[0].data[0] {
+				t.Fatal("a reader got bytes other than the kept ones")
+			}
+		}
+	}
 }

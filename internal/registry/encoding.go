@@ -19,7 +19,6 @@ import (
 // read as JSON: the envelope's magic number tells them apart.
 var (
 	protobufStorage = protobuf.NewSerializer(codecs.Scheme, codecs.Scheme)
-	protobufRaw     = protobuf.NewRawSerializer(codecs.Scheme, codecs.Scheme)
 	protobufMagic   = []byte("k8s\x00")
 )
 
@@ -91,6 +90,6 @@ func decodeProtobuf(data []byte, gvk *schema.GroupVersionKind, into runtime.Obje
 			actual.Group, actual.Version = gvk.Group, gvk.Version
 		}
 	}
-	obj, _, err := protobufRaw.Decode(envelope.Raw, &actual, into)
+	obj, _, err := codecs.ProtobufRaw.Decode(envelope.Raw, &actual, into)
 	return obj, err
 }
