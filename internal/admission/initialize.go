@@ -118,6 +118,6 @@ func (i *pluginInit) initialize(plugins ...apiadmission.Interface) error {
 
 // start fills the informers the plugins asked for and waits for them.
 func (i *pluginInit) start(ctx context.Context) {
-	i.informer.Start(ctx.Done())
+	i.informer.StartWithContext(ctx)
 	i.informer.WaitForCacheSync(ctx.Done())
 }

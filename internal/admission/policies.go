@@ -95,6 +95,6 @@ func syncPolicyInformers(ctx context.Context, factory informers.SharedInformerFa
 	admissionregistration.MutatingAdmissionPolicies().Informer()
 	admissionregistration.MutatingAdmissionPolicyBindings().Informer()
 	factory.Core().V1().Namespaces().Informer()
-	factory.Start(ctx.Done())
+	factory.StartWithContext(ctx)
 	factory.WaitForCacheSync(ctx.Done())
 }

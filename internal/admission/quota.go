@@ -65,7 +65,7 @@ func (q *ResourceQuota) Start(ctx context.Context, clients Clients) error {
 	if err := q.plugin.ValidateInitialization(); err != nil {
 		return fmt.Errorf("resource quota admission: %w", err)
 	}
-	factory.Start(ctx.Done())
+	factory.StartWithContext(ctx)
 	factory.WaitForCacheSync(ctx.Done())
 	q.started.Store(true)
 	return nil

@@ -104,8 +104,8 @@ func New(cfg Config) (*Aggregator, error) {
 	}
 
 	a.start = func(ctx context.Context) error {
-		apiServiceFactory.Start(ctx.Done())
-		kubeFactory.Start(ctx.Done())
+		apiServiceFactory.StartWithContext(ctx)
+		kubeFactory.StartWithContext(ctx)
 		for typ, ok := range apiServiceFactory.WaitForCacheSync(ctx.Done()) {
 			if !ok {
 				return fmt.Errorf("aggregator: %v informer did not sync", typ)

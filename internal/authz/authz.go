@@ -84,7 +84,7 @@ func (a *Authorizer) Start(ctx context.Context) error {
 	if a.informers == nil {
 		return nil
 	}
-	a.informers.Start(ctx.Done())
+	a.informers.StartWithContext(ctx)
 	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for typ, ok := range a.informers.WaitForCacheSync(waitCtx.Done()) {

@@ -204,8 +204,15 @@ func runManager(ctx context.Context, cfg Config) error {
 		start(run)
 	}
 
-	factory.Start(ctx.Done())
-	metadataFactory.Start(ctx.Done())
+	factory.StartWithContext(ctx)
+	// The metadata factory's interface lacks the method its implementation
+	// has: started from ctx itself, its informers' contexts need no
+	// goroutine each to follow a channel's (what Start derives).
+	if f, ok := metadataFactory.(interface{ StartWithContext(context.Context) }); ok {
+		f.StartWithContext(ctx)
+	} else {
+		metadataFactory.Start(ctx.Done())
+	}
 	informersStart()
 	<-ctx.Done()
 	return nil

@@ -82,7 +82,7 @@ func Run(ctx context.Context, cfg Config) error {
 	approval := apiapproval.NewKubernetesAPIApprovalPolicyConformantConditionController(crds, crdsV1)
 	cleanup := finalizer.NewCRDFinalizer(crds, crdsV1, dynamicCRClients{dyn})
 
-	factory.Start(ctx.Done())
+	factory.StartWithContext(ctx)
 	factory.WaitForCacheSync(ctx.Done())
 	go naming.RunWithContext(ctx)
 	go establishing.RunWithContext(ctx)

@@ -113,7 +113,7 @@ func (f *FlowControl) Filter(next http.Handler) http.Handler {
 func (f *FlowControl) Start(ctx context.Context, create Creator) (run func(), err error) {
 	fsLister := f.informers.Flowcontrol().V1().FlowSchemas().Lister()
 	plcLister := f.informers.Flowcontrol().V1().PriorityLevelConfigurations().Lister()
-	f.informers.Start(ctx.Done())
+	f.informers.StartWithContext(ctx)
 	for typ, synced := range f.informers.WaitForCacheSync(ctx.Done()) {
 		if !synced {
 			return nil, fmt.Errorf("priority and fairness: %v informer not synced", typ)

@@ -57,7 +57,7 @@ func Run(ctx context.Context, config *rest.Config, newInformers func(kubernetes.
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
-	informers.Start(ctx.Done())
+	informers.StartWithContext(ctx)
 	dynamicInformers.Start(ctx.Done())
 	defer informers.Shutdown()
 	defer dynamicInformers.Shutdown()
