@@ -55,6 +55,8 @@ type Store struct {
 	unsynced bool
 	// failed is set, once, when a commit fails; see fail.
 	failed atomic.Pointer[error]
+	// live is the writer's; see liveRevisions.
+	live liveRevisions
 }
 
 var _ storage.Store = (*Store)(nil)

@@ -136,7 +136,7 @@ func (s *Store) commitGroup(group []*writeOp) {
 	rev := s.revision.Load()
 
 	for i, op := range group {
-		cur, err := s.current(state, op.key)
+		cur, err := s.current(state, op)
 		if err != nil {
 			results[i].err = err
 			continue
@@ -173,6 +173,9 @@ func (s *Store) commitGroup(group []*writeOp) {
 			failAll(group, err)
 			return
 		}
+		for i := range events {
+			s.live.committed(&events[i])
+		}
 		s.hub.publish(&s.revision, rev, events)
 	}
 	for i, op := range group {
@@ -186,13 +189,20 @@ func failAll(group []*writeOp, err error) {
 	}
 }
 
-// current is the key's live version as the group sees it: the group's own
-// earlier writes first, then the database.
-func (s *Store) current(state groupState, key []byte) (*storage.KeyValue, error) {
-	if kv, ok := state[string(key)]; ok {
+// current is the live version of op's key as the group sees it: the
+// group's own earlier writes first, then the writer's live revisions
+// (enough to check a guard and update: a deletion's event carries the
+// value), then the database.
+func (s *Store) current(state groupState, op *writeOp) (*storage.KeyValue, error) {
+	if kv, ok := state[string(op.key)]; ok {
 		return kv, nil
 	}
-	return versionAt(s.db, key, s.revision.Load())
+	if op.kind != opDelete {
+		if kv, ok := s.live.get(op.key); ok {
+			return kv, nil
+		}
+	}
+	return versionAt(s.db, op.key, s.revision.Load())
 }
 
 func checkGuard(op *writeOp, cur *storage.KeyValue) error {
