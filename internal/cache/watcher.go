@@ -71,20 +71,21 @@ type Watcher struct {
 	bookmarks bool
 	mu        sync.Mutex
 	queue     []Delivery    // waiting to be taken, in revision order
-	ready     chan struct{} // holds a token while deliveries wait or once the watch ended
+	ready     chan struct{} // given a token when deliveries start waiting, and when the watch ends
 	done      chan struct{}
 	once      sync.Once
 	err       error
 }
 
-// Ready receives when live events are waiting, and once the watch has
-// ended from the cache's side: Take them then, and check Ended. One
+// Ready receives when live events are waiting, and once when the watch
+// ends (the cache ended it, or Stop): Take them then, and check Ended. One
 // channel to wait on keeps a watch's select short: a select locks every
 // channel it names, on each wakeup, for each of possibly thousands of
 // watches.
 func (w *Watcher) Ready() <-chan struct{} { return w.ready }
 
-// Ended tells whether the watch has ended from the cache's side.
+// Ended tells whether the watch has ended: the cache ended it (too slow,
+// or the cache stopped; Err says which), or Stop.
 func (w *Watcher) Ended() bool {
 	select {
 	case <-w.done:

@@ -23,11 +23,17 @@ import (
 // maxBodyBytes is kube-apiserver's limit on a request body.
 const maxBodyBytes = 3 * 1024 * 1024
 
+// exactBodyBytes bounds the bodies read into memory of their declared
+// length.
+const exactBodyBytes = 64 * 1024
+
 // readBody reads the whole request body within the size limit.
 func readBody(r *http.Request) ([]byte, error) {
-	if n := r.ContentLength; n > 0 && n <= maxBodyBytes {
+	if n := r.ContentLength; n > 0 && n <= exactBodyBytes {
 		// Read at its declared size at once, instead of growing a buffer
 		// by doubling: the server refuses a body longer than declared.
+		// Only for a small one: a client declaring megabytes and sending
+		// them slowly would hold that memory from the start.
 		data := make([]byte, n)
 		if _, err := io.ReadFull(r.Body, data); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to read request body: %v", err))

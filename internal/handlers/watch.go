@@ -220,9 +220,6 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), a.watchTimeout(opts.TimeoutSeconds))
 	defer cancel()
-	if a.opts.Stopping != nil {
-		defer context.AfterFunc(a.opts.Stopping, cancel)()
-	}
 
 	c := store.Backend().Cache
 	filter := filterFor(req, store, opts)
@@ -311,6 +308,12 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	// The initial events are out: priority and fairness frees the
 	// watch's seat.
 	utilflowcontrol.WatchInitialized(ctx)
+	if a.opts.Stopping != nil {
+		// The server's stop ends the stream here, as its clients would
+		// see at their timeout; it leaves the start above alone (a
+		// request's context cancelled there would answer an error).
+		defer context.AfterFunc(a.opts.Stopping, cancel)()
+	}
 	var batch []cache.Delivery
 	for {
 		select {

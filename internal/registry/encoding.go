@@ -63,7 +63,10 @@ const maxEnvelope = 1 << 20
 // protobufStorage.Decode does: into into when it is of the envelope's
 // kind (defaulted from gvk and into), else into a new object of that kind.
 func decodeProtobuf(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, error) {
-	if into == nil {
+	switch into.(type) {
+	case nil, *runtime.Unknown, runtime.Unstructured:
+		// Not a typed object: decoded by the serializer, which would hand
+		// an Unknown the pooled envelope's bytes.
 		obj, _, err := protobufStorage.Decode(data, gvk, into)
 		return obj, err
 	}
