@@ -57,11 +57,11 @@ func WithEncoding(e runtime.Encoder, obj runtime.Object, use func([]byte)) error
 
 // EncodeToKeep returns obj's encoding in memory of its own, of its size
 // (protobuf's within a few bytes of its encoder's estimate), for bytes
-// that are kept (stored, or cached with their object): a
-// buffer grown by doubling would hold up to twice what was written.
-// Protobuf's encoder, which sizes the message first, encodes straight into
-// the returned memory; other encoders write into reused memory whose
-// bytes are copied out once.
+// that are kept (stored, or cached with their object): a buffer grown by
+// doubling would hold up to twice what was written. Protobuf's encoder,
+// which sizes the message first, encodes straight into the returned
+// memory; other encoders write into reused memory whose bytes are copied
+// out once.
 func EncodeToKeep(e runtime.Encoder, obj runtime.Object) ([]byte, error) {
 	if ea, ok := e.(runtime.EncoderWithAllocator); ok {
 		return encodeExact(ea, obj)
