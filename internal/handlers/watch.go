@@ -314,30 +314,34 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		// request's context cancelled there would answer an error).
 		defer context.AfterFunc(a.opts.Stopping, cancel)()
 	}
+	// The request's end (its timeout, the client gone, the server's stop)
+	// stops the watcher, whose Ready then fires: the loop waits on one
+	// channel, not on a select that locks two for each of thousands of
+	// watches at every event.
+	defer context.AfterFunc(ctx, watcher.Stop)()
 	var batch []cache.Delivery
 	for {
-		select {
-		case <-watcher.Ready():
-			// As kube-apiserver, a burst of events goes out in one flush:
-			// the stream is flushed once no further event is waiting.
-			batch = watcher.Take(batch)
-			for _, d := range batch {
-				var err error
-				if d.Bookmark > 0 {
-					err = stream.send(watch.Bookmark, store.Bookmark(d.Bookmark))
-				} else {
-					obj, enc := d.Object()
-					err = stream.sendCached(d.Type, obj, enc)
-				}
-				if err != nil {
-					return
-				}
+		<-watcher.Ready()
+		if watcher.Ended() && ctx.Err() != nil {
+			return // the request ended: nothing more goes out
+		}
+		// As kube-apiserver, a burst of events goes out in one flush:
+		// the stream is flushed once no further event is waiting.
+		batch = watcher.Take(batch)
+		for _, d := range batch {
+			var err error
+			if d.Bookmark > 0 {
+				err = stream.send(watch.Bookmark, store.Bookmark(d.Bookmark))
+			} else {
+				obj, enc := d.Object()
+				err = stream.sendCached(d.Type, obj, enc)
 			}
-			if len(batch) > 0 {
-				flusher.Flush()
+			if err != nil {
+				return
 			}
-		case <-ctx.Done(): // timed out, the client went, or the server stops
-			return
+		}
+		if len(batch) > 0 {
+			flusher.Flush()
 		}
 		if watcher.Ended() {
 			// Too slow, or the cache was rebuilt: the client resumes from
