@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -76,7 +77,7 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	if cfg.Audit == nil {
 		cfg.Audit = &Audit{}
 	}
-	h := withMetrics(authorize(withRequestDeadline(withWarnings(handler)), cfg.Authorizer))
+	h := withMetrics(authorize(withRequestDeadline(handler), cfg.Authorizer))
 	if cfg.Fairness != nil {
 		h = cfg.Fairness(h)
 	}
@@ -84,9 +85,7 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	h = endpointsfilters.WithAudit(h, cfg.Audit.Sink, cfg.Audit.Policy, LongRunning)
 	failed := endpointsfilters.WithFailedAuthenticationAudit(http.HandlerFunc(unauthorized), cfg.Audit.Sink, cfg.Audit.Policy)
 	h = cfg.Authenticator.Middleware(h, failed.ServeHTTP)
-	h = withRequestInfo(withWarmStacks(h, cfg.Done))
-	h = endpointsfilters.WithRequestReceivedTimestamp(h)
-	h = recoverPanics(h, cfg.Logger)
+	h = recoverPanics(withRequestInfo(withWarmStacks(h, cfg.Done)), cfg.Logger)
 	return endpointsfilters.WithAuditInit(h)
 }
 
@@ -136,13 +135,15 @@ func recoverPanics(next http.Handler, logger *slog.Logger) http.Handler {
 	})
 }
 
-// withRequestInfo parses the request's URL and method once, into kapi's
-// form and into kube-apiserver's (which the authorizers, impersonation and
-// the metrics read).
+// withRequestInfo notes when the request arrived (audit and the metrics
+// read it) and parses its URL and method once, into kapi's form and into
+// kube-apiserver's (which the authorizers, impersonation and the metrics
+// read).
 func withRequestInfo(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := genericapirequest.WithReceivedTimestamp(r.Context(), time.Now())
 		info := request.Parse(r)
-		ctx := request.WithInfo(r.Context(), info)
+		ctx = request.WithInfo(ctx, info)
 		ctx = genericapirequest.WithRequestInfo(ctx, kubeRequestInfo(r, info))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

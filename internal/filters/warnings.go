@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"context"
 	"net/http"
 
 	"k8s.io/apiserver/pkg/warning"
@@ -11,11 +12,8 @@ import (
 // withWarnings lets the code a request runs (kube's strategies and
 // validation report deprecated fields and such through warning.AddWarning
 // on the request's context) answer with Warning headers.
-func withWarnings(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := warning.WithWarningRecorder(r.Context(), headerRecorder{w})
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
+func withWarnings(ctx context.Context, w http.ResponseWriter) context.Context {
+	return warning.WithWarningRecorder(ctx, headerRecorder{w})
 }
 
 // headerRecorder turns warnings into headers of the response, which is
