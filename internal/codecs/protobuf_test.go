@@ -1,7 +1,6 @@
-package registry
+package codecs
 
 import (
-	"bytes"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -10,13 +9,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/kapi-dev/kapi/internal/codecs"
 )
 
-// storedSamples are objects with every kind of field protobuf's decoders
-// fill: strings, byte slices, maps of byte slices, raw extensions.
-func storedSamples() []runtime.Object {
+// protobufSamples are objects with every kind of field protobuf's
+// decoders fill: strings, byte slices, maps of byte slices, raw
+// extensions.
+func protobufSamples() []runtime.Object {
 	return []runtime.Object{
 		&corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
@@ -38,34 +36,37 @@ func storedSamples() []runtime.Object {
 	}
 }
 
-// TestDecodeProtobufAsTheSerializer: stored objects decode as the
-// serializer decodes them, and an object decoded earlier keeps its
-// content while later ones reuse the envelope's memory.
+// TestDecodeProtobufAsTheSerializer: objects decode as the serializer
+// decodes them, and an object decoded earlier keeps its content while
+// later ones reuse the envelope's memory.
 func TestDecodeProtobufAsTheSerializer(t *testing.T) {
 	var earlier []runtime.Object
 	for range 2 {
-		for _, obj := range storedSamples() {
-			data, err := codecs.EncodeToKeep(protobufStorage, obj)
+		for _, obj := range protobufSamples() {
+			data, err := EncodeToKeep(Protobuf, obj)
 			if err != nil {
 				t.Fatal(err)
 			}
 			gvk := obj.GetObjectKind().GroupVersionKind()
-			into, _ := codecs.Scheme.New(gvk)
-			got, err := decodeProtobuf(data, &schema.GroupVersionKind{Version: gvk.Version, Kind: gvk.Kind}, into)
+			into, _ := Scheme.New(gvk)
+			got, gotKind, err := DecodeProtobuf(data, &schema.GroupVersionKind{Version: gvk.Version, Kind: gvk.Kind}, into)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, _, err := protobufStorage.Decode(data, nil, nil)
+			want, _, err := Protobuf.Decode(data, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !equality.Semantic.DeepEqual(got, want) || !equality.Semantic.DeepEqual(got, obj) {
 				t.Errorf("decoded %#v\nserializer %#v", got, want)
 			}
+			if *gotKind != gvk {
+				t.Errorf("kind %v, want %v", gotKind, gvk)
+			}
 			earlier = append(earlier, got)
 		}
 	}
-	samples := storedSamples()
+	samples := protobufSamples()
 	for i, obj := range earlier {
 		if !equality.Semantic.DeepEqual(obj, samples[i%len(samples)]) {
 			t.Errorf("an object decoded earlier changed: %#v", obj)
@@ -73,26 +74,28 @@ func TestDecodeProtobufAsTheSerializer(t *testing.T) {
 	}
 }
 
-// FuzzDecodeProtobuf: whatever bytes storage holds, decodeProtobuf fails
-// where the serializer fails and decodes what it decodes.
+// FuzzDecodeProtobuf: whatever bytes a client sends or storage holds,
+// DecodeProtobuf fails where the serializer fails, with its error, and
+// decodes what it decodes, naming the same kind.
 func FuzzDecodeProtobuf(f *testing.F) {
-	for _, obj := range storedSamples() {
-		data, err := codecs.EncodeToKeep(protobufStorage, obj)
+	for _, obj := range protobufSamples() {
+		data, err := EncodeToKeep(Protobuf, obj)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(data)
 	}
 	f.Add([]byte("k8s\x00"))
+	f.Add([]byte("{}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !bytes.HasPrefix(data, protobufMagic) {
-			return
-		}
 		gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
-		got, gotErr := decodeProtobuf(data, &gvk, &corev1.ConfigMap{})
-		want, _, wantErr := protobufStorage.Decode(data, &gvk, &corev1.ConfigMap{})
-		if (gotErr == nil) != (wantErr == nil) {
-			t.Fatalf("decodeProtobuf: %v; the serializer: %v", gotErr, wantErr)
+		got, gotKind, gotErr := DecodeProtobuf(data, &gvk, &corev1.ConfigMap{})
+		want, wantKind, wantErr := Protobuf.Decode(data, &gvk, &corev1.ConfigMap{})
+		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+			t.Fatalf("DecodeProtobuf: %v; the serializer: %v", gotErr, wantErr)
+		}
+		if (gotKind == nil) != (wantKind == nil) || (gotKind != nil && *gotKind != *wantKind) {
+			t.Fatalf("kind %v; the serializer: %v", gotKind, wantKind)
 		}
 		if gotErr == nil && !equality.Semantic.DeepEqual(got, want) {
 			t.Fatalf("decoded %#v\nserializer %#v", got, want)
