@@ -31,12 +31,12 @@ func streams(info *request.Info) bool {
 // and streaming sub-resources are) a deadline: the `timeout` option, or
 // requestTimeout. A `timeout` that is not a duration is kube-apiserver's
 // 400. It also lets the code the request runs answer with warnings (see
-// withWarnings): one copy of the request for both.
+// recordWarnings): one copy of the request for both.
 func withRequestDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, _ := request.From(r.Context())
 		if info != nil && streams(info) {
-			next.ServeHTTP(w, r.WithContext(withWarnings(r.Context(), w)))
+			next.ServeHTTP(w, r.WithContext(recordWarnings(r.Context(), w)))
 			return
 		}
 		timeout := requestTimeout
@@ -52,6 +52,6 @@ func withRequestDeadline(next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		next.ServeHTTP(w, r.WithContext(withWarnings(ctx, w)))
+		next.ServeHTTP(w, r.WithContext(recordWarnings(ctx, w)))
 	})
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/kapi-dev/kapi/internal/respond"
 )
 
-// withWarnings lets the code a request runs (kube's strategies and
+// recordWarnings lets the code a request runs (kube's strategies and
 // validation report deprecated fields and such through warning.AddWarning
 // on the request's context) answer with Warning headers.
-func withWarnings(ctx context.Context, w http.ResponseWriter) context.Context {
+func recordWarnings(ctx context.Context, w http.ResponseWriter) context.Context {
 	return warning.WithWarningRecorder(ctx, headerRecorder{w})
 }
 
