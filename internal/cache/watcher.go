@@ -73,7 +73,8 @@ type Watcher struct {
 	queue     []Delivery    // waiting to be taken, in revision order
 	ready     chan struct{} // given a token when deliveries start waiting, and when the watch ends
 	done      chan struct{}
-	once      sync.Once
+	once      sync.Once // ends the watch
+	release   sync.Once // Stop
 	err       error
 }
 
@@ -116,12 +117,16 @@ func (w *Watcher) Done() <-chan struct{} { return w.done }
 // Err tells why Done was closed (nil when the cache was rebuilt).
 func (w *Watcher) Err() error { return w.err }
 
-// Stop ends the watch and releases it.
+// Stop ends the watch and releases it. Calls after the first do nothing:
+// a watch handler stops its watcher when its request ends and again on
+// its way out, and the cache's lock is for its writes.
 func (w *Watcher) Stop() {
-	w.cache.mu.Lock()
-	delete(w.cache.watchers, w)
-	w.cache.mu.Unlock()
-	w.stop(nil)
+	w.release.Do(func() {
+		w.cache.mu.Lock()
+		delete(w.cache.watchers, w)
+		w.cache.mu.Unlock()
+		w.stop(nil)
+	})
 }
 
 func (w *Watcher) stop(err error) {

@@ -2,11 +2,15 @@ package filters
 
 import (
 	"context"
+	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/warning"
 
@@ -66,5 +70,40 @@ func TestChainGivesTimestampDeadlineAndWarnings(t *testing.T) {
 				t.Errorf("Warning headers %q, want the handler's warning", got)
 			}
 		})
+	}
+}
+
+// A token authenticator's warnings reach the client too, as in
+// kube-apiserver, whose warnings recorder is outside authentication: a
+// bearer token after two spaces is ignored, with a warning on the 401.
+func TestAuthenticationWarningsReachTheClient(t *testing.T) {
+	tokens := authenticator.TokenFunc(func(_ context.Context, token string) (*authenticator.Response, bool, error) {
+		return &authenticator.Response{User: &user.DefaultInfo{Name: "alice"}}, token == "good", nil
+	})
+	done := make(chan struct{})
+	defer close(done)
+	h := Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+	}), Config{Authenticator: auth.NewAuthenticator(x509.NewCertPool()).WithTokens(tokens), Done: done})
+
+	for _, tc := range []struct {
+		header      string
+		wantCode    int
+		wantWarning bool
+	}{
+		{"Bearer good", http.StatusOK, false},
+		{"Bearer  good", http.StatusUnauthorized, true},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/default/configmaps", nil)
+		r.Header.Set("Authorization", tc.header)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != tc.wantCode {
+			t.Errorf("%q: status %d, want %d", tc.header, rec.Code, tc.wantCode)
+		}
+		warnings := rec.Header().Values("Warning")
+		if got := len(warnings) == 1 && strings.Contains(warnings[0], "extra space before the bearer token"); got != tc.wantWarning {
+			t.Errorf("%q: Warning headers %q, want the extra space warning: %v", tc.header, warnings, tc.wantWarning)
+		}
 	}
 }

@@ -30,13 +30,12 @@ func streams(info *request.Info) bool {
 // withRequestDeadline gives each request that is not long-running (watches
 // and streaming sub-resources are) a deadline: the `timeout` option, or
 // requestTimeout. A `timeout` that is not a duration is kube-apiserver's
-// 400. It also lets the code the request runs answer with warnings (see
-// recordWarnings): one copy of the request for both.
+// 400.
 func withRequestDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, _ := request.From(r.Context())
 		if info != nil && streams(info) {
-			next.ServeHTTP(w, r.WithContext(recordWarnings(r.Context(), w)))
+			next.ServeHTTP(w, r)
 			return
 		}
 		timeout := requestTimeout
@@ -52,6 +51,6 @@ func withRequestDeadline(next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		next.ServeHTTP(w, r.WithContext(recordWarnings(ctx, w)))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

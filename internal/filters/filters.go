@@ -64,9 +64,9 @@ type Audit struct {
 }
 
 // Chain wraps handler in the filters, outermost first, in kube-apiserver's
-// order: the audit ID, recovery, the time received, request info,
+// order: the audit ID, recovery, the time received, warnings, request info,
 // authentication, audit, impersonation, priority and fairness, metrics,
-// authorisation, deadline, warnings.
+// authorisation, deadline.
 func Chain(handler http.Handler, cfg Config) http.Handler {
 	if cfg.Authorizer == nil {
 		cfg.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
@@ -136,12 +136,16 @@ func recoverPanics(next http.Handler, logger *slog.Logger) http.Handler {
 }
 
 // withRequestInfo notes when the request arrived (audit and the metrics
-// read it) and parses its URL and method once, into kapi's form and into
+// read it), lets the filters after it and the handlers answer with
+// warnings (recordWarnings; as in kube-apiserver, authentication's reach
+// the client too, such as a bearer token after two spaces), and parses
+// the request's URL and method once, into kapi's form and into
 // kube-apiserver's (which the authorizers, impersonation and the metrics
-// read).
+// read): one copy of the request for all.
 func withRequestInfo(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := genericapirequest.WithReceivedTimestamp(r.Context(), time.Now())
+		ctx = recordWarnings(ctx, w)
 		info := request.Parse(r)
 		ctx = request.WithInfo(ctx, info)
 		ctx = genericapirequest.WithRequestInfo(ctx, kubeRequestInfo(r, info))

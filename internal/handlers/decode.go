@@ -152,7 +152,9 @@ func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, s
 	}
 	var actual *schema.GroupVersionKind
 	if info.MediaType == runtime.ContentTypeProtobuf {
-		// As the serializer, without copying the object out of its envelope.
+		// As the serializer, without copying the object out of its
+		// envelope; protobuf has no strict decoding (apimachinery's strict
+		// protobuf serializer is the plain one).
 		obj, actual, err = codecs.DecodeProtobuf(data, &gvk, store.New())
 	} else {
 		obj, actual, err = decoder.Decode(data, &gvk, store.New())
