@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 )
 
 // The standard library's JSON encoder checks and compacts what every
@@ -21,15 +22,26 @@ import (
 // encoded as before, so the bytes are the serializer's.
 
 // TypedSerializers are the serializers of the built-in types: the codec
-// factory's, with JSON writing field sets as they are. (Set once Factory
-// is, in init.)
+// factory's, with JSON writing field sets as they are and protobuf
+// decoding objects without copying them out of their envelope. (Set once
+// Factory is, in init.)
 var TypedSerializers []runtime.SerializerInfo
 
 func typedSerializers(factory []runtime.SerializerInfo) []runtime.SerializerInfo {
 	infos := slices.Clone(factory)
 	for i := range infos {
-		if infos[i].MediaType == runtime.ContentTypeJSON {
+		switch infos[i].MediaType {
+		case runtime.ContentTypeJSON:
 			infos[i].Serializer = fieldSetsJSON{infos[i].Serializer}
+		case runtime.ContentTypeProtobuf:
+			if plain, ok := infos[i].Serializer.(*protobuf.Serializer); ok {
+				// Protobuf has no strict decoding: the factory's strict
+				// serializer is the same one.
+				if infos[i].StrictSerializer == infos[i].Serializer {
+					infos[i].StrictSerializer = pooledProtobuf{plain}
+				}
+				infos[i].Serializer = pooledProtobuf{plain}
+			}
 		}
 	}
 	return infos

@@ -2,6 +2,7 @@ package codecs
 
 import (
 	"bytes"
+	"errors"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +27,9 @@ var envelopes = sync.Pool{New: func() any { return new(runtime.Unknown) }}
 // maxEnvelope bounds the object bytes a pooled envelope keeps.
 const maxEnvelope = 1 << 20
 
+// errEmptyObject sends an envelope without object bytes to the serializer.
+var errEmptyObject = errors.New("empty object in the protobuf envelope")
+
 // DecodeProtobuf decodes data as Protobuf.Decode does, into into when it
 // is of the envelope's kind (defaulted from gvk), else into a new object
 // of that kind, and returns the kind the data names. It fails where the
@@ -42,7 +46,7 @@ func DecodeProtobuf(data []byte, gvk *schema.GroupVersionKind, into runtime.Obje
 	}
 	obj, actual, err := decodeInPooledEnvelope(data, gvk, into)
 	if err != nil {
-		// The serializer's own error, whatever part of the data is wrong.
+		// The serializer's own answer, whatever part of the data is wrong.
 		return Protobuf.Decode(data, gvk, into)
 	}
 	return obj, actual, nil
@@ -59,8 +63,8 @@ func decodeInPooledEnvelope(data []byte, gvk *schema.GroupVersionKind, into runt
 	if err := envelope.Unmarshal(data[len(ProtobufMagic):]); err != nil {
 		return nil, nil, err
 	}
-	if len(envelope.Raw) == 0 { // the raw serializer refuses what the other decodes as empty
-		return Protobuf.Decode(data, gvk, into)
+	if len(envelope.Raw) == 0 {
+		return nil, nil, errEmptyObject // the serializer decodes it, the raw one refuses it
 	}
 	actual := envelope.GroupVersionKind()
 	if gvk != nil {
@@ -72,4 +76,13 @@ func decodeInPooledEnvelope(data []byte, gvk *schema.GroupVersionKind, into runt
 		}
 	}
 	return ProtobufRaw.Decode(envelope.Raw, &actual, into)
+}
+
+// pooledProtobuf is the protobuf serializer of the built-in types'
+// request bodies and responses: its own encoder (with its allocator), and
+// DecodeProtobuf for decoding.
+type pooledProtobuf struct{ *protobuf.Serializer }
+
+func (pooledProtobuf) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	return DecodeProtobuf(data, gvk, into)
 }

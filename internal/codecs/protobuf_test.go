@@ -102,3 +102,38 @@ func FuzzDecodeProtobuf(f *testing.F) {
 		}
 	})
 }
+
+// TestTypedProtobufDecodesPooled: the built-in types' protobuf entry
+// decodes through DecodeProtobuf, strictly or not, and keeps its encoder's
+// allocator (the kept encodings and responses use it).
+func TestTypedProtobufDecodesPooled(t *testing.T) {
+	var info *runtime.SerializerInfo
+	for i := range TypedSerializers {
+		if TypedSerializers[i].MediaType == runtime.ContentTypeProtobuf {
+			info = &TypedSerializers[i]
+		}
+	}
+	if info == nil {
+		t.Fatal("no protobuf serializer among the typed ones")
+	}
+	for name, s := range map[string]runtime.Serializer{"serializer": info.Serializer, "strict": info.StrictSerializer} {
+		if _, ok := s.(pooledProtobuf); !ok {
+			t.Errorf("%s is %T, want the pooled decoder", name, s)
+		}
+	}
+	if _, ok := info.Serializer.(runtime.EncoderWithAllocator); !ok {
+		t.Errorf("%T lost the encoder's allocator", info.Serializer)
+	}
+	for _, obj := range protobufSamples() {
+		data, err := EncodeToKeep(info.Serializer, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		into, _ := Scheme.New(gvk)
+		got, kind, err := info.Serializer.Decode(data, &gvk, into)
+		if err != nil || *kind != gvk || !equality.Semantic.DeepEqual(got, obj) {
+			t.Errorf("decoded %#v (%v, %v), want %#v", got, kind, err, obj)
+		}
+	}
+}

@@ -150,15 +150,7 @@ func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, s
 	if validation != metav1.FieldValidationIgnore && info.StrictSerializer != nil {
 		decoder = info.StrictSerializer
 	}
-	var actual *schema.GroupVersionKind
-	if info.MediaType == runtime.ContentTypeProtobuf {
-		// As the serializer, without copying the object out of its
-		// envelope; protobuf has no strict decoding (apimachinery's strict
-		// protobuf serializer is the plain one).
-		obj, actual, err = codecs.DecodeProtobuf(data, &gvk, store.New())
-	} else {
-		obj, actual, err = decoder.Decode(data, &gvk, store.New())
-	}
+	obj, actual, err := decoder.Decode(data, &gvk, store.New())
 	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
 		strictErr, err = err, nil
 	}

@@ -15,8 +15,7 @@ import (
 // JSON and takes less space. Objects stored in JSON (custom resources,
 // and built-in objects written by kapi before it stored protobuf) are
 // read as JSON: the envelope's magic number tells them apart.
-var protobufStorage = codecs.Protobuf
-
+//
 // storesProtobuf reports whether objects of kind can be stored in
 // protobuf: built-in kinds have Go types with protobuf encodings.
 func storesProtobuf(kind schema.GroupVersionKind) bool {
@@ -24,7 +23,7 @@ func storesProtobuf(kind schema.GroupVersionKind) bool {
 	if err != nil {
 		return false
 	}
-	return protobufStorage.Encode(obj, io.Discard) == nil
+	return codecs.Protobuf.Encode(obj, io.Discard) == nil
 }
 
 // decodeStored decodes stored bytes, protobuf or JSON.
@@ -41,7 +40,7 @@ func (s *Store) decodeStored(data []byte, gvk *schema.GroupVersionKind, into run
 // stored.
 func (s *Store) storageEncoder() runtime.Encoder {
 	if s.protobuf {
-		return protobufStorage
+		return codecs.Protobuf
 	}
 	return s.codec
 }
