@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 	"time"
@@ -98,6 +99,7 @@ type entry struct {
 	key string
 	obj runtime.Object
 	enc *Encodings
+	sum uint64 // StoredSum of the bytes obj was decoded from
 	// corrupt, when set, is why the stored version cannot be decoded: the
 	// object is in storage but cannot be served. obj is then the last state
 	// that could be decoded (nil if there was none), which watchers that
@@ -260,7 +262,7 @@ func (c *Cache) sync(ctx context.Context) error {
 			tree.ReplaceOrInsert(&entry{key: key, corrupt: err})
 			continue
 		}
-		tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: c.prepare(obj)})
+		tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: c.prepare(obj), sum: StoredSum(res.KVs[i].Value)})
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -469,10 +471,10 @@ func (c *Cache) apply(ev storage.Event) error {
 		c.tree.Delete(&entry{key: key})
 	case e.Prev == nil:
 		e.Type = watch.Added
-		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings})
+		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings, sum: StoredSum(ev.KV.Value)})
 	default:
 		e.Type = watch.Modified
-		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings})
+		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings, sum: StoredSum(ev.KV.Value)})
 	}
 	c.events = append(c.events, e)
 	c.lastChange = e.Rev
@@ -659,13 +661,28 @@ func (c *Cache) WaitNotOlderThan(ctx context.Context, rev int64) error {
 
 // Get returns the object under key as the index holds it, or nil.
 func (c *Cache) Get(key string) runtime.Object {
+	obj, _ := c.GetWithSum(key)
+	return obj
+}
+
+// GetWithSum returns the object under key as Get does, and the StoredSum
+// of the stored bytes it was decoded from: enough for a writer starting
+// from the object to tell whether what it writes differs from them.
+func (c *Cache) GetWithSum(key string) (runtime.Object, uint64) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if e, ok := c.tree.Get(&entry{key: key}); ok && e.corrupt == nil {
-		return e.obj
+		return e.obj, e.sum
 	}
-	return nil
+	return nil, 0
 }
+
+var storedSeed = maphash.MakeSeed()
+
+// StoredSum is the checksum the index keeps of an object's stored bytes.
+// Equal bytes have equal sums within a process; equal sums do not prove
+// equal bytes.
+func StoredSum(stored []byte) uint64 { return maphash.Bytes(storedSeed, stored) }
 
 // freshGetWait bounds how long GetFresh waits for the index to catch up:
 // one that lags further is left to storage.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kstorage "k8s.io/apiserver/pkg/storage"
 
+	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/resources"
 	"github.com/kapi-dev/kapi/internal/storage"
@@ -348,18 +349,29 @@ type UpdateFunc func(current runtime.Object) (runtime.Object, error)
 // Update applies fn to the current object and stores the result, retrying
 // when another write lands in between. fn sees a fresh copy each time; a
 // resource-version precondition is fn's to check.
+//
+// As kube-apiserver's cacher does, the first attempt starts from a copy of
+// the watch cache's object, which saves reading and decoding the stored
+// one. The copy may lag behind storage: the write is guarded by its
+// revision, and a conflict, an error of fn or an update that may change
+// nothing (which only the stored bytes can confirm) runs again from
+// storage.
 func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFunc) (runtime.Object, error) {
 	key := s.key(namespace, name)
+	cached := s.cachedCopy(key)
 	for {
-		kv, _, err := s.storage.Get(ctx, key, 0)
-		if err != nil {
-			return nil, s.interpret(err, name)
+		current := cached
+		if current == nil {
+			var err error
+			if current, err = s.readCurrent(ctx, key, name); err != nil {
+				return nil, err
+			}
 		}
-		current, err := s.decodeCurrent(kv)
-		if err != nil {
-			return nil, err
+		updated, err := fn(current.obj)
+		if err != nil && cached != nil {
+			cached = nil // it may be the copy's age that fn refuses
+			continue
 		}
-		updated, err := fn(current)
 		if err != nil {
 			return nil, err
 		}
@@ -370,13 +382,18 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 		// The answer, written or not, reads as the stored object does.
 		s.defaultStored(updated)
 		m, _ := meta.Accessor(updated)
-		if bytes.Equal(data, kv.Value) {
+		if cached != nil && cache.StoredSum(data) == cached.sum {
+			cached = nil // perhaps nothing changed: storage can tell
+			continue
+		}
+		if cached == nil && bytes.Equal(data, current.stored) {
 			// Nothing changed: nothing is written and no event is sent.
-			m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+			m.SetResourceVersion(strconv.FormatInt(current.rev, 10))
 			return updated, nil
 		}
-		rev, err := s.storage.Update(ctx, key, data, kv.ModRevision)
+		rev, err := s.storage.Update(ctx, key, data, current.rev)
 		if errors.Is(err, storage.ErrConflict) {
+			cached = nil
 			continue
 		}
 		if err != nil {
@@ -387,32 +404,84 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 	}
 }
 
+// currentObject is the object a write starts from, at revision rev.
+type currentObject struct {
+	obj    runtime.Object
+	rev    int64
+	stored []byte // the bytes read from storage; nil for the cache's copy
+	sum    uint64 // the cache's cache.StoredSum of them
+}
+
+// cachedCopy returns a copy of the watch cache's object under key, or nil
+// when the cache has none as this store would read it: it is not built
+// yet, or this store serves another version than the stored one.
+func (s *Store) cachedCopy(key []byte) *currentObject {
+	b := s.backend
+	if b == nil || b.Cache == nil || b.sharedCache || s.convert != nil || b.Storage() != s || !b.Cache.Ready() {
+		return nil
+	}
+	obj, sum := b.Cache.GetWithSum(string(key))
+	if obj == nil {
+		return nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	rev, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	if err != nil || rev <= 0 {
+		return nil
+	}
+	return &currentObject{obj: obj.DeepCopyObject(), rev: rev, sum: sum}
+}
+
+// readCurrent reads the object stored under key for a write, as a
+// request's read answers: a corrupt object is an internal error.
+func (s *Store) readCurrent(ctx context.Context, key []byte, name string) (*currentObject, error) {
+	kv, _, err := s.storage.Get(ctx, key, 0)
+	if err != nil {
+		return nil, s.interpret(err, name)
+	}
+	obj, err := s.decodeCurrent(kv)
+	if err != nil {
+		return nil, err
+	}
+	return &currentObject{obj: obj, rev: kv.ModRevision, stored: kv.Value}, nil
+}
+
 // Delete removes the object if check accepts its current state, and
-// returns the deleted object.
+// returns the deleted object. As Update does, it starts from a copy of the
+// watch cache's object, and reads storage again when check refuses the
+// copy or the deletion finds a newer version.
 func (s *Store) Delete(ctx context.Context, namespace, name string, check func(current runtime.Object) error) (runtime.Object, error) {
 	key := s.key(namespace, name)
+	cached := s.cachedCopy(key)
 	for {
-		kv, _, err := s.storage.Get(ctx, key, 0)
-		if err != nil {
-			return nil, s.interpret(err, name)
-		}
-		current, err := s.decodeCurrent(kv)
-		if err != nil {
-			return nil, err
-		}
-		if check != nil {
-			if err := check(current); err != nil {
+		current := cached
+		if current == nil {
+			var err error
+			if current, err = s.readCurrent(ctx, key, name); err != nil {
 				return nil, err
 			}
 		}
-		_, _, err = s.storage.Delete(ctx, key, kv.ModRevision)
+		if check != nil {
+			if err := check(current.obj); err != nil {
+				if cached != nil {
+					cached = nil // it may be the copy's age that check refuses
+					continue
+				}
+				return nil, err
+			}
+		}
+		_, _, err := s.storage.Delete(ctx, key, current.rev)
 		if errors.Is(err, storage.ErrConflict) {
+			cached = nil
 			continue
 		}
 		if err != nil {
 			return nil, s.interpret(err, name)
 		}
-		return current, nil
+		return current.obj, nil
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/storage"
 	"github.com/kapi-dev/kapi/internal/storage/pebble"
 )
 
@@ -26,6 +27,12 @@ func New(t testing.TB, opts cache.Options, plugins ...any) *pipeline.Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return NewOver(t, s, opts, plugins...)
+}
+
+// NewOver is New over s, which it closes when the test ends.
+func NewOver(t testing.TB, s storage.Store, opts cache.Options, plugins ...any) *pipeline.Pipeline {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := registry.New(s, nil, opts)
 	t.Cleanup(func() { cancel(); reg.Wait(); s.Close() })

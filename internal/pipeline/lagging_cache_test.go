@@ -1,0 +1,217 @@
+package pipeline_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/pipeline/pipelinetest"
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/storage"
+	"github.com/kapi-dev/kapi/internal/storage/pebble"
+)
+
+// heldStorage is storage whose watches can be held back, so that a test
+// can make the watch caches lag behind the writes.
+type heldStorage struct {
+	storage.Store
+	hold sync.RWMutex // held for writing: no watch event goes through
+}
+
+func (h *heldStorage) Watch(ctx context.Context, prefix []byte, fromRev int64) (storage.Watcher, error) {
+	w, err := h.Store.Watch(ctx, prefix, fromRev)
+	if err != nil {
+		return nil, err
+	}
+	held := &heldWatcher{Watcher: w, events: make(chan storage.Event)}
+	go func() {
+		defer close(held.events)
+		for ev := range w.Events() {
+			h.hold.RLock()
+			h.hold.RUnlock()
+			select {
+			case held.events <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return held, nil
+}
+
+type heldWatcher struct {
+	storage.Watcher
+	events chan storage.Event
+}
+
+func (w *heldWatcher) Events() <-chan storage.Event { return w.events }
+
+// laggingPipeline returns a pipeline over s, whose caches stop following
+// storage while s.hold is held.
+func laggingPipeline(t *testing.T) (p *pipeline.Pipeline, s *heldStorage) {
+	t.Helper()
+	db, err := pebble.OpenInMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = &heldStorage{Store: db}
+	return pipelinetest.NewOver(t, s, cache.Options{}), s
+}
+
+// cachedConfigMap creates a ConfigMap and waits for the cache to hold it.
+func cachedConfigMap(t *testing.T, p *pipeline.Pipeline, store *registry.Store) *corev1.ConfigMap {
+	t.Helper()
+	created, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: configMapMeta, Data: map[string]string{"start": "1"}}, pipeline.Options{Manager: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Backend().Cache.WaitFresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return created.(*corev1.ConfigMap)
+}
+
+// setData returns an update that sets key to value.
+func setData(key, value string) registry.UpdateFunc {
+	return func(current runtime.Object) (runtime.Object, error) {
+		cm := current.DeepCopyObject().(*corev1.ConfigMap)
+		cm.Data[key] = value
+		return cm, nil
+	}
+}
+
+func storedConfigMap(t *testing.T, store *registry.Store) *corev1.ConfigMap {
+	t.Helper()
+	obj, err := store.Get(ctx, "default", "cm") // storage, not the cache
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj.(*corev1.ConfigMap)
+}
+
+// An update starts from the cache's copy; when the cache has not seen the
+// previous write yet, the update must still build on that write.
+func TestUpdateAfterAWriteTheCacheHasNotSeen(t *testing.T) {
+	p, s := laggingPipeline(t)
+	store := lookup(t, p, configmaps)
+	cachedConfigMap(t, p, store)
+	s.hold.Lock()
+	defer s.hold.Unlock()
+	if _, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("second", "2")); err != nil {
+		t.Fatal(err)
+	}
+	got := storedConfigMap(t, store)
+	if got.Data["first"] != "1" || got.Data["second"] != "2" {
+		t.Fatalf("stored data %v, want both updates", got.Data)
+	}
+}
+
+// A resource-version precondition is checked against the stored object,
+// not against the cache's older copy.
+func TestUpdatePreconditionWithALaggingCache(t *testing.T) {
+	p, s := laggingPipeline(t)
+	store := lookup(t, p, configmaps)
+	cachedConfigMap(t, p, store)
+	s.hold.Lock()
+	defer s.hold.Unlock()
+	first, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := first.DeepCopyObject().(*corev1.ConfigMap) // carries the new resource version
+	desired.Data["second"] = "2"
+	if _, err := p.UpdateObject(ctx, store, desired, pipeline.Options{Manager: "test"}); err != nil {
+		t.Fatalf("update at the current resource version: %v", err)
+	}
+	stale := first.DeepCopyObject().(*corev1.ConfigMap)
+	stale.Data["third"] = "3"
+	if _, err := p.UpdateObject(ctx, store, stale, pipeline.Options{Manager: "test"}); !apierrors.IsConflict(err) {
+		t.Fatalf("update at an older resource version: %v, want a conflict", err)
+	}
+}
+
+// An update that changes nothing writes nothing, whether the cache's copy
+// is current or not.
+func TestNoOpUpdateWithTheCache(t *testing.T) {
+	p, s := laggingPipeline(t)
+	store := lookup(t, p, configmaps)
+	created := cachedConfigMap(t, p, store)
+	unchanged := func(current runtime.Object) (runtime.Object, error) { return current, nil }
+
+	got, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, unchanged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv := got.(*corev1.ConfigMap).ResourceVersion; rv != created.ResourceVersion {
+		t.Fatalf("no-op update from a current cache answered resource version %s, want %s", rv, created.ResourceVersion)
+	}
+
+	s.hold.Lock()
+	defer s.hold.Unlock()
+	first, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := s.CurrentRevision(ctx)
+	// The cache's copy lacks "first": against it this update changes
+	// something, against storage nothing.
+	got, err = p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv := got.(*corev1.ConfigMap).ResourceVersion; rv != first.(*corev1.ConfigMap).ResourceVersion {
+		t.Fatalf("no-op update from a lagging cache answered resource version %s, want %s", rv, first.(*corev1.ConfigMap).ResourceVersion)
+	}
+	if now, _ := s.CurrentRevision(ctx); now != rev {
+		t.Fatalf("no-op update wrote: revision %d -> %d", rev, now)
+	}
+
+	// Back to what the cache's copy holds: a change against storage.
+	back, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, func(current runtime.Object) (runtime.Object, error) {
+		cm := current.DeepCopyObject().(*corev1.ConfigMap)
+		delete(cm.Data, "first")
+		cm.ManagedFields = created.ManagedFields
+		return cm, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := storedConfigMap(t, store); got.ResourceVersion != back.(*corev1.ConfigMap).ResourceVersion || got.Data["first"] != "" {
+		t.Fatalf("stored %s %v after an update back to the cache's copy, want %s without first", got.ResourceVersion, got.Data, back.(*corev1.ConfigMap).ResourceVersion)
+	}
+}
+
+// A deletion's preconditions are checked against the stored object, and
+// what it answers is the object it deleted.
+func TestDeleteWithALaggingCache(t *testing.T) {
+	p, s := laggingPipeline(t)
+	store := lookup(t, p, configmaps)
+	cachedConfigMap(t, p, store)
+	s.hold.Lock()
+	defer s.hold.Unlock()
+	first, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := first.(*corev1.ConfigMap).ResourceVersion
+	deleted, gone, err := p.Delete(ctx, store, "default", "cm", &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}, false)
+	if err != nil || !gone {
+		t.Fatalf("delete at the current resource version: gone %v, %v", gone, err)
+	}
+	if got := deleted.(*corev1.ConfigMap); got.Data["first"] != "1" {
+		t.Fatalf("deleted object %v, want the stored one", got.Data)
+	}
+	if _, err := store.Get(ctx, "default", "cm"); !apierrors.IsNotFound(err) {
+		t.Fatalf("read after delete: %v, want not found", err)
+	}
+}
