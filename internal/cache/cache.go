@@ -151,6 +151,10 @@ type Cache struct {
 	done     chan struct{} // closed when stopped is set
 	// snapshots keep the index as of a revision for paged lists.
 	snapshots map[int64]*snapshot
+	// unapplied holds, for each key written through this server (Wrote)
+	// whose write the index has not applied yet, the revision of that
+	// write: the index's copy of the key is older.
+	unapplied map[string]int64
 	// ready is closed once the index has been built and is current at
 	// readyAt (or later).
 	ready   chan struct{}
@@ -403,6 +407,11 @@ func (c *Cache) reset(tree *btree.BTreeG[*entry], rev int64, progress func(), re
 	c.lastChange = rev
 	c.events, c.cooled = nil, 0
 	c.snapshots = map[int64]*snapshot{}
+	for key, wrote := range c.unapplied {
+		if wrote <= rev {
+			delete(c.unapplied, key)
+		}
+	}
 	c.progress = progress
 	c.readyAt = readyAt
 	c.setRev(rev)
@@ -454,6 +463,9 @@ func (c *Cache) apply(ev storage.Event) error {
 	key := string(ev.KV.Key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if wrote, ok := c.unapplied[key]; ok && wrote <= ev.KV.ModRevision {
+		delete(c.unapplied, key)
+	}
 	old, _ := c.tree.Get(&entry{key: key})
 	if err != nil {
 		obj = c.applyCorrupt(ev, old, err)
@@ -661,20 +673,48 @@ func (c *Cache) WaitNotOlderThan(ctx context.Context, rev int64) error {
 
 // Get returns the object under key as the index holds it, or nil.
 func (c *Cache) Get(key string) runtime.Object {
-	obj, _ := c.GetWithSum(key)
-	return obj
-}
-
-// GetWithSum returns the object under key as Get does, and the StoredSum
-// of the stored bytes it was decoded from: enough for a writer starting
-// from the object to tell whether what it writes differs from them.
-func (c *Cache) GetWithSum(key string) (runtime.Object, uint64) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if e, ok := c.tree.Get(&entry{key: key}); ok && e.corrupt == nil {
+		return e.obj
+	}
+	return nil
+}
+
+// GetForWrite returns the object under key as Get does, and the
+// StoredSum of the stored bytes it was decoded from, for a write to start
+// from: nil when the index knows that it has not applied a later write of
+// key (see Wrote).
+func (c *Cache) GetForWrite(key string) (runtime.Object, uint64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if _, old := c.unapplied[key]; old {
+		return nil, 0
+	}
 	if e, ok := c.tree.Get(&entry{key: key}); ok && e.corrupt == nil {
 		return e.obj, e.sum
 	}
 	return nil, 0
+}
+
+// maxUnapplied bounds the writes Wrote remembers: a cache further behind
+// forgets them, and its writers' guards catch the copies that are old.
+const maxUnapplied = 4096
+
+// Wrote tells the index that key was written at rev, so that GetForWrite
+// does not offer its older copy until it has applied that write: a client
+// writing the same object twice in a row would otherwise have its second
+// write start from the first one's predecessor, conflict and start again.
+func (c *Cache) Wrote(key string, rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev <= c.rev {
+		return // applied already
+	}
+	if c.unapplied == nil || len(c.unapplied) >= maxUnapplied {
+		c.unapplied = map[string]int64{}
+	}
+	c.unapplied[key] = max(c.unapplied[key], rev)
 }
 
 var storedSeed = maphash.MakeSeed()

@@ -595,3 +595,45 @@ func TestCooledEventsReplayAsDecoded(t *testing.T) {
 		t.Fatalf("watch from a compacted cooled event: %v, want ErrExpired", err)
 	}
 }
+
+// TestGetForWriteWithholdsCopiesOlderThanAWrite: a write the index has
+// not applied yet withholds the key's copy until it is applied; a write it
+// has applied already withholds nothing. The copy comes with the checksum
+// of the bytes it was decoded from.
+func TestGetForWriteWithholdsCopiesOlderThanAWrite(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	key := prefix + "ns/a"
+	value := configMapValue("a", nil, "0")
+	rev, err := s.Create(ctx, []byte(key), value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitFresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Wrote(key, rev) // applied already
+	obj, sum := c.GetForWrite(key)
+	if obj == nil || sum != StoredSum(value) {
+		t.Fatalf("after an applied write: %v with sum %x, want the object with %x", obj, sum, StoredSum(value))
+	}
+
+	c.Wrote(key, rev+1) // a write the index has yet to see
+	if obj, _ := c.GetForWrite(key); obj != nil {
+		t.Fatalf("before the write is applied: %v, want nil", obj)
+	}
+	if obj := c.Get(key); obj == nil {
+		t.Fatal("Get withheld the object too")
+	}
+	value = configMapValue("a", nil, "1")
+	if _, err := s.Update(ctx, []byte(key), value, rev); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitFresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	obj, sum = c.GetForWrite(key)
+	if obj == nil || obj.(*corev1.ConfigMap).Data["d"] != "1" || sum != StoredSum(value) {
+		t.Fatalf("after the write is applied: %v with sum %x, want the new object with %x", obj, sum, StoredSum(value))
+	}
+}

@@ -54,15 +54,17 @@ type heldWatcher struct {
 func (w *heldWatcher) Events() <-chan storage.Event { return w.events }
 
 // laggingPipeline returns a pipeline over s, whose caches stop following
-// storage while s.hold is held.
-func laggingPipeline(t *testing.T) (p *pipeline.Pipeline, s *heldStorage) {
+// storage while s.hold is held, and another pipeline over s, as another
+// server sharing the storage is: its writes reach the first one's caches
+// only through storage.
+func laggingPipeline(t *testing.T) (p, other *pipeline.Pipeline, s *heldStorage) {
 	t.Helper()
 	db, err := pebble.OpenInMemory()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s = &heldStorage{Store: db}
-	return pipelinetest.NewOver(t, s, cache.Options{}), s
+	return pipelinetest.NewOver(t, s, cache.Options{}), pipelinetest.NewOver(t, s, cache.Options{}), s
 }
 
 // cachedConfigMap creates a ConfigMap and waits for the cache to hold it.
@@ -99,12 +101,12 @@ func storedConfigMap(t *testing.T, store *registry.Store) *corev1.ConfigMap {
 // An update starts from the cache's copy; when the cache has not seen the
 // previous write yet, the update must still build on that write.
 func TestUpdateAfterAWriteTheCacheHasNotSeen(t *testing.T) {
-	p, s := laggingPipeline(t)
+	p, other, s := laggingPipeline(t)
 	store := lookup(t, p, configmaps)
 	cachedConfigMap(t, p, store)
 	s.hold.Lock()
 	defer s.hold.Unlock()
-	if _, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1")); err != nil {
+	if _, err := other.Update(ctx, lookup(t, other, configmaps), "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("second", "2")); err != nil {
@@ -119,12 +121,12 @@ func TestUpdateAfterAWriteTheCacheHasNotSeen(t *testing.T) {
 // A resource-version precondition is checked against the stored object,
 // not against the cache's older copy.
 func TestUpdatePreconditionWithALaggingCache(t *testing.T) {
-	p, s := laggingPipeline(t)
+	p, other, s := laggingPipeline(t)
 	store := lookup(t, p, configmaps)
 	cachedConfigMap(t, p, store)
 	s.hold.Lock()
 	defer s.hold.Unlock()
-	first, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
+	first, err := other.Update(ctx, lookup(t, other, configmaps), "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +145,7 @@ func TestUpdatePreconditionWithALaggingCache(t *testing.T) {
 // An update that changes nothing writes nothing, whether the cache's copy
 // is current or not.
 func TestNoOpUpdateWithTheCache(t *testing.T) {
-	p, s := laggingPipeline(t)
+	p, other, s := laggingPipeline(t)
 	store := lookup(t, p, configmaps)
 	created := cachedConfigMap(t, p, store)
 	unchanged := func(current runtime.Object) (runtime.Object, error) { return current, nil }
@@ -158,7 +160,7 @@ func TestNoOpUpdateWithTheCache(t *testing.T) {
 
 	s.hold.Lock()
 	defer s.hold.Unlock()
-	first, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
+	first, err := other.Update(ctx, lookup(t, other, configmaps), "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,12 +196,12 @@ func TestNoOpUpdateWithTheCache(t *testing.T) {
 // A deletion's preconditions are checked against the stored object, and
 // what it answers is the object it deleted.
 func TestDeleteWithALaggingCache(t *testing.T) {
-	p, s := laggingPipeline(t)
+	p, other, s := laggingPipeline(t)
 	store := lookup(t, p, configmaps)
 	cachedConfigMap(t, p, store)
 	s.hold.Lock()
 	defer s.hold.Unlock()
-	first, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
+	first, err := other.Update(ctx, lookup(t, other, configmaps), "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,5 +215,36 @@ func TestDeleteWithALaggingCache(t *testing.T) {
 	}
 	if _, err := store.Get(ctx, "default", "cm"); !apierrors.IsNotFound(err) {
 		t.Fatalf("read after delete: %v, want not found", err)
+	}
+}
+
+// A client updating an object twice in a row, faster than the cache
+// follows, has its second update start from storage, not from the cache's
+// copy older than its first: the update runs once, not twice.
+func TestSecondUpdateDoesNotStartFromAnOlderCopy(t *testing.T) {
+	p, _, s := laggingPipeline(t)
+	store := lookup(t, p, configmaps)
+	cachedConfigMap(t, p, store)
+	s.hold.Lock()
+	defer s.hold.Unlock()
+	runs := 0
+	counted := func(key string) registry.UpdateFunc {
+		return func(current runtime.Object) (runtime.Object, error) {
+			runs++
+			return setData(key, "1")(current)
+		}
+	}
+	if _, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, counted("first")); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 {
+		t.Fatalf("the first update ran %d times, want once from the cache's current copy", runs)
+	}
+	runs = 0
+	if _, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, counted("second")); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 {
+		t.Fatalf("the second update ran %d times, want once", runs)
 	}
 }

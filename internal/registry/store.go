@@ -333,10 +333,12 @@ func (s *Store) Create(ctx context.Context, obj runtime.Object) (runtime.Object,
 	if err != nil {
 		return nil, err
 	}
-	rev, err := s.storage.Create(ctx, s.key(m.GetNamespace(), m.GetName()), data)
+	key := s.key(m.GetNamespace(), m.GetName())
+	rev, err := s.storage.Create(ctx, key, data)
 	if err != nil {
 		return nil, s.interpret(err, m.GetName())
 	}
+	s.wrote(key, rev)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	s.defaultStored(obj) // as it reads back from storage
 	return obj, nil
@@ -399,6 +401,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 		if err != nil {
 			return nil, s.interpret(err, name)
 		}
+		s.wrote(key, rev)
 		m.SetResourceVersion(strconv.FormatInt(rev, 10))
 		return updated, nil
 	}
@@ -420,7 +423,7 @@ func (s *Store) cachedCopy(key []byte) *currentObject {
 	if b == nil || b.Cache == nil || b.sharedCache || s.convert != nil || b.Storage() != s || !b.Cache.Ready() {
 		return nil
 	}
-	obj, sum := b.Cache.GetWithSum(string(key))
+	obj, sum := b.Cache.GetForWrite(string(key))
 	if obj == nil {
 		return nil
 	}
@@ -433,6 +436,14 @@ func (s *Store) cachedCopy(key []byte) *currentObject {
 		return nil
 	}
 	return &currentObject{obj: obj.DeepCopyObject(), rev: rev, sum: sum}
+}
+
+// wrote tells the watch cache of a write through this store, so that it
+// does not offer its older copy to the next write (cache.Cache.Wrote).
+func (s *Store) wrote(key []byte, rev int64) {
+	if s.backend != nil && s.backend.Cache != nil {
+		s.backend.Cache.Wrote(string(key), rev)
+	}
 }
 
 // readCurrent reads the object stored under key for a write, as a
@@ -473,7 +484,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, check func(c
 				return nil, err
 			}
 		}
-		_, _, err := s.storage.Delete(ctx, key, current.rev)
+		rev, _, err := s.storage.Delete(ctx, key, current.rev)
 		if errors.Is(err, storage.ErrConflict) {
 			cached = nil
 			continue
@@ -481,6 +492,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, check func(c
 		if err != nil {
 			return nil, s.interpret(err, name)
 		}
+		s.wrote(key, rev)
 		return current.obj, nil
 	}
 }

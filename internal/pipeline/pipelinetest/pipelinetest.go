@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kapi-dev/kapi/internal/builtin"
@@ -30,7 +31,8 @@ func New(t testing.TB, opts cache.Options, plugins ...any) *pipeline.Pipeline {
 	return NewOver(t, s, opts, plugins...)
 }
 
-// NewOver is New over s, which it closes when the test ends.
+// NewOver is New over s, which it closes when the test ends. s may be
+// another pipeline's, as servers share storage when they scale out.
 func NewOver(t testing.TB, s storage.Store, opts cache.Options, plugins ...any) *pipeline.Pipeline {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -44,7 +46,8 @@ func NewOver(t testing.TB, s storage.Store, opts cache.Options, plugins ...any) 
 	if err := reg.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.CreateObject(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, "test"); err != nil {
+	_, err := p.CreateObject(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, "test")
+	if err != nil && !apierrors.IsAlreadyExists(err) { // s may be another pipeline's
 		t.Fatal(err)
 	}
 	return p
