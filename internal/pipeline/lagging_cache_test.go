@@ -64,6 +64,7 @@ func laggingPipeline(t *testing.T) (p, other *pipeline.Pipeline, s *heldStorage)
 		t.Fatal(err)
 	}
 	s = &heldStorage{Store: db}
+	t.Cleanup(func() { db.Close() })
 	return pipelinetest.NewOver(t, s, cache.Options{}), pipelinetest.NewOver(t, s, cache.Options{}), s
 }
 
@@ -246,5 +247,61 @@ func TestSecondUpdateDoesNotStartFromAnOlderCopy(t *testing.T) {
 	}
 	if runs != 1 {
 		t.Fatalf("the second update ran %d times, want once", runs)
+	}
+}
+
+// When the cache's copy is current, an update that the update function
+// refuses, or that changes nothing, runs once: storage only confirms the
+// copy's revision.
+func TestUpdateFromACurrentCopyRunsOnce(t *testing.T) {
+	p, _, _ := laggingPipeline(t)
+	store := lookup(t, p, configmaps)
+	created := cachedConfigMap(t, p, store)
+	runs := 0
+	unchanged := func(current runtime.Object) (runtime.Object, error) {
+		runs++
+		return current, nil
+	}
+	if _, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, unchanged); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 {
+		t.Fatalf("a no-op update ran %d times, want once", runs)
+	}
+	stale := created.DeepCopy()
+	stale.ResourceVersion = "1"
+	stale.Data["other"] = "1"
+	runs = 0
+	_, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, func(current runtime.Object) (runtime.Object, error) {
+		runs++
+		return stale, nil
+	})
+	if !apierrors.IsConflict(err) || runs != 1 {
+		t.Fatalf("an update at an older resource version: %v after %d runs, want a conflict after one", err, runs)
+	}
+}
+
+// An object deleted and made again under the same name by another server,
+// unseen by the cache, is the one an update changes.
+func TestUpdateAfterARecreationTheCacheHasNotSeen(t *testing.T) {
+	p, other, s := laggingPipeline(t)
+	store, otherStore := lookup(t, p, configmaps), lookup(t, other, configmaps)
+	cachedConfigMap(t, p, store)
+	s.hold.Lock()
+	defer s.hold.Unlock()
+	if _, _, err := other.Delete(ctx, otherStore, "default", "cm", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	again, err := other.Create(ctx, otherStore, &corev1.ConfigMap{ObjectMeta: configMapMeta, Data: map[string]string{"again": "1"}}, pipeline.Options{Manager: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	updated, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("second", "2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := updated.(*corev1.ConfigMap)
+	if got.UID != again.(*corev1.ConfigMap).UID || got.Data["again"] != "1" || got.Data["start"] != "" {
+		t.Fatalf("updated %s with %v, want the object made again (%s)", got.UID, got.Data, again.(*corev1.ConfigMap).UID)
 	}
 }

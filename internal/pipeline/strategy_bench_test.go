@@ -10,9 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/pipeline"
-	"github.com/kapi-dev/kapi/internal/pipeline/pipelinetest"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
@@ -65,10 +63,9 @@ func BenchmarkCreate(b *testing.B) {
 
 // BenchmarkUpdate measures an update of a Pod through the whole pipeline
 // (storage included): a label changed each time, as a controller's update
-// does. The caches answer fresh reads, as the server's do over its own
-// storage.
+// does.
 func BenchmarkUpdate(b *testing.B) {
-	p := pipelinetest.New(b, cache.Options{FreshGets: true})
+	p := newPipeline(b, nil)
 	store := p.Registry().Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
 	ctx := context.Background()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", Labels: map[string]string{"app": "web"}},

@@ -6,6 +6,7 @@ package registry
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -355,14 +356,14 @@ type UpdateFunc func(current runtime.Object) (runtime.Object, error)
 // As kube-apiserver's cacher does, the first attempt starts from a copy of
 // the watch cache's object, which saves reading and decoding the stored
 // one. The copy may lag behind storage: the write is guarded by its
-// revision, and a conflict, an error of fn or an update that may change
-// nothing (which only the stored bytes can confirm) runs again from
-// storage.
+// revision, and a conflict starts again from storage. When fn refuses the
+// copy, or the update may change nothing (which only the stored bytes can
+// tell), storage says whether the copy was current: if it was, that
+// answer stands; if not, fn runs again on the stored object.
 func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFunc) (runtime.Object, error) {
 	key := s.key(namespace, name)
-	cached := s.cachedCopy(key)
+	current := s.cachedCopy(key)
 	for {
-		current := cached
 		if current == nil {
 			var err error
 			if current, err = s.readCurrent(ctx, key, name); err != nil {
@@ -370,12 +371,16 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 			}
 		}
 		updated, err := fn(current.obj)
-		if err != nil && cached != nil {
-			cached = nil // it may be the copy's age that fn refuses
-			continue
-		}
 		if err != nil {
-			return nil, err
+			if !current.fromCache() {
+				return nil, err
+			}
+			newer, rerr := s.newerThan(ctx, key, name, current)
+			if rerr != nil || newer == nil {
+				return nil, cmp.Or(rerr, err)
+			}
+			current = newer
+			continue
 		}
 		data, err := s.encode(updated)
 		if err != nil {
@@ -384,18 +389,24 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 		// The answer, written or not, reads as the stored object does.
 		s.defaultStored(updated)
 		m, _ := meta.Accessor(updated)
-		if cached != nil && cache.StoredSum(data) == cached.sum {
-			cached = nil // perhaps nothing changed: storage can tell
-			continue
+		if current.fromCache() && cache.StoredSum(data) == current.sum {
+			newer, err := s.newerThan(ctx, key, name, current)
+			if err != nil {
+				return nil, err
+			}
+			if newer != nil {
+				current = newer
+				continue
+			}
 		}
-		if cached == nil && bytes.Equal(data, current.stored) {
+		if !current.fromCache() && bytes.Equal(data, current.stored) {
 			// Nothing changed: nothing is written and no event is sent.
 			m.SetResourceVersion(strconv.FormatInt(current.rev, 10))
 			return updated, nil
 		}
 		rev, err := s.storage.Update(ctx, key, data, current.rev)
 		if errors.Is(err, storage.ErrConflict) {
-			cached = nil
+			current = nil
 			continue
 		}
 		if err != nil {
@@ -411,13 +422,19 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 type currentObject struct {
 	obj    runtime.Object
 	rev    int64
-	stored []byte // the bytes read from storage; nil for the cache's copy
-	sum    uint64 // the cache's cache.StoredSum of them
+	stored []byte // the bytes stored at rev; nil until read from storage
+	sum    uint64 // for the cache's copy, cache.StoredSum of those bytes
 }
+
+// fromCache reports whether c is the cache's copy, not yet compared with
+// storage.
+func (c *currentObject) fromCache() bool { return c.stored == nil }
 
 // cachedCopy returns a copy of the watch cache's object under key, or nil
 // when the cache has none as this store would read it: it is not built
-// yet, or this store serves another version than the stored one.
+// yet, it withholds the key after a write it has not applied yet
+// (cache.Cache.GetForWrite), it is another backend's (Spec.StoredAs), or
+// this store serves another version than the stored one.
 func (s *Store) cachedCopy(key []byte) *currentObject {
 	b := s.backend
 	if b == nil || b.Cache == nil || b.sharedCache || s.convert != nil || b.Storage() != s || !b.Cache.Ready() {
@@ -453,6 +470,25 @@ func (s *Store) readCurrent(ctx context.Context, key []byte, name string) (*curr
 	if err != nil {
 		return nil, s.interpret(err, name)
 	}
+	return s.fromStored(kv)
+}
+
+// newerThan reads the version stored under key for a write that started
+// from the cache's copy c: nil when c is that version (whose bytes c then
+// keeps), else the stored object to start again from.
+func (s *Store) newerThan(ctx context.Context, key []byte, name string, c *currentObject) (*currentObject, error) {
+	kv, _, err := s.storage.Get(ctx, key, 0)
+	if err != nil {
+		return nil, s.interpret(err, name)
+	}
+	if kv.ModRevision == c.rev {
+		c.stored = kv.Value
+		return nil, nil
+	}
+	return s.fromStored(kv)
+}
+
+func (s *Store) fromStored(kv *storage.KeyValue) (*currentObject, error) {
 	obj, err := s.decodeCurrent(kv)
 	if err != nil {
 		return nil, err
@@ -462,13 +498,12 @@ func (s *Store) readCurrent(ctx context.Context, key []byte, name string) (*curr
 
 // Delete removes the object if check accepts its current state, and
 // returns the deleted object. As Update does, it starts from a copy of the
-// watch cache's object, and reads storage again when check refuses the
-// copy or the deletion finds a newer version.
+// watch cache's object; when check refuses the copy, storage says whether
+// the copy was current.
 func (s *Store) Delete(ctx context.Context, namespace, name string, check func(current runtime.Object) error) (runtime.Object, error) {
 	key := s.key(namespace, name)
-	cached := s.cachedCopy(key)
+	current := s.cachedCopy(key)
 	for {
-		current := cached
 		if current == nil {
 			var err error
 			if current, err = s.readCurrent(ctx, key, name); err != nil {
@@ -477,16 +512,20 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, check func(c
 		}
 		if check != nil {
 			if err := check(current.obj); err != nil {
-				if cached != nil {
-					cached = nil // it may be the copy's age that check refuses
-					continue
+				if !current.fromCache() {
+					return nil, err
 				}
-				return nil, err
+				newer, rerr := s.newerThan(ctx, key, name, current)
+				if rerr != nil || newer == nil {
+					return nil, cmp.Or(rerr, err)
+				}
+				current = newer
+				continue
 			}
 		}
 		rev, _, err := s.storage.Delete(ctx, key, current.rev)
 		if errors.Is(err, storage.ErrConflict) {
-			cached = nil
+			current = nil
 			continue
 		}
 		if err != nil {

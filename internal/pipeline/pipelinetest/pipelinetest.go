@@ -28,16 +28,18 @@ func New(t testing.TB, opts cache.Options, plugins ...any) *pipeline.Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() }) // after the pipeline's own cleanup
 	return NewOver(t, s, opts, plugins...)
 }
 
-// NewOver is New over s, which it closes when the test ends. s may be
+// NewOver is New over s, which the caller closes once the test's
+// pipelines have stopped (cleanups run last registered first). s may be
 // another pipeline's, as servers share storage when they scale out.
 func NewOver(t testing.TB, s storage.Store, opts cache.Options, plugins ...any) *pipeline.Pipeline {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := registry.New(s, nil, opts)
-	t.Cleanup(func() { cancel(); reg.Wait(); s.Close() })
+	t.Cleanup(func() { cancel(); reg.Wait() })
 	p := pipeline.New(reg, plugins...)
 	if err := builtin.Install(p, builtin.Options{}); err != nil {
 		t.Fatal(err)
