@@ -99,17 +99,27 @@ func storedConfigMap(t *testing.T, store *registry.Store) *corev1.ConfigMap {
 	return obj.(*corev1.ConfigMap)
 }
 
+// writtenElsewhere returns a pipeline whose cache holds a ConfigMap that
+// another server has since updated ("first" set to "1", the update
+// returned), unseen by the cache until the test ends.
+func writtenElsewhere(t *testing.T) (p *pipeline.Pipeline, store *registry.Store, first *corev1.ConfigMap) {
+	t.Helper()
+	p, other, s := laggingPipeline(t)
+	store = lookup(t, p, configmaps)
+	cachedConfigMap(t, p, store)
+	s.hold.Lock()
+	t.Cleanup(s.hold.Unlock)
+	updated, err := other.Update(ctx, lookup(t, other, configmaps), "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, store, updated.(*corev1.ConfigMap)
+}
+
 // An update starts from the cache's copy; when the cache has not seen the
 // previous write yet, the update must still build on that write.
 func TestUpdateAfterAWriteTheCacheHasNotSeen(t *testing.T) {
-	p, other, s := laggingPipeline(t)
-	store := lookup(t, p, configmaps)
-	cachedConfigMap(t, p, store)
-	s.hold.Lock()
-	defer s.hold.Unlock()
-	if _, err := other.Update(ctx, lookup(t, other, configmaps), "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1")); err != nil {
-		t.Fatal(err)
-	}
+	p, store, _ := writtenElsewhere(t)
 	if _, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, setData("second", "2")); err != nil {
 		t.Fatal(err)
 	}
@@ -122,21 +132,13 @@ func TestUpdateAfterAWriteTheCacheHasNotSeen(t *testing.T) {
 // A resource-version precondition is checked against the stored object,
 // not against the cache's older copy.
 func TestUpdatePreconditionWithALaggingCache(t *testing.T) {
-	p, other, s := laggingPipeline(t)
-	store := lookup(t, p, configmaps)
-	cachedConfigMap(t, p, store)
-	s.hold.Lock()
-	defer s.hold.Unlock()
-	first, err := other.Update(ctx, lookup(t, other, configmaps), "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	desired := first.DeepCopyObject().(*corev1.ConfigMap) // carries the new resource version
+	p, store, first := writtenElsewhere(t)
+	desired := first.DeepCopy() // carries the new resource version
 	desired.Data["second"] = "2"
 	if _, err := p.UpdateObject(ctx, store, desired, pipeline.Options{Manager: "test"}); err != nil {
 		t.Fatalf("update at the current resource version: %v", err)
 	}
-	stale := first.DeepCopyObject().(*corev1.ConfigMap)
+	stale := first.DeepCopy()
 	stale.Data["third"] = "3"
 	if _, err := p.UpdateObject(ctx, store, stale, pipeline.Options{Manager: "test"}); !apierrors.IsConflict(err) {
 		t.Fatalf("update at an older resource version: %v, want a conflict", err)
@@ -197,16 +199,8 @@ func TestNoOpUpdateWithTheCache(t *testing.T) {
 // A deletion's preconditions are checked against the stored object, and
 // what it answers is the object it deleted.
 func TestDeleteWithALaggingCache(t *testing.T) {
-	p, other, s := laggingPipeline(t)
-	store := lookup(t, p, configmaps)
-	cachedConfigMap(t, p, store)
-	s.hold.Lock()
-	defer s.hold.Unlock()
-	first, err := other.Update(ctx, lookup(t, other, configmaps), "default", "cm", pipeline.Options{Manager: "test"}, setData("first", "1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rv := first.(*corev1.ConfigMap).ResourceVersion
+	p, store, first := writtenElsewhere(t)
+	rv := first.ResourceVersion
 	deleted, gone, err := p.Delete(ctx, store, "default", "cm", &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}, false)
 	if err != nil || !gone {
 		t.Fatalf("delete at the current resource version: gone %v, %v", gone, err)

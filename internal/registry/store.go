@@ -6,7 +6,6 @@ package registry
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -372,14 +371,9 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 		}
 		updated, err := fn(current.obj)
 		if err != nil {
-			if !current.fromCache() {
+			if current, err = s.afterRefusal(ctx, key, name, current, err); err != nil {
 				return nil, err
 			}
-			newer, rerr := s.newerThan(ctx, key, name, current)
-			if rerr != nil || newer == nil {
-				return nil, cmp.Or(rerr, err)
-			}
-			current = newer
 			continue
 		}
 		data, err := s.encode(updated)
@@ -473,6 +467,23 @@ func (s *Store) readCurrent(ctx context.Context, key []byte, name string) (*curr
 	return s.fromStored(kv)
 }
 
+// afterRefusal is what a write does when its function or check refused
+// current with err: the refusal stands, unless current is the cache's copy
+// and storage holds a newer version, returned to start again from.
+func (s *Store) afterRefusal(ctx context.Context, key []byte, name string, current *currentObject, err error) (*currentObject, error) {
+	if !current.fromCache() {
+		return nil, err
+	}
+	newer, rerr := s.newerThan(ctx, key, name, current)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if newer == nil {
+		return nil, err
+	}
+	return newer, nil
+}
+
 // newerThan reads the version stored under key for a write that started
 // from the cache's copy c: nil when c is that version (whose bytes c then
 // keeps), else the stored object to start again from.
@@ -512,14 +523,9 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, check func(c
 		}
 		if check != nil {
 			if err := check(current.obj); err != nil {
-				if !current.fromCache() {
+				if current, err = s.afterRefusal(ctx, key, name, current, err); err != nil {
 					return nil, err
 				}
-				newer, rerr := s.newerThan(ctx, key, name, current)
-				if rerr != nil || newer == nil {
-					return nil, cmp.Or(rerr, err)
-				}
-				current = newer
 				continue
 			}
 		}
