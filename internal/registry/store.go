@@ -274,11 +274,11 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 
 // Get reads one object at the current revision.
 func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
-	kv, _, err := s.storage.Get(ctx, s.key(namespace, name), 0)
+	current, err := s.orStored(ctx, s.key(namespace, name), name, nil)
 	if err != nil {
-		return nil, s.interpret(err, name)
+		return nil, err
 	}
-	return s.decodeCurrent(kv)
+	return current.obj, nil
 }
 
 // List reads every object in namespace ("" for all namespaces) at the
@@ -363,11 +363,9 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 	key := s.key(namespace, name)
 	current := s.cachedCopy(key)
 	for {
-		if current == nil {
-			var err error
-			if current, err = s.readCurrent(ctx, key, name); err != nil {
-				return nil, err
-			}
+		var err error
+		if current, err = s.orStored(ctx, key, name, current); err != nil {
+			return nil, err
 		}
 		updated, err := fn(current.obj)
 		if err != nil {
@@ -457,9 +455,12 @@ func (s *Store) wrote(key []byte, rev int64) {
 	}
 }
 
-// readCurrent reads the object stored under key for a write, as a
-// request's read answers: a corrupt object is an internal error.
-func (s *Store) readCurrent(ctx context.Context, key []byte, name string) (*currentObject, error) {
+// orStored returns current, or when it is nil the object stored under
+// key, as a request's read answers: a corrupt object is an internal error.
+func (s *Store) orStored(ctx context.Context, key []byte, name string, current *currentObject) (*currentObject, error) {
+	if current != nil {
+		return current, nil
+	}
 	kv, _, err := s.storage.Get(ctx, key, 0)
 	if err != nil {
 		return nil, s.interpret(err, name)
@@ -515,11 +516,9 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, check func(c
 	key := s.key(namespace, name)
 	current := s.cachedCopy(key)
 	for {
-		if current == nil {
-			var err error
-			if current, err = s.readCurrent(ctx, key, name); err != nil {
-				return nil, err
-			}
+		var err error
+		if current, err = s.orStored(ctx, key, name, current); err != nil {
+			return nil, err
 		}
 		if check != nil {
 			if err := check(current.obj); err != nil {
