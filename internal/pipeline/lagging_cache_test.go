@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"testing"
 
@@ -297,5 +298,58 @@ func TestUpdateAfterARecreationTheCacheHasNotSeen(t *testing.T) {
 	got := updated.(*corev1.ConfigMap)
 	if got.UID != again.(*corev1.ConfigMap).UID || got.Data["again"] != "1" || got.Data["start"] != "" {
 		t.Fatalf("updated %s with %v, want the object made again (%s)", got.UID, got.Data, again.(*corev1.ConfigMap).UID)
+	}
+}
+
+// beingDeleted creates a ConfigMap held by finalizers, deletes it, and
+// waits for the cache to see the deletion.
+func beingDeleted(t *testing.T, p *pipeline.Pipeline, store *registry.Store, finalizers ...string) {
+	t.Helper()
+	held := configMapMeta
+	held.Finalizers = finalizers
+	if _, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: held, Data: map[string]string{"start": "1"}}, pipeline.Options{Manager: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, gone, err := p.Delete(ctx, store, "default", "cm", nil, false); err != nil || gone {
+		t.Fatalf("delete: gone %v, %v", gone, err)
+	}
+	if err := store.Backend().Cache.WaitFresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Removing the last finalizer deletes the object, judged on the stored
+// object, not on the cache's older copy, which lacks another server's
+// change or still holds the finalizer that server removed.
+func TestRemovingTheLastFinalizerWithALaggingCache(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		finalizers []string
+		elsewhere  registry.UpdateFunc // another server's update, unseen by the cache
+		want       map[string]string   // the data of the object the removal answers
+	}{
+		{"the copy lacks a change", []string{"example.com/a"}, setData("first", "1"), map[string]string{"start": "1", "first": "1"}},
+		{"the copy holds a removed finalizer", []string{"example.com/a", "example.com/b"}, dropFinalizer("example.com/b"), map[string]string{"start": "1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, other, s := laggingPipeline(t)
+			store := lookup(t, p, configmaps)
+			beingDeleted(t, p, store, tc.finalizers...)
+			s.hold.Lock()
+			defer s.hold.Unlock()
+			if _, err := other.Update(ctx, lookup(t, other, configmaps), "default", "cm", pipeline.Options{Manager: "test"}, tc.elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			last, err := p.Update(ctx, store, "default", "cm", pipeline.Options{Manager: "test"}, dropFinalizer("example.com/a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := last.(*corev1.ConfigMap); len(got.Finalizers) != 0 || !maps.Equal(got.Data, tc.want) {
+				t.Fatalf("removing the last finalizer answered finalizers %v, data %v; want none and %v", got.Finalizers, got.Data, tc.want)
+			}
+			if _, err := store.Get(ctx, "default", "cm"); !apierrors.IsNotFound(err) {
+				t.Fatalf("read after the last finalizer: %v, want not found", err)
+			}
+		})
 	}
 }

@@ -323,6 +323,15 @@ func TestDeleteMarkMovesGeneration(t *testing.T) {
 	}
 }
 
+// dropFinalizer returns an update of a ConfigMap that removes finalizer f.
+func dropFinalizer(f string) registry.UpdateFunc {
+	return func(cur runtime.Object) (runtime.Object, error) {
+		cm := cur.DeepCopyObject().(*corev1.ConfigMap)
+		cm.Finalizers = slices.DeleteFunc(cm.Finalizers, func(x string) bool { return x == f })
+		return cm, nil
+	}
+}
+
 // TestUpdateRemovingLastFinalizerDeletes: the update that removes the last
 // finalizer of an object being deleted deletes it without storing it
 // first: it answers the object it would have stored, at the version it
@@ -339,18 +348,11 @@ func TestUpdateRemovingLastFinalizerDeletes(t *testing.T) {
 	if err != nil || gone {
 		t.Fatalf("delete: gone %v, %v", gone, err)
 	}
-	drop := func(f string) registry.UpdateFunc {
-		return func(cur runtime.Object) (runtime.Object, error) {
-			cm := cur.DeepCopyObject().(*corev1.ConfigMap)
-			cm.Finalizers = slices.DeleteFunc(cm.Finalizers, func(x string) bool { return x == f })
-			return cm, nil
-		}
-	}
-	one, err := p.Update(ctx, store, "default", "cm", pipeline.Options{}, drop("example.com/a"))
+	one, err := p.Update(ctx, store, "default", "cm", pipeline.Options{}, dropFinalizer("example.com/a"))
 	if err != nil || one.(*corev1.ConfigMap).DeletionTimestamp == nil || one.(*corev1.ConfigMap).ResourceVersion == obj.(*corev1.ConfigMap).ResourceVersion {
 		t.Fatalf("removing one of two finalizers: %v, %+v; want it stored", err, one)
 	}
-	last, err := p.Update(ctx, store, "default", "cm", pipeline.Options{}, drop("example.com/b"))
+	last, err := p.Update(ctx, store, "default", "cm", pipeline.Options{}, dropFinalizer("example.com/b"))
 	if err != nil {
 		t.Fatal(err)
 	}
