@@ -392,6 +392,11 @@ spec:
 	if out, err := k.kubectl("label", "rig", "r1", "touched=yes"); err != nil {
 		t.Errorf("an update that keeps the too-long name was refused (no ratcheting): %v\n%s", err, out)
 	}
+	// The update starts from the object as read (the watch cache's copy,
+	// defaulted as it was decoded): the label joins the default.
+	if out := k.mustKubectl("get", "rig", "r1", "-o", "jsonpath={.spec.mode},{.metadata.labels.touched}"); out != "fast,yes" {
+		t.Errorf("rig after the label update: mode and label %q, want fast,yes", out)
+	}
 	if out, err := k.kubectl("patch", "rig", "r1", "--type=merge", "-p", `{"spec":{"name":"still-too-long"}}`); err == nil ||
 		!strings.Contains(out, "spec.name: Too long") {
 		t.Errorf("changing the name to another too-long one: %v\n%s", err, out)
