@@ -314,7 +314,7 @@ func (c *Cache) sync(ctx context.Context) error {
 		case <-snapshotChecks.C():
 			// Re-armed after the check: whoever steps a fake clock and
 			// sees the timer armed again sees the check done.
-			c.dropExpiredSnapshots()
+			c.expire()
 			snapshotChecks.Reset(c.opts.SnapshotIdle)
 		case <-bookmarks.C():
 			bookmarks.Reset(c.opts.BookmarkInterval)
@@ -542,12 +542,14 @@ func (c *Cache) trim(now time.Time) {
 	c.dropSnapshotsExpiredAt(now)
 }
 
-// dropExpiredSnapshots drops the snapshots expired now, for a cache that
-// no event trims.
-func (c *Cache) dropExpiredSnapshots() {
+// expire trims the window and the snapshots of a cache that no event
+// trims: once a resource is quiet (its objects deleted, say), the events
+// that held its last states go when the window passes them, not at the
+// next change, which may never come.
+func (c *Cache) expire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.dropSnapshotsExpiredAt(c.opts.Clock.Now())
+	c.trim(c.opts.Clock.Now())
 }
 
 // dropSnapshotsExpiredAt drops the snapshots expired at now; c.mu is held.
@@ -572,10 +574,11 @@ func (c *Cache) cool() {
 // oldestWatchable is the oldest revision a watch can resume after; c.mu is
 // held.
 func (c *Cache) oldestWatchable() int64 {
-	if len(c.events) > 0 && c.events[0].Rev-1 > c.startRev {
-		return c.events[0].Rev - 1
+	if len(c.events) == 0 {
+		// Every event so far has left the window, or none came.
+		return c.lastChange
 	}
-	return c.startRev
+	return max(c.events[0].Rev-1, c.startRev)
 }
 
 // Revision is the revision the index is current at.

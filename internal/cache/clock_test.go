@@ -85,6 +85,51 @@ func TestEventWindowFollowsTheClock(t *testing.T) {
 	w.Stop()
 }
 
+// TestQuietCacheLetsItsWindowGo: with no event to trim it, the window
+// still drops what the clock says is older than it, objects and all; a
+// watch can then resume from the last change, not from before it.
+func TestQuietCacheLetsItsWindowGo(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	c, s := newCache(t, Options{Window: time.Minute, Clock: fc})
+	ctx := context.Background()
+	start := c.Revision()
+	r1, err := s.Create(ctx, []byte(prefix+"ns/a"), configMapValue("a", nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, r1); err != nil {
+		t.Fatal(err)
+	}
+	fc.Step(2 * time.Minute)
+	giveUp := time.Now().Add(10 * time.Second)
+	for held := 1; held > 0; {
+		if time.Now().After(giveUp) {
+			t.Fatalf("the window holds %d events a minute past it, with no event to trim it", held)
+		}
+		time.Sleep(time.Millisecond)
+		c.mu.RLock()
+		held = len(c.events)
+		c.mu.RUnlock()
+	}
+	if _, _, err := c.WatchFrom(ctx, start, Filter{Prefix: prefix}, false); err == nil {
+		t.Fatalf("watch from %d, before the dropped event: no error, want ErrExpired", start)
+	} else if _, ok := err.(*ErrExpired); !ok {
+		t.Fatalf("watch from %d: %v, want ErrExpired", start, err)
+	}
+	w, backlog, err := c.WatchFrom(ctx, r1, Filter{Prefix: prefix}, false)
+	if err != nil || len(backlog) != 0 {
+		t.Fatalf("watch from the last change %d: backlog %v, %v; want none, no error", r1, backlog, err)
+	}
+	defer w.Stop()
+	r2, err := s.Create(ctx, []byte(prefix+"ns/b"), configMapValue("b", nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := nextDelivery(t, w); d.Event == nil || d.Event.Rev != r2 {
+		t.Fatalf("delivery %+v, want the creation at %d", d, r2)
+	}
+}
+
 // TestWaitForFutureRevisionFollowsTheClock: the three seconds a read of a
 // future resource version waits are the cache clock's.
 func TestWaitForFutureRevisionFollowsTheClock(t *testing.T) {
