@@ -536,7 +536,10 @@ func (c *Cache) trim(now time.Time) {
 		drop++
 	}
 	if drop > 0 {
-		c.events = append(c.events[:0:0], c.events[drop:]...)
+		// A new array: the dropped events go with the old one. (Appending
+		// to c.events[:0:0] would keep the old one, whose first element
+		// it points at, when nothing is left to copy.)
+		c.events = append([]*Event(nil), c.events[drop:]...)
 		c.cooled = max(c.cooled-drop, 0)
 	}
 	c.dropSnapshotsExpiredAt(now)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,6 +133,38 @@ func TestQuietCacheLetsItsWindowGo(t *testing.T) {
 	}
 	if d := nextDelivery(t, w); d.Event == nil || d.Event.Rev != r2 {
 		t.Fatalf("delivery %+v, want the creation at %d", d, r2)
+	}
+}
+
+// TestQuietCacheLetsDeletedObjectsGo: once the window has passed the
+// deletion of an object and nothing else happened, nothing in the cache
+// keeps the object alive.
+func TestQuietCacheLetsDeletedObjectsGo(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	c, s := newCache(t, Options{Window: time.Minute, Clock: fc})
+	ctx := context.Background()
+	key := []byte(prefix + "ns/a")
+	created, err := s.Create(ctx, key, configMapValue("a", nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, created); err != nil {
+		t.Fatal(err)
+	}
+	held := weak.Make(c.Get(string(key)).(*corev1.ConfigMap))
+	deleted, _, err := s.Delete(ctx, key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, deleted); err != nil {
+		t.Fatal(err)
+	}
+	fc.Step(2 * time.Minute)
+	for giveUp := time.Now().Add(10 * time.Second); held.Value() != nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(giveUp) {
+			t.Fatal("the deleted object is still held a minute past the window")
+		}
+		runtime.GC()
 	}
 }
 
