@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kapi-dev/kapi/internal/storage"
 )
 
 // TestBookmarksFollowTheClock: a watcher that asked for bookmarks gets one
@@ -53,13 +55,7 @@ func TestEventWindowFollowsTheClock(t *testing.T) {
 	c, s := newCache(t, Options{Window: time.Minute, Clock: fc})
 	ctx := context.Background()
 	start := c.Revision()
-	r1, err := s.Create(ctx, []byte(prefix+"ns/a"), configMapValue("a", nil, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.WaitNotOlderThan(ctx, r1); err != nil {
-		t.Fatal(err)
-	}
+	r1 := createApplied(t, c, s, "a")
 	w, backlog, err := c.WatchFrom(ctx, start, Filter{Prefix: prefix}, false)
 	if err != nil || len(backlog) != 1 {
 		t.Fatalf("watch from %d inside the window: %d events, %v", start, len(backlog), err)
@@ -94,10 +90,7 @@ func TestQuietCacheLetsItsWindowGo(t *testing.T) {
 	c, s := newCache(t, Options{Window: time.Minute, Clock: fc})
 	ctx := context.Background()
 	start := c.Revision()
-	r1, err := s.Create(ctx, []byte(prefix+"ns/a"), configMapValue("a", nil, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r1 := createApplied(t, c, s, "a")
 	// A write elsewhere moves the cache's revision past its last change.
 	other, err := s.Create(ctx, []byte("/elsewhere/a"), configMapValue("a", nil, ""))
 	if err != nil {
@@ -166,6 +159,20 @@ func TestQuietCacheLetsDeletedObjectsGo(t *testing.T) {
 		}
 		runtime.GC()
 	}
+}
+
+// createApplied creates the ConfigMap name and waits for c to apply it.
+func createApplied(t *testing.T, c *Cache, s storage.Store, name string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	rev, err := s.Create(ctx, []byte(prefix+"ns/"+name), configMapValue(name, nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	return rev
 }
 
 // TestWaitForFutureRevisionFollowsTheClock: the three seconds a read of a
