@@ -535,13 +535,17 @@ func (c *Cache) trim(now time.Time) {
 	for drop < len(c.events) && (len(c.events)-drop > c.opts.MaxEvents || now.Sub(c.events[drop].at) > c.opts.Window) {
 		drop++
 	}
-	if drop > 0 {
-		// A new array: the dropped events go with the old one. (Appending
-		// to c.events[:0:0] would keep the old one, whose first element
-		// it points at, when nothing is left to copy.)
-		c.events = append([]*Event(nil), c.events[drop:]...)
-		c.cooled = max(c.cooled-drop, 0)
+	switch {
+	case drop == len(c.events) && drop > 0:
+		c.events = nil // the array goes, and the dropped events with it
+	case drop > 0:
+		// Cleared and sliced past rather than copied: a window that ages
+		// out as fast as events come would copy itself for every event.
+		// The next append that outgrows the array copies only the rest.
+		clear(c.events[:drop])
+		c.events = c.events[drop:]
 	}
+	c.cooled = max(c.cooled-drop, 0)
 	c.dropSnapshotsExpiredAt(now)
 }
 

@@ -137,13 +137,7 @@ func TestQuietCacheLetsDeletedObjectsGo(t *testing.T) {
 	c, s := newCache(t, Options{Window: time.Minute, Clock: fc})
 	ctx := context.Background()
 	key := []byte(prefix + "ns/a")
-	created, err := s.Create(ctx, key, configMapValue("a", nil, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.WaitNotOlderThan(ctx, created); err != nil {
-		t.Fatal(err)
-	}
+	createApplied(t, c, s, "a")
 	held := weak.Make(c.Get(string(key)).(*corev1.ConfigMap))
 	deleted, _, err := s.Delete(ctx, key, 0)
 	if err != nil {
