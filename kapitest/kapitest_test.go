@@ -120,20 +120,6 @@ func TestNoGoroutineLeftBehind(t *testing.T) {
 	}
 }
 
-// BenchmarkStart measures starting a server and stopping it.
-func BenchmarkStart(b *testing.B) {
-	dir := b.TempDir()
-	for i := 0; b.Loop(); i++ {
-		env, err := kapitest.New(filepath.Join(dir, fmt.Sprint(i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := env.Stop(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // TestUserConfig: a user's configuration is authenticated as that user.
 func TestUserConfig(t *testing.T) {
 	env := kapitest.Start(t)

@@ -165,6 +165,7 @@ type Server struct {
 	cfg         Config
 	store       storage.Store
 	http        *http.Server
+	conns       connections // the clients' connections, for Shutdown
 	listener    net.Listener
 	done        chan error
 	stop        context.CancelFunc // ends the caches, the controllers and the compactor
@@ -515,6 +516,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		TLSConfig:         pki.TLSConfig(),
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          httpErrorLog(cfg.Logger),
+		ConnState:         s.conns.track,
 	}
 	if err := configureHTTP2(s.http); err != nil {
 		return nil, err
@@ -736,11 +738,12 @@ func (s *Server) Wait() error {
 }
 
 // Shutdown stops accepting requests, lets running ones finish within ctx,
-// and closes storage.
+// closes each connection once its requests are done, and closes storage.
 func (s *Server) Shutdown(ctx context.Context) error {
 	if !s.health.shuttingDown.Swap(true) {
 		s.stopWatches()
 	}
+	s.conns.closeIdle()
 	err := s.http.Shutdown(ctx)
 	if cerr := s.close(); err == nil {
 		err = cerr
