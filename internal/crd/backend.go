@@ -2,6 +2,7 @@ package crd
 
 import (
 	"fmt"
+	"sync"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -194,9 +195,7 @@ func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv
 		})
 		hooks.Scale = scaleHooks(subresources.Scale)
 	}
-	if info.Schema, info.SchemaV2, err = openAPISchemas(crd, v.Name); err != nil {
-		return nil, hooks, err
-	}
+	info.OpenAPI = lazyOpenAPISchemas(crd, v.Name)
 	info.PreserveUnknownFields = crd.Spec.PreserveUnknownFields
 	if v.Deprecated {
 		info.Warnings = []string{deprecationWarning(crd, v)}
@@ -228,6 +227,22 @@ func deprecationWarning(crd *apiextensionsv1.CustomResourceDefinition, deprecate
 		msg += fmt.Sprintf("; use %s/%s %s", crd.Spec.Group, newest, crd.Spec.Names.Kind)
 	}
 	return msg
+}
+
+// lazyOpenAPISchemas makes a version's OpenAPI definitions when first
+// asked for: kube's builder takes some 10 ms of CPU for the two of a CRD
+// with a schema of some size, the largest part of serving a new CRD, and
+// most CRDs a test or a cluster installs see few requests. kube-apiserver
+// also builds a CRD's serving schema at its first request. crd is read
+// only (an informer's object).
+func lazyOpenAPISchemas(crd *apiextensionsv1.CustomResourceDefinition, version string) func() (v3, v2 *spec.Schema, err error) {
+	var once sync.Once
+	var v3, v2 *spec.Schema
+	var err error
+	return func() (*spec.Schema, *spec.Schema, error) {
+		once.Do(func() { v3, v2, err = openAPISchemas(crd, version) })
+		return v3, v2, err
+	}
 }
 
 // openAPISchemas are the OpenAPI v3 and v2 definitions of a version's

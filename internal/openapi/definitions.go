@@ -641,9 +641,12 @@ func (b *builder) addUntyped(reg *resources.Registry) {
 					continue
 				}
 				listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
-				b.defs[name] = b.untypedObject(info, name)
-				if info.Schema != nil {
-					b.v3[name] = info.Schema
+				// A kind whose definitions cannot be made is published as
+				// an object of any shape; its writes fail on the error.
+				v3, v2, _ := info.Schemas()
+				b.defs[name] = b.untypedObject(info, name, v2)
+				if v3 != nil {
+					b.v3[name] = v3
 				}
 				b.byGVK[gvk] = name
 
@@ -674,9 +677,9 @@ func (b *builder) addUntyped(reg *resources.Registry) {
 // untypedObject is the definition of a kind without a Go type: its
 // schema when it has one, else any object with the type and object
 // metadata of every kind.
-func (b *builder) untypedObject(info *resources.Info, name string) *spec.Schema {
-	if info.SchemaV2 != nil {
-		return info.SchemaV2
+func (b *builder) untypedObject(info *resources.Info, name string, schema *spec.Schema) *spec.Schema {
+	if schema != nil {
+		return schema
 	}
 	obj := &spec.Schema{}
 	obj.Description = typeDescriptions[name]

@@ -97,10 +97,14 @@ func (f *fieldManagers) forget(key managerKey) {
 // is some 2.5 MB per kind. A kind without a schema gets types deduced from
 // the objects.
 func (f *fieldManagers) customConverter(info *resources.Info) (managedfields.TypeConverter, error) {
-	if info.Schema == nil {
+	schema, _, err := info.Schemas()
+	if err != nil {
+		return nil, err
+	}
+	if schema == nil {
 		return managedfields.NewDeducedTypeConverter(), nil
 	}
-	models := openapi.DefinitionsFor(openapi.CustomDefinitionName(info.GroupVersionKind()), info.Schema)
+	models := openapi.DefinitionsFor(openapi.CustomDefinitionName(info.GroupVersionKind()), schema)
 	return managedfields.NewTypeConverter(models, info.PreserveUnknownFields)
 }
 

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/internal/resources"
@@ -36,8 +37,9 @@ func widgetInfo(t *testing.T) *resources.Info {
 		t.Fatal(err)
 	}
 	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	v3 := doc.Components.Schemas[openapi.CustomDefinitionName(gvk)]
 	return &resources.Info{Group: gvk.Group, Version: gvk.Version, Resource: "widgets", Kind: gvk.Kind, Namespaced: true,
-		Schema: doc.Components.Schemas[openapi.CustomDefinitionName(gvk)]}
+		OpenAPI: func() (*spec.Schema, *spec.Schema, error) { return v3, nil, nil }}
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -48,7 +50,8 @@ func ptrTo[T any](v T) *T { return &v }
 // kube-apiserver, and none it does not refer to.
 func TestCustomConverterKnowsObjectMetadata(t *testing.T) {
 	info := widgetInfo(t)
-	models := openapi.DefinitionsFor(openapi.CustomDefinitionName(info.GroupVersionKind()), info.Schema)
+	v3, _, _ := info.Schemas()
+	models := openapi.DefinitionsFor(openapi.CustomDefinitionName(info.GroupVersionKind()), v3)
 	for _, want := range []string{"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
 		"io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry", "io.k8s.apimachinery.pkg.apis.meta.v1.Time"} {
 		if models[want] == nil {

@@ -52,10 +52,13 @@ type Info struct {
 	// ValidateName checks metadata.name; nil means a DNS subdomain.
 	ValidateName func(name string, prefix bool) []string
 
-	// Schema and SchemaV2, for a kind defined by data (a custom
-	// resource), are the OpenAPI v3 and v2 definitions of its objects, as
-	// kube-apiserver publishes them; nil means objects of any shape.
-	Schema, SchemaV2 *spec.Schema
+	// OpenAPI, for a kind defined by data (a custom resource), gives the
+	// OpenAPI v3 and v2 definitions of its objects, as kube-apiserver
+	// publishes them; nil means objects of any shape. They are made when
+	// first asked for (some 10 ms of CPU a version for a CRD of some
+	// size), by the kind's first write or a document's first reader, not
+	// when the kind comes to be served.
+	OpenAPI func() (v3, v2 *spec.Schema, err error)
 	// StorageVersionHash, reported by discovery, changes when the
 	// version objects are stored in changes (set by the registry).
 	StorageVersionHash string
@@ -103,6 +106,15 @@ func (i *Info) Subresource(name string) *SubresourceInfo {
 		}
 	}
 	return nil
+}
+
+// Schemas are the kind's OpenAPI v3 and v2 definitions (Info.OpenAPI),
+// nil for objects of any shape.
+func (i *Info) Schemas() (v3, v2 *spec.Schema, err error) {
+	if i.OpenAPI == nil {
+		return nil, nil, nil
+	}
+	return i.OpenAPI()
 }
 
 // PrinterColumn is one data-defined Table column.
