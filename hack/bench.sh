@@ -23,7 +23,7 @@ mkdir -p "$dir/bin" "$dir/logs"
 kapi_port=16443 etcd_port=16379 kube_port=16444
 
 echo "building kapi and kapi-load" >&2
-go build -o "$dir/bin/kapi" ./cmd/kapi
+go build -tags grpcnotrace -o "$dir/bin/kapi" ./cmd/kapi
 go build -o "$dir/bin/kapi-load" ./cmd/kapi-load
 
 pids=()

@@ -190,7 +190,7 @@ if [[ -n ${KAPI_BIN:-} ]]; then
 	[[ -x $KAPI ]] || die "KAPI_BIN $KAPI_BIN is not an executable"
 elif [[ ${SUMMARIZE_ONLY:-} != 1 ]]; then
 	log "building kapi"
-	go build -o "$KAPI" ./cmd/kapi
+	go build -tags grpcnotrace -o "$KAPI" ./cmd/kapi
 fi
 
 KAPI_PID=''
