@@ -2,6 +2,7 @@ package crd
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -33,7 +34,7 @@ var verbs = []string{"delete", "deletecollection", "get", "list", "patch", "crea
 // backendSpec is the registry backend that serves crd's custom resources:
 // one store per served version under the accepted names, each with its
 // structural schema, and the storage version's strategy.
-func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool, conversions *conversion.CRConverterFactory) (registry.Spec, error) {
+func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool, conversions *conversion.CRConverterFactory, logger *slog.Logger) (registry.Spec, error) {
 	storageVersion, err := apiextensionshelpers.GetCRDStorageVersion(crd)
 	if err != nil {
 		return registry.Spec{}, err
@@ -66,7 +67,7 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 			return registry.Spec{}, err
 		}
 		strategies[v.Name] = strategy
-		info, hooks, err := versionInfo(crd, v)
+		info, hooks, err := versionInfo(crd, v, logger)
 		if err != nil {
 			return registry.Spec{}, err
 		}
@@ -171,7 +172,7 @@ func versionStrategy(crd *apiextensionsv1.CustomResourceDefinition, v apiextensi
 
 // versionInfo describes one served version for routing, discovery and
 // tables, with the hooks of its sub-resources.
-func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion) (*resources.Info, registry.Hooks, error) {
+func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion, logger *slog.Logger) (*resources.Info, registry.Hooks, error) {
 	names := crd.Status.AcceptedNames
 	info := &resources.Info{
 		Group: crd.Spec.Group, Version: v.Name, Resource: names.Plural, Singular: names.Singular, Kind: names.Kind,
@@ -195,7 +196,7 @@ func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv
 		})
 		hooks.Scale = scaleHooks(subresources.Scale)
 	}
-	info.OpenAPI = lazyOpenAPISchemas(crd, v.Name)
+	info.OpenAPI = lazyOpenAPISchemas(crd, v.Name, logger)
 	info.PreserveUnknownFields = crd.Spec.PreserveUnknownFields
 	if v.Deprecated {
 		info.Warnings = []string{deprecationWarning(crd, v)}
@@ -234,13 +235,19 @@ func deprecationWarning(crd *apiextensionsv1.CustomResourceDefinition, deprecate
 // with a schema of some size, the largest part of serving a new CRD, and
 // most CRDs a test or a cluster installs see few requests. kube-apiserver
 // also builds a CRD's serving schema at its first request. crd is read
-// only (an informer's object).
-func lazyOpenAPISchemas(crd *apiextensionsv1.CustomResourceDefinition, version string) func() (v3, v2 *spec.Schema, err error) {
+// only (an informer's object). A build that fails is logged once; the
+// kind's writes fail with its error, and the documents show the kind as
+// an object of any shape.
+func lazyOpenAPISchemas(crd *apiextensionsv1.CustomResourceDefinition, version string, logger *slog.Logger) func() (v3, v2 *spec.Schema, err error) {
 	var once sync.Once
 	var v3, v2 *spec.Schema
 	var err error
 	return func() (*spec.Schema, *spec.Schema, error) {
-		once.Do(func() { v3, v2, err = openAPISchemas(crd, version) })
+		once.Do(func() {
+			if v3, v2, err = openAPISchemas(crd, version); err != nil {
+				logger.Error("building a custom resource's OpenAPI definitions failed", "crd", crd.Name, "version", version, "err", err)
+			}
+		})
 		return v3, v2, err
 	}
 }

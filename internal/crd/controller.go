@@ -135,7 +135,7 @@ func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 		reflect.DeepEqual(have.spec, want.spec) && reflect.DeepEqual(have.names, want.names) {
 		return
 	}
-	spec, err := backendSpec(crd, want.ending, s.conversions)
+	spec, err := backendSpec(crd, want.ending, s.conversions, s.cfg.Logger)
 	if err != nil {
 		s.cfg.Logger.Error("serving a custom resource failed", "crd", crd.Name, "err", err)
 		s.removeLocked(crd.Name)

@@ -54,6 +54,11 @@ func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedf
 	if err != nil {
 		return nil, err
 	}
+	// A custom kind's schema is built at its first use (some 10 ms):
+	// not under the lock every write takes.
+	if _, _, err := info.Schemas(); err != nil {
+		return nil, err
+	}
 	key := managerKey{weak.Make(info), subresource}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -1,13 +1,18 @@
 package server
 
 import (
+	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
-// connections follows the state of every client connection, so that a
-// shutdown can close at once those with no request open.
+// connections follows every client connection's state, so that a
+// shutdown can close each one once it has no request open and has
+// written everything it had to write.
 //
 // net/http's Shutdown does that for HTTP/1 connections, but it counts an
 // HTTP/2 connection as active for as long as it is open. x/net's HTTP/2
@@ -16,14 +21,36 @@ import (
 // it closes the connection itself; Go's client keeps an idle connection
 // open. So once any client had connected, stopping the server took a
 // second longer than its requests: every test of a controller that
-// stopped its kapitest server paid it. The HTTP/2 server reports its
-// connections' states (active while a stream is open, idle when none
-// is) through the same ConnState hook as net/http's HTTP/1 connections.
+// stopped its kapitest server paid it.
+//
+// The HTTP/2 server reports a connection idle (no stream open) through
+// the same ConnState hook as net/http's HTTP/1 connections, but it does
+// so as it queues a stream's last frame, before it writes it out, and it
+// writes the GOAWAY asynchronously too. So a connection is closed only
+// once it is idle and nothing was written to it for a whole quiet
+// interval, with no write under way: its last response and the GOAWAY
+// have gone out, and the client knows which of its requests were served.
 type connections struct {
-	mu      sync.Mutex
-	idle    map[net.Conn]bool // open connections: true with no request open
-	closing bool              // set by closeIdle: each connection is closed once idle
+	mu    sync.Mutex
+	conns map[net.Conn]*connState // by the connection the hook names
 }
+
+// connState is what a shutdown needs to know of one connection.
+type connState struct {
+	idle       bool
+	raw        *countingConn // nil when the connection is not one of listen's
+	seenWrites uint64        // raw's writes at the last look of closeQuiet
+}
+
+// quietInterval is how long a shutdown waits, at least, for an idle
+// connection's last writes. x/net writes a stream's last frame and the
+// GOAWAY within microseconds of queueing them; a client slow to read
+// keeps a write under way, which holds the close back however long it
+// takes.
+const quietInterval = 20 * time.Millisecond
+
+// listen makes the listener's connections count their writes.
+func (c *connections) listen(l net.Listener) net.Listener { return countingListener{l} }
 
 // track is the server's ConnState hook.
 func (c *connections) track(conn net.Conn, state http.ConnState) {
@@ -31,35 +58,103 @@ func (c *connections) track(conn net.Conn, state http.ConnState) {
 	defer c.mu.Unlock()
 	switch state {
 	case http.StateClosed, http.StateHijacked:
-		delete(c.idle, conn)
+		delete(c.conns, conn)
 		return
-	case http.StateIdle:
-		if c.closing {
-			delete(c.idle, conn)
-			// Not on this goroutine: it may be the connection's own,
-			// and a TLS connection's Close writes its close alert.
-			go conn.Close()
-			return
-		}
 	}
-	if c.idle == nil {
-		c.idle = map[net.Conn]bool{}
+	if c.conns == nil {
+		c.conns = map[net.Conn]*connState{}
 	}
-	c.idle[conn] = state == http.StateIdle
+	st := c.conns[conn]
+	if st == nil {
+		st = &connState{raw: rawConn(conn)}
+		c.conns[conn] = st
+	}
+	st.idle = state == http.StateIdle
 }
 
-// closeIdle closes the connections with no request open, and from now
-// on each other one as soon as its last request ends. A request that
-// crosses the close on the wire fails as it would against the closed
-// listener; the server is going away either way.
-func (c *connections) closeIdle() {
+// shutdown shuts srv down as http.Server.Shutdown does (no new
+// connections, running requests finish within ctx), closing each of its
+// connections once it is idle and quiet rather than when the client
+// hangs up.
+func (c *connections) shutdown(ctx context.Context, srv *http.Server) error {
+	done := make(chan struct{})
+	defer close(done)
+	go c.closeQuiet(done)
+	return srv.Shutdown(ctx)
+}
+
+// closeQuiet closes, every quiet interval until done is closed, the
+// connections that are idle and were written nothing since the last
+// look. It is called once the server's Shutdown has begun (which sends
+// the GOAWAYs).
+func (c *connections) closeQuiet(done <-chan struct{}) {
+	tick := time.NewTicker(quietInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			c.closeQuietOnce()
+		}
+	}
+}
+
+func (c *connections) closeQuietOnce() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.closing = true
-	for conn, idle := range c.idle {
-		if idle {
-			delete(c.idle, conn)
+	for conn, st := range c.conns {
+		if st.quiet() && st.idle {
+			delete(c.conns, conn)
+			// Not under the lock: a TLS connection's Close writes its
+			// close alert.
 			go conn.Close()
 		}
 	}
+}
+
+// quiet reports whether nothing was written to the connection since the
+// last call and no write is under way.
+func (st *connState) quiet() bool {
+	if st.raw == nil {
+		return true
+	}
+	writes := st.raw.writes.Load()
+	quiet := writes == st.seenWrites && st.raw.writing.Load() == 0
+	st.seenWrites = writes
+	return quiet
+}
+
+// rawConn is the counting connection under conn, if it is one.
+func rawConn(conn net.Conn) *countingConn {
+	if t, ok := conn.(*tls.Conn); ok {
+		conn = t.NetConn()
+	}
+	raw, _ := conn.(*countingConn)
+	return raw
+}
+
+// countingListener accepts countingConns.
+type countingListener struct{ net.Listener }
+
+func (l countingListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: conn}, nil
+}
+
+// countingConn counts the writes to a connection, and those under way.
+type countingConn struct {
+	net.Conn
+	writing atomic.Int32
+	writes  atomic.Uint64
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.writing.Add(1)
+	defer c.writing.Add(-1)
+	defer c.writes.Add(1)
+	return c.Conn.Write(b)
 }

@@ -1,16 +1,27 @@
 package server
 
 import (
+	"context"
+	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/kapi-dev/kapi/internal/auth"
 )
 
-// fakeConn is a connection that only records whether it was closed.
+// fakeConn is a connection that only records whether it was closed and
+// blocks its writes while told to.
 type fakeConn struct {
 	net.Conn
-	closed chan struct{}
+	closed  chan struct{}
+	writing sync.Mutex
 }
 
 func newFakeConn() *fakeConn { return &fakeConn{closed: make(chan struct{})} }
@@ -18,6 +29,12 @@ func newFakeConn() *fakeConn { return &fakeConn{closed: make(chan struct{})} }
 func (c *fakeConn) Close() error {
 	close(c.closed)
 	return nil
+}
+
+func (c *fakeConn) Write(b []byte) (int, error) {
+	c.writing.Lock()
+	defer c.writing.Unlock()
+	return len(b), nil
 }
 
 func (c *fakeConn) wasClosed(t *testing.T) bool {
@@ -30,10 +47,10 @@ func (c *fakeConn) wasClosed(t *testing.T) bool {
 	}
 }
 
-// TestShutdownClosesIdleConnections: on shutdown a connection with no
-// request open is closed at once, one with a request open once that
-// request ends, and one handed over or closed already is left alone.
-func TestShutdownClosesIdleConnections(t *testing.T) {
+// TestShutdownClosesIdleQuietConnections: on shutdown a connection is
+// closed once it has no request open and nothing was written to it
+// since the last look; one handed over or closed already is left alone.
+func TestShutdownClosesIdleQuietConnections(t *testing.T) {
 	var conns connections
 	idle, busy, hijacked, gone := newFakeConn(), newFakeConn(), newFakeConn(), newFakeConn()
 	for _, c := range []*fakeConn{idle, busy, hijacked, gone} {
@@ -45,7 +62,7 @@ func TestShutdownClosesIdleConnections(t *testing.T) {
 	conns.track(gone, http.StateIdle)
 	conns.track(gone, http.StateClosed)
 
-	conns.closeIdle()
+	conns.closeQuietOnce()
 	if !idle.wasClosed(t) {
 		t.Error("an idle connection was left open")
 	}
@@ -53,14 +70,58 @@ func TestShutdownClosesIdleConnections(t *testing.T) {
 		t.Fatal("a connection was closed under its open request")
 	}
 	conns.track(busy, http.StateIdle)
+	conns.closeQuietOnce()
 	if !busy.wasClosed(t) {
 		t.Error("a connection was left open after its last request ended")
 	}
 	if hijacked.wasClosed(t) || gone.wasClosed(t) {
 		t.Error("a hijacked or closed connection was closed again")
 	}
-	if len(conns.idle) != 0 {
-		t.Errorf("%d connections still tracked", len(conns.idle))
+	if len(conns.conns) != 0 {
+		t.Errorf("%d connections still tracked", len(conns.conns))
+	}
+}
+
+// TestShutdownWaitsForAnIdleConnectionsWrites: an idle connection is
+// closed only once a whole look went by without a write to it and no
+// write is under way (HTTP/2 reports a connection idle before it writes
+// the last frame of its last stream).
+func TestShutdownWaitsForAnIdleConnectionsWrites(t *testing.T) {
+	var conns connections
+	fake := newFakeConn()
+	conn := &countingConn{Conn: fake}
+	conns.track(conn, http.StateNew)
+	conns.track(conn, http.StateActive)
+	conn.Write([]byte("response"))
+	conns.track(conn, http.StateIdle)
+
+	conns.closeQuietOnce() // the first look sees the response's write
+	if fake.wasClosed(t) {
+		t.Fatal("a connection was closed right after a write")
+	}
+	conn.Write([]byte("last frame"))
+	conns.closeQuietOnce()
+	if fake.wasClosed(t) {
+		t.Fatal("a connection was closed with a write since the last look")
+	}
+	fake.writing.Lock()
+	go conn.Write([]byte("to a slow reader"))
+	for conn.writing.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	conns.closeQuietOnce()
+	conns.closeQuietOnce()
+	if fake.wasClosed(t) {
+		t.Fatal("a connection was closed under a write")
+	}
+	fake.writing.Unlock()
+	for conn.writing.Load() != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	conns.closeQuietOnce() // sees the write that ended
+	conns.closeQuietOnce()
+	if !fake.wasClosed(t) {
+		t.Error("a quiet idle connection was left open")
 	}
 }
 
@@ -74,5 +135,70 @@ func TestIdleConnectionsStayOpenUntilShutdown(t *testing.T) {
 	conns.track(c, http.StateIdle)
 	if c.wasClosed(t) {
 		t.Fatal("an idle connection was closed while the server runs")
+	}
+}
+
+// TestResponsesEndingDuringShutdownArriveWhole: HTTP/2 responses still
+// being written when the shutdown begins reach the client whole, and the
+// shutdown ends without waiting for the client to hang up.
+func TestResponsesEndingDuringShutdownArriveWhole(t *testing.T) {
+	const body = 256 << 10
+	started := make(chan struct{}, 8)
+	release := make(chan struct{})
+	var conns connections
+	pki, err := auth.LoadOrCreate(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			started <- struct{}{}
+			<-release
+			io.WriteString(w, strings.Repeat("x", body))
+		}),
+		TLSConfig: pki.TLSConfig(),
+		ConnState: conns.track,
+	}
+	if err := configureHTTP2(srv); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.ServeTLS(conns.listen(l), "", "")
+	client := &http.Client{Transport: &http2.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+
+	const requests = 8
+	results := make(chan error, requests)
+	for range requests {
+		go func() {
+			resp, err := client.Get("https://" + l.Addr().String())
+			if err != nil {
+				results <- err
+				return
+			}
+			defer resp.Body.Close()
+			n, err := io.Copy(io.Discard, resp.Body)
+			if err == nil && n != body {
+				err = io.ErrUnexpectedEOF
+			}
+			results <- err
+		}()
+	}
+	for range requests {
+		<-started
+	}
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- conns.shutdown(context.Background(), srv) }()
+	time.Sleep(10 * time.Millisecond) // the GOAWAYs are on their way
+	close(release)
+	for range requests {
+		if err := <-results; err != nil {
+			t.Errorf("a response ending during the shutdown: %v", err)
+		}
+	}
+	if err := <-shutdown; err != nil {
+		t.Errorf("shutdown: %v", err)
 	}
 }

@@ -522,7 +522,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	stepDone("serving")
-	go func() { s.done <- s.http.ServeTLS(s.listener, "", "") }()
+	go func() { s.done <- s.http.ServeTLS(s.conns.listen(s.listener), "", "") }()
 	// The controllers start once the server is ready, as
 	// kube-controller-manager starts against a ready kube-apiserver: their
 	// informers' first lists would otherwise compete with the last steps
@@ -738,13 +738,13 @@ func (s *Server) Wait() error {
 }
 
 // Shutdown stops accepting requests, lets running ones finish within ctx,
-// closes each connection once its requests are done, and closes storage.
+// closes each connection once its requests are done and written, and
+// closes storage.
 func (s *Server) Shutdown(ctx context.Context) error {
 	if !s.health.shuttingDown.Swap(true) {
 		s.stopWatches()
 	}
-	s.conns.closeIdle()
-	err := s.http.Shutdown(ctx)
+	err := s.conns.shutdown(ctx, s.http)
 	if cerr := s.close(); err == nil {
 		err = cerr
 	}
