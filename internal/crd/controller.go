@@ -109,11 +109,18 @@ type served struct {
 	spec     *apiextensionsv1.CustomResourceDefinitionSpec
 	names    apiextensionsv1.CustomResourceDefinitionNames
 	ending   bool // terminating
+	hidden   bool // not established yet: served, but not in discovery
 }
 
 // sync serves crd's resources once its names are accepted (or it is
 // established), as kube-apiserver's custom resource handler does, and
-// asks for it to be established once its names are accepted.
+// asks for it to be established once its names are accepted. Until it is
+// established they are left out of discovery and the OpenAPI documents,
+// as kube-apiserver's discovery and OpenAPI controllers leave them out:
+// a client that waits for a CRD's resources to be discovered then finds
+// it established (the upstream e2e tests update a CRD as soon as
+// discovery lists it, and the establishing controller's update would
+// conflict with theirs).
 func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 	namesAccepted := apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.NamesAccepted)
 	established := apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)
@@ -130,9 +137,14 @@ func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 		resource: schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural},
 		spec:     &crd.Spec, names: crd.Status.AcceptedNames,
 		ending: !crd.DeletionTimestamp.IsZero() || apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating),
+		hidden: !established,
 	}
 	if have, ok := s.served[crd.Name]; ok && have.resource == want.resource && have.ending == want.ending &&
 		reflect.DeepEqual(have.spec, want.spec) && reflect.DeepEqual(have.names, want.names) {
+		if have.hidden != want.hidden {
+			s.cfg.Registry.SetHidden(want.resource, want.hidden)
+			s.served[crd.Name] = want
+		}
 		return
 	}
 	spec, err := backendSpec(crd, want.ending, s.conversions, s.cfg.Logger)
@@ -141,6 +153,7 @@ func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 		s.removeLocked(crd.Name)
 		return
 	}
+	spec.Hidden = want.hidden
 	if have, ok := s.served[crd.Name]; ok && have.resource != want.resource {
 		s.cfg.Registry.Remove(have.resource)
 	}

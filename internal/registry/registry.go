@@ -32,6 +32,7 @@ type Registry struct {
 
 	mu      sync.Mutex // serialises changes
 	snap    atomic.Pointer[Snapshot]
+	hidden  map[schema.GroupResource]bool // served but not discovered (Spec.Hidden)
 	running context.Context // set by Run; caches of later backends start in it
 	caches  sync.WaitGroup  // running caches
 }
@@ -51,7 +52,8 @@ type Snapshot struct {
 	// Generation counts changes; documents derived from a snapshot
 	// (discovery, OpenAPI) are rebuilt when it moves.
 	Generation int64
-	// Resources indexes every served version for discovery.
+	// Resources indexes every served version for discovery, but those of
+	// hidden backends (Spec.Hidden).
 	Resources *resources.Registry
 	backends  map[schema.GroupResource]*Backend
 	stores    map[schema.GroupVersionResource]*Store
@@ -171,6 +173,11 @@ type Spec struct {
 	// resources: events.k8s.io Events are core Events). Both APIs then
 	// see the same objects.
 	StoredAs *resources.Info
+	// Hidden backends serve requests but are left out of discovery and
+	// the OpenAPI documents (Snapshot.Resources) until SetHidden reveals
+	// them: a CRD whose names are accepted but which is not established
+	// yet, as kube-apiserver's discovery lists only established CRDs.
+	Hidden bool
 }
 
 // Schema is what the schema of a version defined by data does when its
@@ -195,6 +202,7 @@ func (r *Registry) Put(specs ...Spec) error {
 	defer r.mu.Unlock()
 	old := r.snap.Load()
 	added := map[schema.GroupResource]*Backend{}
+	hide := map[schema.GroupResource]bool{}
 	for _, spec := range specs {
 		b, err := r.newBackend(spec, func(gr schema.GroupResource) *Backend {
 			if b := added[gr]; b != nil {
@@ -206,8 +214,12 @@ func (r *Registry) Put(specs ...Spec) error {
 			return err
 		}
 		added[b.GroupResource] = b
+		hide[b.GroupResource] = spec.Hidden
 	}
-	next := old.with(func(backends map[schema.GroupResource]*Backend) { maps.Copy(backends, added) })
+	for gr, hidden := range hide {
+		r.setHiddenLocked(gr, hidden)
+	}
+	next := old.with(r.hidden, func(backends map[schema.GroupResource]*Backend) { maps.Copy(backends, added) })
 	for gr, b := range added {
 		if r.running != nil {
 			b.start(r.running, &r.caches)
@@ -299,7 +311,33 @@ func (r *Registry) Remove(gr schema.GroupResource) {
 	if b.stop != nil {
 		b.stop()
 	}
-	r.publish(old.with(func(backends map[schema.GroupResource]*Backend) { delete(backends, gr) }))
+	r.setHiddenLocked(gr, false)
+	r.publish(old.with(r.hidden, func(backends map[schema.GroupResource]*Backend) { delete(backends, gr) }))
+}
+
+// SetHidden leaves a served group-resource out of discovery and the
+// OpenAPI documents, or puts it back (see Spec.Hidden), keeping its
+// backend, cache and watches.
+func (r *Registry) SetHidden(gr schema.GroupResource, hidden bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.snap.Load()
+	if old.backends[gr] == nil || r.hidden[gr] == hidden {
+		return
+	}
+	r.setHiddenLocked(gr, hidden)
+	r.publish(old.with(r.hidden, func(map[schema.GroupResource]*Backend) {}))
+}
+
+func (r *Registry) setHiddenLocked(gr schema.GroupResource, hidden bool) {
+	if !hidden {
+		delete(r.hidden, gr)
+		return
+	}
+	if r.hidden == nil {
+		r.hidden = map[schema.GroupResource]bool{}
+	}
+	r.hidden[gr] = true
 }
 
 // publish makes next current; callers hold r's write lock.
@@ -308,8 +346,9 @@ func (r *Registry) publish(next *Snapshot) {
 	close(old.replaced)
 }
 
-// with returns a copy of s with change applied to its backends.
-func (s *Snapshot) with(change func(map[schema.GroupResource]*Backend)) *Snapshot {
+// with returns a copy of s with change applied to its backends; those
+// hidden are served but not in its Resources.
+func (s *Snapshot) with(hidden map[schema.GroupResource]bool, change func(map[schema.GroupResource]*Backend)) *Snapshot {
 	backends := make(map[schema.GroupResource]*Backend, len(s.backends)+1)
 	for gr, b := range s.backends {
 		backends[gr] = b
@@ -320,10 +359,12 @@ func (s *Snapshot) with(change func(map[schema.GroupResource]*Backend)) *Snapsho
 		stores: map[schema.GroupVersionResource]*Store{}, replaced: make(chan struct{}),
 	}
 	var infos []*resources.Info
-	for _, b := range backends {
+	for gr, b := range backends {
 		for _, store := range b.Stores {
 			next.stores[store.Info.GroupVersionResource()] = store
-			infos = append(infos, store.Info)
+			if !hidden[gr] {
+				infos = append(infos, store.Info)
+			}
 		}
 	}
 	next.Resources = resources.New(infos)

@@ -14,16 +14,20 @@ import (
 	"testing"
 	"time"
 
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 // widgetsCRD is a namespaced CRD with status and scale sub-resources,
@@ -652,5 +656,58 @@ spec:
 `))
 	if err == nil || !strings.Contains(out, "must have exactly one version marked as storage version") || !strings.Contains(out, "undefined field 'nope'") {
 		t.Errorf("an invalid CRD: %v\n%s", err, out)
+	}
+}
+
+// TestCustomResourceDiscoveredOnceEstablished: discovery lists a CRD's
+// resource only once the CRD is established, as kube-apiserver's does, so
+// that a client that waits for discovery (as the upstream e2e tests'
+// fixtures do) and then updates the CRD does not race the establishing
+// controller's update. Requests are served from the names' acceptance on.
+func TestCustomResourceDiscoveredOnceEstablished(t *testing.T) {
+	k := startKapi(t)
+	crds := apiextensionsclient.NewForConfigOrDie(k.config).ApiextensionsV1().CustomResourceDefinitions()
+	disco := discovery.NewDiscoveryClientForConfigOrDie(k.config)
+	for i := range 5 {
+		plural := fmt.Sprintf("gadgets%d", i)
+		crd := &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: plural + ".example.com"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: fmt.Sprintf("Gadget%d", i)},
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+						Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+			},
+		}
+		if _, err := crds.Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// Asked without pause: the time between the names' acceptance
+		// and the establishment is short.
+		discovered := func() bool {
+			list, err := disco.ServerResourcesForGroupVersion("example.com/v1")
+			if err != nil {
+				return false
+			}
+			for _, r := range list.APIResources {
+				if r.Name == plural {
+					return true
+				}
+			}
+			return false
+		}
+		for deadline := time.Now().Add(10 * time.Second); !discovered(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s is not discovered", crd.Name)
+			}
+		}
+		got, err := crds.Get(context.Background(), crd.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !apiextensionshelpers.IsCRDConditionTrue(got, apiextensionsv1.Established) {
+			t.Errorf("%s is discovered but not established: %+v", crd.Name, got.Status.Conditions)
+		}
 	}
 }
