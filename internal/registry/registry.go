@@ -33,8 +33,8 @@ type Registry struct {
 	mu      sync.Mutex // serialises changes
 	snap    atomic.Pointer[Snapshot]
 	hidden  map[schema.GroupResource]bool // served but not discovered (Spec.Hidden)
-	running context.Context // set by Run; caches of later backends start in it
-	caches  sync.WaitGroup  // running caches
+	running context.Context               // set by Run; caches of later backends start in it
+	caches  sync.WaitGroup                // running caches
 }
 
 // Converter turns an object into another version of its group, as
