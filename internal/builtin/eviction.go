@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -47,14 +49,12 @@ func (e *evictor) evict(ctx context.Context, namespace, _ string, obj runtime.Ob
 		})
 	}
 	dry = dry || len(opts.DryRun) > 0
-	pods := e.p.Registry().Snapshot().Lookup(podsGVR)
-	current, err := pods.Get(ctx, namespace, eviction.Name)
+	pod, deleted, err := e.deleteIfBudgetIgnored(ctx, namespace, eviction.Name, opts, dry)
 	if err != nil {
 		return nil, err
 	}
-	pod := current.(*corev1.Pod)
-	if canIgnoreBudget(pod) {
-		return success(), e.deletePod(ctx, pod, opts, dry, enforceResourceVersion(pod))
+	if deleted {
+		return success(), nil
 	}
 	budgets, err := e.budgetsOf(ctx, pod)
 	if err != nil {
@@ -84,6 +84,38 @@ func (e *evictor) evict(ctx context.Context, namespace, _ string, obj runtime.Ob
 }
 
 func success() *metav1.Status { return &metav1.Status{Status: metav1.StatusSuccess} }
+
+// evictionRetry is kube-apiserver's backoff for an eviction whose pod
+// changed under it (policy's EvictionsRetry).
+var evictionRetry = wait.Backoff{Steps: 20, Duration: 500 * time.Millisecond, Factor: 1, Jitter: 0.1}
+
+// deleteIfBudgetIgnored reads the pod and deletes it if no budget can
+// count it (see canIgnoreBudget). A pod that changes between the read and
+// the deletion is read again, as kube-apiserver does, unless the client
+// named the version to delete.
+func (e *evictor) deleteIfBudgetIgnored(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions, dry bool) (pod *corev1.Pod, deleted bool, err error) {
+	retryOn := apierrors.IsConflict
+	if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
+		retryOn = func(error) bool { return false }
+	}
+	pods := e.p.Registry().Snapshot().Lookup(podsGVR)
+	err = retry.OnError(evictionRetry, retryOn, func() error {
+		current, err := pods.Get(ctx, namespace, name)
+		if err != nil {
+			return err
+		}
+		pod = current.(*corev1.Pod)
+		if !canIgnoreBudget(pod) {
+			return nil
+		}
+		if err := e.deletePod(ctx, pod, opts, dry, enforceResourceVersion(pod)); err != nil {
+			return err
+		}
+		deleted = true
+		return nil
+	})
+	return pod, deleted, err
+}
 
 // canIgnoreBudget: pods that are pending, finished or being deleted do
 // not count against a budget.

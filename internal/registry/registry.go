@@ -52,8 +52,8 @@ type Snapshot struct {
 	// Generation counts changes; documents derived from a snapshot
 	// (discovery, OpenAPI) are rebuilt when it moves.
 	Generation int64
-	// Resources indexes every served version for discovery, but those of
-	// hidden backends (Spec.Hidden).
+	// Resources indexes every served version for discovery, except those
+	// of hidden backends (Spec.Hidden).
 	Resources *resources.Registry
 	backends  map[schema.GroupResource]*Backend
 	stores    map[schema.GroupVersionResource]*Store
