@@ -1,0 +1,77 @@
+package builtin_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kapi-dev/kapi/internal/admission"
+	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/pipeline/pipelinetest"
+)
+
+// conflictOnce refuses the first update of a pod's status with a
+// Conflict, as when another writer changed the pod first.
+type conflictOnce struct{ done atomic.Bool }
+
+func (c *conflictOnce) Validate(_ context.Context, a *admission.Attributes) error {
+	if a.Resource.Resource == "pods" && a.Subresource == "status" && a.Operation == admission.Update && c.done.CompareAndSwap(false, true) {
+		return apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, a.Name, nil)
+	}
+	return nil
+}
+
+// TestEvictionRetriesAPodThatChanged: evicting a pod no budget counts
+// (here a pending one) reads the pod again and retries when it changed
+// under the eviction, as kube-apiserver does; with the client's own
+// resourceVersion precondition the conflict is the client's answer.
+func TestEvictionRetriesAPodThatChanged(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name         string
+		preconditions *metav1.Preconditions
+		wantConflict bool
+	}{
+		{name: "no precondition"},
+		{name: "the client's precondition", preconditions: &metav1.Preconditions{}, wantConflict: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pipelinetest.New(t, cache.Options{}, &conflictOnce{})
+			pods := p.Registry().Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "pending", Namespace: "default"},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}},
+			}
+			created, err := p.Create(ctx, pods, pod, pipeline.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "pending", Namespace: "default"}}
+			if tc.preconditions != nil {
+				rv := created.(*corev1.Pod).ResourceVersion
+				tc.preconditions.ResourceVersion = &rv
+				eviction.DeleteOptions = &metav1.DeleteOptions{Preconditions: tc.preconditions}
+			}
+			_, err = p.Act(ctx, pods, "eviction", "default", "pending", eviction, false)
+			if tc.wantConflict {
+				if !apierrors.IsConflict(err) {
+					t.Errorf("eviction: %v, want the Conflict", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("eviction: %v, want it retried", err)
+			}
+			if _, err := pods.Get(ctx, "default", "pending"); !apierrors.IsNotFound(err) {
+				t.Errorf("the evicted pod is still there: %v", err)
+			}
+		})
+	}
+}
