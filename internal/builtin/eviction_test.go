@@ -35,9 +35,9 @@ func (c *conflictOnce) Validate(_ context.Context, a *admission.Attributes) erro
 func TestEvictionRetriesAPodThatChanged(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name         string
+		name          string
 		preconditions *metav1.Preconditions
-		wantConflict bool
+		wantConflict  bool
 	}{
 		{name: "no precondition"},
 		{name: "the client's precondition", preconditions: &metav1.Preconditions{}, wantConflict: true},
