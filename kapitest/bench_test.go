@@ -13,37 +13,18 @@ import (
 )
 
 // BenchmarkStart measures starting a server and stopping it.
-func BenchmarkStart(b *testing.B) {
-	dir := b.TempDir()
-	for i := 0; b.Loop(); i++ {
-		env, err := kapitest.New(filepath.Join(dir, fmt.Sprint(i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := env.Stop(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkStart(b *testing.B) { startAndStop(b, nil) }
 
 // BenchmarkStartRequestStop measures what a test that makes requests
 // pays: a start, one request, and a stop with the client's connection
 // still open.
 func BenchmarkStartRequestStop(b *testing.B) {
-	dir := b.TempDir()
-	for i := 0; b.Loop(); i++ {
-		env, err := kapitest.New(filepath.Join(dir, fmt.Sprint(i)))
-		if err != nil {
-			b.Fatal(err)
-		}
+	startAndStop(b, func(env *kapitest.Env) {
 		client := kubernetes.NewForConfigOrDie(env.Config)
 		if _, err := client.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
 			b.Fatal(err)
 		}
-		if err := env.Stop(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 }
 
 // BenchmarkStartWithCRDs measures a start that installs 20 CRDs, each
@@ -54,11 +35,20 @@ func BenchmarkStartWithCRDs(b *testing.B) {
 	for i := range 20 {
 		crds = append(crds, benchCRD(i))
 	}
+	startAndStop(b, nil, kapitest.WithCRDObjects(crds...))
+}
+
+// startAndStop starts a server with opts, runs use (if any) and stops
+// the server, once per iteration, each server in a directory of its own.
+func startAndStop(b *testing.B, use func(*kapitest.Env), opts ...kapitest.Option) {
 	dir := b.TempDir()
 	for i := 0; b.Loop(); i++ {
-		env, err := kapitest.New(filepath.Join(dir, fmt.Sprint(i)), kapitest.WithCRDObjects(crds...))
+		env, err := kapitest.New(filepath.Join(dir, fmt.Sprint(i)), opts...)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if use != nil {
+			use(env)
 		}
 		if err := env.Stop(); err != nil {
 			b.Fatal(err)

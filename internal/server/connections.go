@@ -152,9 +152,12 @@ type countingConn struct {
 	writes  atomic.Uint64
 }
 
+// Write counts the write before it ends it, so that a look that finds
+// no write under way also finds the count moved.
 func (c *countingConn) Write(b []byte) (int, error) {
 	c.writing.Add(1)
-	defer c.writing.Add(-1)
-	defer c.writes.Add(1)
-	return c.Conn.Write(b)
+	n, err := c.Conn.Write(b)
+	c.writes.Add(1)
+	c.writing.Add(-1)
+	return n, err
 }
