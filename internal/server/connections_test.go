@@ -125,6 +125,41 @@ func TestShutdownWaitsForAnIdleConnectionsWrites(t *testing.T) {
 	}
 }
 
+// TestShutdownEndsWithItsLastConnection: the looks of a shutdown go on
+// while a connection has a request open, and report the end once they
+// have closed the last one, for the shutdown to return then.
+func TestShutdownEndsWithItsLastConnection(t *testing.T) {
+	var conns connections
+	idle, busy := newFakeConn(), newFakeConn()
+	for _, c := range []*fakeConn{idle, busy} {
+		conns.track(c, http.StateNew)
+		conns.track(c, http.StateActive)
+	}
+	conns.track(idle, http.StateIdle)
+	ended := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go conns.closeQuiet(ctx, func() { close(ended) })
+
+	if !idle.wasClosed(t) {
+		t.Fatal("an idle connection was left open")
+	}
+	select {
+	case <-ended:
+		t.Fatal("the shutdown was told every connection is closed while one had a request open")
+	case <-time.After(3 * quietInterval):
+	}
+	conns.track(busy, http.StateIdle)
+	if !busy.wasClosed(t) {
+		t.Fatal("a connection was left open after its last request ended")
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shutdown was not told its last connection is closed")
+	}
+}
+
 // TestIdleConnectionsStayOpenUntilShutdown: a connection going idle is
 // kept for the client's next request while the server runs.
 func TestIdleConnectionsStayOpenUntilShutdown(t *testing.T) {
