@@ -131,7 +131,7 @@ func (r *recorder) measure(name string, phase func() (latencies []time.Duration,
 func milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func printHeader(withServer bool) {
-	fmt.Printf("%-34s %7s %9s %9s %10s", "phase", "n", "p50 ms", "p99 ms", "per s")
+	fmt.Printf("%-40s %7s %9s %9s %10s", "phase", "n", "p50 ms", "p99 ms", "per s")
 	if withServer {
 		fmt.Printf(" %12s %9s", "cpu ms/op", "rss MiB")
 	}
@@ -139,7 +139,7 @@ func printHeader(withServer bool) {
 }
 
 func printResult(r result, withServer bool) {
-	fmt.Printf("%-34s %7d %9.2f %9.2f %10.0f", r.Phase, r.N, r.P50ms, r.P99ms, r.Rate)
+	fmt.Printf("%-40s %7d %9.2f %9.2f %10.0f", r.Phase, r.N, r.P50ms, r.P99ms, r.Rate)
 	if withServer {
 		fmt.Printf(" %12.3f %9.0f", r.CPUms, r.RSSMiB)
 	}
@@ -185,7 +185,7 @@ func compare(aPath, bPath string) error {
 	for _, r := range b {
 		byPhase[r.Phase] = r
 	}
-	fmt.Printf("%-34s %12s %12s %7s %9s %9s %8s %8s\n", "phase", "A cpu ms/op", "B cpu ms/op", "A/B", "A p50 ms", "B p50 ms", "A MiB", "B MiB")
+	fmt.Printf("%-40s %12s %12s %7s %9s %9s %8s %8s\n", "phase", "A cpu ms/op", "B cpu ms/op", "A/B", "A p50 ms", "B p50 ms", "A MiB", "B MiB")
 	for _, ra := range a {
 		rb, ok := byPhase[ra.Phase]
 		if !ok {
@@ -195,7 +195,7 @@ func compare(aPath, bPath string) error {
 		if rb.CPUms > 0 {
 			ratio = fmt.Sprintf("%.2f", ra.CPUms/rb.CPUms)
 		}
-		fmt.Printf("%-34s %12.3f %12.3f %7s %9.2f %9.2f %8.0f %8.0f\n", ra.Phase, ra.CPUms, rb.CPUms, ratio, ra.P50ms, rb.P50ms, ra.RSSMiB, rb.RSSMiB)
+		fmt.Printf("%-40s %12.3f %12.3f %7s %9.2f %9.2f %8.0f %8.0f\n", ra.Phase, ra.CPUms, rb.CPUms, ratio, ra.P50ms, rb.P50ms, ra.RSSMiB, rb.RSSMiB)
 	}
 	return nil
 }

@@ -88,39 +88,42 @@ func (l *load) informerSync(w *workload, ns string) {
 }
 
 // watches updates the first object --updates times while n watchers watch
-// it; an operation is one event delivered to one watcher, timed from the
-// start of the update that made it.
+// it, in two phases. The setup starts the n watches at once (an operation
+// is one watch, timed until its response started); client-go dials a
+// connection for each request that finds none free, so most of the
+// watches bring a TLS handshake of their own. The watch phase is what
+// follows: an operation is one event delivered to one watcher, timed
+// from the start of the update that made it, and the server's CPU is
+// that of the updates and the deliveries, not of the handshakes.
 func (l *load) watches(w *workload, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.limit)
 	defer cancel()
-	l.rec.measure(fmt.Sprintf("%s watch (%d watchers)", w.resource, n), func() ([]time.Duration, int) {
-		if err := w.update(ctx, 0); err != nil { // a current resource version to start from
-			return nil, 1
+	if err := w.update(ctx, 0); err != nil { // a current resource version to start from
+		fmt.Fprintln(os.Stderr, "kapi-load: update:", err)
+		return
+	}
+	streams := make([]watch.Interface, n)
+	l.rec.measure(fmt.Sprintf("%s watch setup (%d watchers)", w.resource, n), func() ([]time.Duration, int) {
+		return startWatches(ctx, w, l.protobuf, streams)
+	})
+	defer func() {
+		for _, stream := range streams {
+			if stream != nil {
+				stream.Stop()
+			}
 		}
+	}()
+	l.rec.measure(fmt.Sprintf("%s watch (%d watchers)", w.resource, n), func() ([]time.Duration, int) {
 		sent := make([]atomic.Int64, l.updates)
 		latencies := make([][]time.Duration, n)
 		var failed atomic.Int64
-		var started, done sync.WaitGroup
-		for i := range n {
-			started.Add(1)
-			done.Add(1)
-			go func() {
-				defer done.Done()
-				stream, err := w.watch(ctx, l.protobuf, metav1.ListOptions{
-					FieldSelector:   fields.OneTermEqualSelector("metadata.name", objectName(0)).String(),
-					ResourceVersion: "", // from now: the updates below
-				})
-				started.Done()
-				if err != nil {
-					failed.Add(1)
-					return
-				}
-				defer stream.Stop()
-				latencies[i] = receive(stream, sent)
-			}()
+		var done sync.WaitGroup
+		for i, stream := range streams {
+			if stream == nil {
+				continue
+			}
+			done.Go(func() { latencies[i] = receive(stream, sent) })
 		}
-		started.Wait()
-		time.Sleep(100 * time.Millisecond) // the watches are registered once their responses started
 		for k := range l.updates {
 			sent[k].Store(time.Now().UnixNano())
 			if err := w.update(ctx, 0); err != nil {
@@ -137,6 +140,32 @@ func (l *load) watches(w *workload, n int) {
 		}
 		return all, int(failed.Load())
 	})
+}
+
+// startWatches starts a watch of the workload's first object for each of
+// streams, all at once, and returns how long each took to start.
+func startWatches(ctx context.Context, w *workload, cs kubernetes.Interface, streams []watch.Interface) ([]time.Duration, int) {
+	latencies := make([]time.Duration, len(streams))
+	var failed atomic.Int64
+	var started sync.WaitGroup
+	for i := range streams {
+		started.Go(func() {
+			begin := time.Now()
+			stream, err := w.watch(ctx, cs, metav1.ListOptions{
+				FieldSelector:   fields.OneTermEqualSelector("metadata.name", objectName(0)).String(),
+				ResourceVersion: "", // from now: the updates of the watch phase
+			})
+			latencies[i] = time.Since(begin)
+			if err != nil {
+				failed.Add(1)
+				return
+			}
+			streams[i] = stream
+		})
+	}
+	started.Wait()
+	time.Sleep(100 * time.Millisecond) // the watches are registered once their responses started
+	return latencies, int(failed.Load())
 }
 
 // receive reads events until it has one per update sent, and returns the
