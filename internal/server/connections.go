@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"net/http"
 	"sync"
@@ -39,8 +40,14 @@ type connections struct {
 type connState struct {
 	idle       bool
 	raw        *countingConn // nil when the connection is not one of listen's
-	seenWrites uint64        // raw's writes at the last look of closeQuiet
+	seenWrites uint64        // raw's writes at the last look of closeQuiet, or unseen
 }
+
+// unseen is a connection's seenWrites when it has just gone idle: the
+// HTTP/2 server reports a connection idle as it queues the last frame of
+// its last stream, and flushes that frame a moment later, so the next
+// look must not find it quiet; the one after may.
+const unseen = ^uint64(0)
 
 // quietInterval is how long a shutdown waits, at least, for an idle
 // connection's last writes. x/net writes a stream's last frame and the
@@ -69,7 +76,11 @@ func (c *connections) track(conn net.Conn, state http.ConnState) {
 		st = &connState{raw: rawConn(conn)}
 		c.conns[conn] = st
 	}
-	st.idle = state == http.StateIdle
+	idle := state == http.StateIdle
+	if idle && !st.idle {
+		st.seenWrites = unseen
+	}
+	st.idle = idle
 }
 
 // shutdown shuts srv down as http.Server.Shutdown does (no new
@@ -80,22 +91,28 @@ func (c *connections) track(conn net.Conn, state http.ConnState) {
 // intervals (1, 2, 4, ... ms): a stop that closed its connections at
 // 40 ms returned at 63.
 func (c *connections) shutdown(ctx context.Context, srv *http.Server) error {
-	waiting, allClosed := context.WithCancel(ctx)
-	defer allClosed()
-	go c.closeQuiet(waiting, allClosed)
+	waiting, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go c.closeQuiet(waiting, func() { stop(errAllClosed) })
 	err := srv.Shutdown(waiting)
-	if ctx.Err() == nil && waiting.Err() != nil {
-		// Close drops any connection accepted as the listeners closed
-		// that had not reported its state yet: it has served nothing.
-		srv.Close()
+	if context.Cause(waiting) == errAllClosed {
+		// Every connection Serve accepted reported its state before
+		// Shutdown stopped waiting for the listeners, so none is left.
 		return nil
 	}
 	return err
 }
 
-// firstLook is when a shutdown first looks at the connections: once
-// Shutdown has handed each HTTP/2 connection its GOAWAY, which then needs
-// a whole quiet interval without a write, like any other last frame.
+// errAllClosed ends Shutdown's wait once closeQuiet has closed every
+// connection.
+var errAllClosed = errors.New("every client connection is closed")
+
+// firstLook is when a shutdown first looks at the connections, to note
+// their writes: Shutdown has by then sent each idle HTTP/2 connection its
+// GOAWAY (x/net writes it within microseconds; nothing waits for it, and
+// a connection closed before it went out had no request open anyway), and
+// a connection is closed at a later look only if nothing was written to
+// it since.
 const firstLook = quietInterval / 4
 
 // closeQuiet closes the connections that are idle and were written

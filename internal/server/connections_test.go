@@ -125,6 +125,29 @@ func TestShutdownWaitsForAnIdleConnectionsWrites(t *testing.T) {
 	}
 }
 
+// TestConnectionGoneIdleStaysForALook: the HTTP/2 server reports a
+// connection idle as it queues its last frame, and writes the frame a
+// moment later; a connection gone idle since the last look, with nothing
+// written since, is closed only at the look after the next.
+func TestConnectionGoneIdleStaysForALook(t *testing.T) {
+	var conns connections
+	fake := newFakeConn()
+	conn := &countingConn{Conn: fake}
+	conns.track(conn, http.StateNew)
+	conns.track(conn, http.StateActive)
+	conn.Write([]byte("response"))
+	conns.closeQuietOnce() // sees the response's write
+	conns.track(conn, http.StateIdle)
+	conns.closeQuietOnce()
+	if fake.wasClosed(t) {
+		t.Fatal("a connection was closed at the first look after it went idle: its last frame may not be out")
+	}
+	conns.closeQuietOnce()
+	if !fake.wasClosed(t) {
+		t.Error("an idle connection quiet for a whole look was left open")
+	}
+}
+
 // TestShutdownEndsWithItsLastConnection: the looks of a shutdown go on
 // while a connection has a request open, and report the end once they
 // have closed the last one, for the shutdown to return then.
