@@ -47,6 +47,17 @@ func (c *fakeConn) wasClosed(t *testing.T) bool {
 	}
 }
 
+// respondingConn is a counting connection tracked by conns that has a
+// request open and has just written its response.
+func respondingConn(conns *connections) (*fakeConn, *countingConn) {
+	fake := newFakeConn()
+	conn := &countingConn{Conn: fake}
+	conns.track(conn, http.StateNew)
+	conns.track(conn, http.StateActive)
+	conn.Write([]byte("response"))
+	return fake, conn
+}
+
 // TestShutdownClosesIdleQuietConnections: on shutdown a connection is
 // closed once it has no request open and nothing was written to it
 // since the last look; one handed over or closed already is left alone.
@@ -88,11 +99,7 @@ func TestShutdownClosesIdleQuietConnections(t *testing.T) {
 // the last frame of its last stream).
 func TestShutdownWaitsForAnIdleConnectionsWrites(t *testing.T) {
 	var conns connections
-	fake := newFakeConn()
-	conn := &countingConn{Conn: fake}
-	conns.track(conn, http.StateNew)
-	conns.track(conn, http.StateActive)
-	conn.Write([]byte("response"))
+	fake, conn := respondingConn(&conns)
 	conns.track(conn, http.StateIdle)
 
 	conns.closeQuietOnce() // the first look sees the response's write
@@ -131,11 +138,7 @@ func TestShutdownWaitsForAnIdleConnectionsWrites(t *testing.T) {
 // written since, is closed only at the look after the next.
 func TestConnectionGoneIdleStaysForALook(t *testing.T) {
 	var conns connections
-	fake := newFakeConn()
-	conn := &countingConn{Conn: fake}
-	conns.track(conn, http.StateNew)
-	conns.track(conn, http.StateActive)
-	conn.Write([]byte("response"))
+	fake, conn := respondingConn(&conns)
 	conns.closeQuietOnce() // sees the response's write
 	conns.track(conn, http.StateIdle)
 	conns.closeQuietOnce()
