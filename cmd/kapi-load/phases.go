@@ -98,12 +98,11 @@ func (l *load) informerSync(w *workload, ns string) {
 func (l *load) watches(w *workload, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.limit)
 	defer cancel()
-	if err := w.update(ctx, 0); err != nil { // a current resource version to start from
-		fmt.Fprintln(os.Stderr, "kapi-load: update:", err)
-		return
-	}
 	streams := make([]watch.Interface, n)
 	l.rec.measure(fmt.Sprintf("%s watch setup (%d watchers)", w.resource, n), func() ([]time.Duration, int) {
+		if err := w.update(ctx, 0); err != nil { // a current resource version to start from
+			return nil, 1
+		}
 		return startWatches(ctx, w, l.protobuf, streams)
 	})
 	defer func() {

@@ -96,11 +96,22 @@ func (c *connections) shutdown(ctx context.Context, srv *http.Server) error {
 	go c.closeQuiet(waiting, func() { stop(errAllClosed) })
 	err := srv.Shutdown(waiting)
 	if context.Cause(waiting) == errAllClosed {
-		// Every connection Serve accepted reported its state before
-		// Shutdown stopped waiting for the listeners, so none is left.
-		return nil
+		if c.open() == 0 {
+			return nil
+		}
+		// A connection accepted as the listeners closed reported itself
+		// after the looks had found none left (Shutdown has waited for
+		// the listeners since): close it as the others.
+		return c.shutdown(ctx, srv)
 	}
 	return err
+}
+
+// open counts the connections not closed yet.
+func (c *connections) open() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.conns)
 }
 
 // errAllClosed ends Shutdown's wait once closeQuiet has closed every
@@ -118,8 +129,8 @@ const firstLook = quietInterval / 4
 // closeQuiet closes the connections that are idle and were written
 // nothing since the last look, looking first after firstLook and then
 // every quiet interval, until none is left (then it calls allClosed) or
-// ctx ends. It is called once the server's Shutdown has begun (which
-// sends the GOAWAYs).
+// ctx ends. It starts as the server's Shutdown begins (which sends the
+// GOAWAYs).
 func (c *connections) closeQuiet(ctx context.Context, allClosed func()) {
 	look := time.NewTimer(firstLook)
 	defer look.Stop()
