@@ -68,6 +68,10 @@ type Options struct {
 	// them.
 	KeepEncodings time.Duration
 	Logger        *slog.Logger
+	// LetGo is told the bytes of the encodings the cache stops
+	// referring to (memory.LetGo by default): garbage that a quiet
+	// process would collect only minutes later.
+	LetGo func(bytes int)
 	// Prepare, when set, runs on every object before it is shared with
 	// readers. Typed objects hold lazily filled caches (a Quantity's
 	// string form) that encoding or printing would otherwise write while
@@ -194,6 +198,9 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 	}
 	if opts.DecodedEvents <= 0 {
 		opts.DecodedEvents = 1000
+	}
+	if opts.LetGo == nil {
+		opts.LetGo = memory.LetGo
 	}
 	if opts.SnapshotIdle <= 0 {
 		opts.SnapshotIdle = 10 * time.Second
@@ -343,7 +350,7 @@ func (c *Cache) dropUnreadEncodings() {
 	})
 	if dropped > 0 {
 		c.opts.Logger.Debug("watch cache dropped encodings no reader took", "resource", c.opts.Resource.String(), "bytes", dropped)
-		memory.LetGo(dropped)
+		c.opts.LetGo(dropped)
 	}
 }
 
@@ -481,6 +488,12 @@ func (c *Cache) apply(ev storage.Event) error {
 	case ev.Type == storage.EventDelete:
 		e.Type = watch.Deleted
 		c.tree.Delete(&entry{key: key})
+		if old != nil {
+			// The deleted object's encodings go with it (once no event
+			// of the window holds it): after a namespace's objects are
+			// deleted, most of what the lists before made of them.
+			c.opts.LetGo(old.enc.size())
+		}
 	case e.Prev == nil:
 		e.Type = watch.Added
 		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings, sum: StoredSum(ev.KV.Value)})

@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"weak"
@@ -463,5 +464,41 @@ func stepAndCheck(t *testing.T, c *Cache, fc *clocktesting.FakeClock, d time.Dur
 	c.mu.RUnlock()
 	if got != n {
 		t.Fatalf("after a step of %v: %d snapshots, want %d", d, got, n)
+	}
+}
+
+// TestDeletionLetsGoOfEncodings: the encodings a reader made of an object
+// are let go (told to LetGo, for the memory releaser) when the object is
+// deleted, and only then.
+func TestDeletionLetsGoOfEncodings(t *testing.T) {
+	var letGo atomic.Int64
+	c, s := newCache(t, Options{LetGo: func(n int) { letGo.Add(int64(n)) }})
+	ctx := context.Background()
+	key := []byte(prefix + "ns/a")
+	rev, err := s.Create(ctx, key, configMapValue("a", nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.RLock()
+	e, _ := c.tree.Get(&entry{key: string(key)})
+	c.mu.RUnlock()
+	if _, err := e.enc.Encode(&countingEncoder{}, e.obj); err != nil {
+		t.Fatal(err)
+	}
+	if n := letGo.Load(); n != 0 {
+		t.Fatalf("%d bytes let go before the deletion", n)
+	}
+	rev, _, err = s.Delete(ctx, key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitNotOlderThan(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	if n := letGo.Load(); n != int64(len("encoded")) {
+		t.Fatalf("%d bytes let go after the deletion, want the encoding's %d", n, len("encoded"))
 	}
 }

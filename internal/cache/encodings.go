@@ -80,6 +80,19 @@ func (c *Encodings) MarkRead(id runtime.Identifier) {
 	c.take(id)
 }
 
+// size returns the bytes of the encodings kept.
+func (c *Encodings) size() (n int) {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, x := range c.entries {
+		n += len(x.data)
+	}
+	return n
+}
+
 // dropUnread drops the encodings no reader took since the last call, and
 // returns the bytes dropped.
 func (c *Encodings) dropUnread() (dropped int) {

@@ -2,8 +2,6 @@ package handlers
 
 import (
 	"fmt"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/audit"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/features"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/utils/ptr"
@@ -143,7 +144,9 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 	return opts, dry, nil
 }
 
-// deleteCollection deletes every object matching the selectors.
+// deleteCollection deletes the objects a list with the request's options
+// would answer (with a limit, only that page, as kube-apiserver) and
+// answers that list.
 func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
 	opts, dry, err := deleteOptions(r)
 	if err != nil {
@@ -161,8 +164,12 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 		writeError(w, r, err)
 		return
 	}
-	res, err := store.Backend().Cache.List(r.Context(),
-		cache.ListRequest{Filter: filterFor(req, store, listOpts), Consistency: cache.Consistent})
+	listReq, err := listRequest(req, store, listOpts)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	res, err := store.Backend().Cache.List(r.Context(), listReq)
 	if err != nil {
 		writeError(w, r, cacheError(err))
 		return
@@ -174,19 +181,41 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 			return
 		}
 	}
+	a.writeDeletedList(w, r, store, res)
+}
+
+// writeDeletedList answers a deletecollection with the list of what it
+// deleted, as they were before. The list is spliced from the items'
+// encodings when it can be, as a list's answer is: a namespace's pods
+// deleted together are a list as large as any, and their encodings are
+// often made already (the namespace deleter lists them first).
+func (a *API) writeDeletedList(w http.ResponseWriter, r *http.Request, store *registry.Store, res *cache.ListResult) {
+	info, err := codecs.NegotiateOutput(r, store.Serializers())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	listMeta := &metav1.ListMeta{ResourceVersion: formatRevision(res.Revision), Continue: res.Continue}
+	if !store.Converts() && splices(store, info) {
+		auditList(r, store, res.Items, listMeta)
+		// Not kept compressed: nothing lists deleted objects again.
+		a.writeSpliced(w, r, store, info, listMeta, res.Items, res.Encodings, false)
+		return
+	}
 	items, err := fromStorage(store, res.Items)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	list, err := store.NewListOf(items)
+	list, err := listOf(store, items, listMeta)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	gvk := store.Info.GroupVersionKind()
 	gvk.Kind += "List"
-	writeObject(w, r, http.StatusOK, list, gvk, store.Serializers())
+	audit.LogResponseObject(r.Context(), list, gvk.GroupVersion(), codecs.Factory)
+	writeEncoded(w, r, http.StatusOK, list, gvk, info)
 }
 
 var deleteOptionsKind = schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -194,8 +195,7 @@ func (s *listSegments) dropSentBefore(t time.Time) {
 // in three runs, the items section on its own, which is kept for the
 // next list of the same items, or taken from an earlier one.
 func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) {
-	gzip := acceptsGzip(r)
-	if gzip {
+	if acceptsGzip(r) {
 		if seg := a.segments.get(store, info, items); seg != nil {
 			markRead(encs, itemEncoder(info).Identifier())
 			head, tail, err := listFrame(store, info, listMeta, seg.run.size)
@@ -212,18 +212,30 @@ func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *re
 			return
 		}
 	}
+	a.writeSpliced(w, r, store, info, listMeta, items, encs, true)
+}
+
+// writeSpliced sends a list made of its items' cached encodings, as it is
+// written (compressed for a client that accepts gzip); keep says whether
+// a compressed items section is kept for a later list of the same items.
+func (a *API) writeSpliced(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings, keep bool) {
 	l, err := spliceList(store, info, listMeta, items, encs)
 	if err != nil {
 		writeError(w, r, apierrors.NewInternalError(err))
 		return
 	}
 	size := len(l.head) + l.items.size + len(l.tail)
-	if !gzip || size < gzipThreshold {
+	if !acceptsGzip(r) || size < gzipThreshold {
 		writePlain(w, http.StatusOK, info.MediaType, size, [][]byte{l.head}, l.items.parts, [][]byte{l.tail})
 		return
 	}
 	writeGzipHeader(w, http.StatusOK, info.MediaType)
 	g := newGzipWriter(w)
+	if !keep {
+		g.deflate(slices.Concat([][]byte{l.head}, l.items.parts, [][]byte{l.tail}), true, nil)
+		g.close()
+		return
+	}
 	g.deflate([][]byte{l.head}, false, nil)
 	kept := keepBuffers.Get().(*bytes.Buffer)
 	run := g.deflate(l.items.parts, false, kept)

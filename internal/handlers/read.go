@@ -6,8 +6,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/audit"
 
 	"github.com/kapi-dev/kapi/internal/cache"
+	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -96,6 +98,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, st
 		ResourceVersion: formatRevision(res.Revision), Continue: res.Continue, RemainingItemCount: res.Remaining,
 	}
 	if target.conv.As == "" && !store.Converts() && splices(store, target.info) {
+		auditList(r, store, res.Items, listMeta)
 		a.writeSplicedList(w, r, store, target.info, listMeta, res.Items, res.Encodings)
 		return
 	}
@@ -104,6 +107,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, st
 		writeError(w, r, err)
 		return
 	}
+	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), codecs.Factory)
 	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 

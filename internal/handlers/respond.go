@@ -9,14 +9,17 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/audit"
 
 	"github.com/klauspost/compress/flate"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/respond"
 )
 
@@ -32,6 +35,33 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.O
 	}
 	audit.LogResponseObject(r.Context(), obj, gvk.GroupVersion(), codecs.Factory)
 	writeEncoded(w, r, code, obj, gvk, info)
+}
+
+// auditList records a list answered without a list object in the audit
+// event, as its object, when the event's level records responses: the
+// list is made only then.
+func auditList(r *http.Request, store *registry.Store, items []runtime.Object, listMeta *metav1.ListMeta) {
+	if ac := audit.AuditContextFrom(r.Context()); ac == nil || ac.GetEventLevel().Less(auditinternal.LevelRequestResponse) {
+		return
+	}
+	if list, err := listOf(store, items, listMeta); err == nil {
+		audit.LogResponseObject(r.Context(), list, store.Info.GroupVersionKind().GroupVersion(), codecs.Factory)
+	}
+}
+
+// listOf makes a list of store's kind holding items, with listMeta.
+func listOf(store *registry.Store, items []runtime.Object, listMeta *metav1.ListMeta) (runtime.Object, error) {
+	list, err := store.NewListOf(items)
+	if err != nil {
+		return nil, err
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	lm.SetResourceVersion(listMeta.ResourceVersion)
+	lm.SetContinue(listMeta.Continue)
+	return list, nil
 }
 
 // gzipThreshold is the response size from which kube-apiserver compresses

@@ -95,7 +95,10 @@ func (p *releasePolicy) release(s heapState) bool {
 	default:
 		release = afterBurst && s.free+s.garbage > p.threshold/4
 	}
-	if release {
+	if release && quiet {
+		// A release during a burst keeps the count: what was let go then
+		// may die only as the burst ends (the last events of a deletion
+		// still hold their objects), after that release's collection.
 		p.letGo = 0
 	}
 	return release

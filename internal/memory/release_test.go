@@ -100,6 +100,9 @@ func TestReleaseOnceQuietAfterABurst(t *testing.T) {
 		{"quiet after it: what was let go", heapState{free: 2 * mib, allocated: 1601 * mib}, true},
 		{"quiet, less let go", heapState{free: 2 * mib, letGo: 10 * mib, allocated: 1602 * mib}, false},
 		{"quiet, more let go since the release", heapState{free: 2 * mib, letGo: 7 * mib, allocated: 1603 * mib}, true},
+		{"busy, let go of a quarter and free past the threshold", heapState{free: 80 * mib, letGo: 20 * mib, allocated: 1800 * mib}, true},
+		{"quiet after it: what was let go during the burst", heapState{free: 2 * mib, allocated: 1801 * mib}, true},
+		{"quiet still, nothing more let go", heapState{free: 2 * mib, allocated: 1802 * mib}, false},
 	}
 	for _, s := range steps {
 		if got := p.release(s.state); got != s.release {

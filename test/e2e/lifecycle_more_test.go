@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +11,9 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // TestLifecycleDeleteCollection: deletecollection deletes what its label
@@ -53,6 +59,68 @@ func TestLifecycleDeleteCollection(t *testing.T) {
 		if got != want {
 			t.Errorf("configmap %s after deletecollection: %s, want %s", name, got, want)
 		}
+	}
+}
+
+// TestLifecycleDeleteCollectionAnswersWhatItDeleted: a deletecollection
+// answers the list of the objects it deleted, in the representation asked
+// for (JSON and protobuf, large and gzipped too), and with a limit it
+// deletes only that page of the list, as kube-apiserver does.
+func TestLifecycleDeleteCollectionAnswersWhatItDeleted(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	cs, _ := lcClients(t, k)
+	lcNamespace(t, cs, "dcl")
+	cms := cs.CoreV1().ConfigMaps("dcl")
+	const n = 300 // the whole answer past kube's gzip threshold
+	for i := range n {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i), Labels: map[string]string{"batch": "x"}},
+			Data:       map[string]string{"v": strings.Repeat("x", 1000)},
+		}
+		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deleteCollection := func(contentType string, limit int) *corev1.ConfigMapList {
+		t.Helper()
+		cfg := rest.CopyConfig(k.config)
+		cfg.ContentType = contentType
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := client.CoreV1().RESTClient().Delete().Namespace("dcl").Resource("configmaps").Param("labelSelector", "batch=x")
+		if limit > 0 {
+			req = req.Param("limit", strconv.Itoa(limit))
+		}
+		list := &corev1.ConfigMapList{}
+		if err := req.Do(ctx).Into(list); err != nil {
+			t.Fatalf("deletecollection in %s: %v", contentType, err)
+		}
+		return list
+	}
+	left := func() int {
+		t.Helper()
+		list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: "batch=x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Items)
+	}
+
+	page := deleteCollection(runtime.ContentTypeJSON, 2)
+	if len(page.Items) != 2 || page.Items[0].Name != "cm-000" || page.Items[1].Name != "cm-001" || page.ResourceVersion == "" {
+		t.Fatalf("deletecollection with limit 2 answered %d items (rv %q)", len(page.Items), page.ResourceVersion)
+	}
+	if got := left(); got != n-2 {
+		t.Fatalf("deletecollection with limit 2 left %d of %d", got, n)
+	}
+	remaining := deleteCollection(runtime.ContentTypeProtobuf, 0)
+	if len(remaining.Items) != n-2 || remaining.Items[0].Name != "cm-002" || remaining.Items[0].Data["v"] != strings.Repeat("x", 1000) {
+		t.Fatalf("deletecollection in protobuf answered %d items, want %d", len(remaining.Items), n-2)
+	}
+	if got := left(); got != 0 {
+		t.Fatalf("deletecollection left %d", got)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -399,6 +400,13 @@ rules:
 	k := startKapi(t, onlyLifecycleControllers, "--audit-policy-file", policy, "--audit-log-path", logPath)
 	k.mustKubectl("create", "configmap", "audited", "--from-literal=a=b")
 	k.mustKubectl("get", "secrets")
+	k.mustKubectl("get", "configmaps") // a Table
+	if _, err := k.clientset().CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.clientset().CoreV1().ConfigMaps("default").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "absent!=x"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := k.clientWithToken("wrong").CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
 		t.Fatalf("a wrong token: %v", err)
 	}
@@ -424,9 +432,20 @@ rules:
 			}
 			events = append(events, e)
 		}
-		return len(events) >= 3
+		return len(events) >= 6
 	})
-	var sawCreate, sawList, sawUnauthorized bool
+	var sawCreate, sawList, sawTable, sawConfigMapList, sawDeleteCollection, sawUnauthorized bool
+	// A list's answer at RequestResponse is the list (or the Table it
+	// was asked as), and a deletecollection's the list of what it deleted.
+	holdsAudited := func(e event, items, path string) bool {
+		list, _ := e.ResponseObject[items].([]any)
+		for _, item := range list {
+			if name, _, _ := unstructured.NestedString(item.(map[string]any), strings.Split(path, ".")...); name == "audited" {
+				return true
+			}
+		}
+		return false
+	}
 	for _, e := range events {
 		switch {
 		case e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Resource == "configmaps":
@@ -440,14 +459,30 @@ rules:
 			if e.Level != "Metadata" || e.ResponseStatus.Code != 200 || e.RequestObject != nil || e.ResponseObject != nil {
 				t.Errorf("the secrets list's event: %+v", e)
 			}
+		case e.Verb == "list" && e.ObjectRef != nil && e.ObjectRef.Resource == "configmaps" && e.ResponseObject["kind"] == "Table":
+			sawTable = true
+			if e.Level != "RequestResponse" || !holdsAudited(e, "rows", "object.metadata.name") {
+				t.Errorf("the configmaps table's event: %+v", e)
+			}
+		case e.Verb == "list" && e.ObjectRef != nil && e.ObjectRef.Resource == "configmaps":
+			sawConfigMapList = true
+			if e.Level != "RequestResponse" || e.ResponseObject["kind"] != "ConfigMapList" || !holdsAudited(e, "items", "metadata.name") {
+				t.Errorf("the configmaps list's event: %+v", e)
+			}
+		case e.Verb == "deletecollection" && e.ObjectRef != nil && e.ObjectRef.Resource == "configmaps":
+			sawDeleteCollection = true
+			if e.Level != "RequestResponse" || e.ResponseStatus.Code != 200 || e.ResponseObject["kind"] != "ConfigMapList" || !holdsAudited(e, "items", "metadata.name") {
+				t.Errorf("the configmaps deletecollection's event: %+v", e)
+			}
 		case e.ResponseStatus.Code == 401:
 			sawUnauthorized = true
 		case e.User.Username == "system:apiserver" || strings.HasPrefix(e.User.Username, "system:serviceaccount:kube-system:"):
 			t.Errorf("an event the policy excludes: %+v", e)
 		}
 	}
-	if !sawCreate || !sawList || !sawUnauthorized {
-		t.Errorf("events: create %v, list %v, unauthorized %v; all: %+v", sawCreate, sawList, sawUnauthorized, events)
+	if !sawCreate || !sawList || !sawTable || !sawConfigMapList || !sawDeleteCollection || !sawUnauthorized {
+		t.Errorf("events: create %v, list %v, configmaps table %v, list %v, deletecollection %v, unauthorized %v; all: %+v",
+			sawCreate, sawList, sawTable, sawConfigMapList, sawDeleteCollection, sawUnauthorized, events)
 	}
 }
 
