@@ -484,16 +484,16 @@ func (c *Cache) apply(ev storage.Event) error {
 	if old != nil {
 		e.Prev = old.obj
 	}
+	if old != nil {
+		// The replaced or deleted object's encodings go with it (once no
+		// event of the window holds it): after a namespace's objects are
+		// deleted, most of what the lists before made of them.
+		c.opts.LetGo(old.enc.size())
+	}
 	switch {
 	case ev.Type == storage.EventDelete:
 		e.Type = watch.Deleted
 		c.tree.Delete(&entry{key: key})
-		if old != nil {
-			// The deleted object's encodings go with it (once no event
-			// of the window holds it): after a namespace's objects are
-			// deleted, most of what the lists before made of them.
-			c.opts.LetGo(old.enc.size())
-		}
 	case e.Prev == nil:
 		e.Type = watch.Added
 		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings, sum: StoredSum(ev.KV.Value)})

@@ -467,38 +467,48 @@ func stepAndCheck(t *testing.T, c *Cache, fc *clocktesting.FakeClock, d time.Dur
 	}
 }
 
-// TestDeletionLetsGoOfEncodings: the encodings a reader made of an object
-// are let go (told to LetGo, for the memory releaser) when the object is
-// deleted, and only then.
-func TestDeletionLetsGoOfEncodings(t *testing.T) {
+// TestReplacedObjectsLetGoOfEncodings: the encodings a reader made of an
+// object are let go (told to LetGo, for the memory releaser) when the
+// object is replaced by a newer version or deleted, and only then.
+func TestReplacedObjectsLetGoOfEncodings(t *testing.T) {
 	var letGo atomic.Int64
 	c, s := newCache(t, Options{LetGo: func(n int) { letGo.Add(int64(n)) }})
 	ctx := context.Background()
 	key := []byte(prefix + "ns/a")
-	rev, err := s.Create(ctx, key, configMapValue("a", nil, ""))
+	encodeCurrent := func(rev int64) {
+		t.Helper()
+		if err := c.WaitNotOlderThan(ctx, rev); err != nil {
+			t.Fatal(err)
+		}
+		c.mu.RLock()
+		e, _ := c.tree.Get(&entry{key: string(key)})
+		c.mu.RUnlock()
+		if _, err := e.enc.Encode(&countingEncoder{}, e.obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(what string, n int) {
+		t.Helper()
+		if err := c.WaitFresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := letGo.Load(); got != int64(n) {
+			t.Fatalf("%s: %d bytes let go, want %d", what, got, n)
+		}
+	}
+	rev, err := s.Create(ctx, key, configMapValue("a", nil, "1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.WaitNotOlderThan(ctx, rev); err != nil {
+	encodeCurrent(rev)
+	want("created and encoded", 0)
+	if rev, err = s.Update(ctx, key, configMapValue("a", nil, "2"), rev); err != nil {
 		t.Fatal(err)
 	}
-	c.mu.RLock()
-	e, _ := c.tree.Get(&entry{key: string(key)})
-	c.mu.RUnlock()
-	if _, err := e.enc.Encode(&countingEncoder{}, e.obj); err != nil {
+	want("updated", len("encoded"))
+	encodeCurrent(rev)
+	if _, _, err = s.Delete(ctx, key, 0); err != nil {
 		t.Fatal(err)
 	}
-	if n := letGo.Load(); n != 0 {
-		t.Fatalf("%d bytes let go before the deletion", n)
-	}
-	rev, _, err = s.Delete(ctx, key, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.WaitNotOlderThan(ctx, rev); err != nil {
-		t.Fatal(err)
-	}
-	if n := letGo.Load(); n != int64(len("encoded")) {
-		t.Fatalf("%d bytes let go after the deletion, want the encoding's %d", n, len("encoded"))
-	}
+	want("deleted", 2*len("encoded"))
 }

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -48,7 +49,13 @@ func TestGraceEstimateListReadsPagesAndKeepsWhatTheEstimateReads(t *testing.T) {
 		return true, page, nil
 	})
 
-	list, err := graceEstimateClient{client}.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	core := graceEstimateClient{client}.CoreV1()
+	// The deleter checks its pods' getter for a nil pointer this way,
+	// which panics on anything but a pointer (or another nilable kind).
+	if reflect.ValueOf(core).IsNil() {
+		t.Fatal("the pods' getter is nil")
+	}
+	list, err := core.Pods("ns").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

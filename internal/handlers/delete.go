@@ -24,7 +24,7 @@ import (
 )
 
 func (a *API) delete(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
-	opts, dry, err := deleteOptions(r)
+	opts, dry, err := deleteOptions(r, store)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -109,10 +109,11 @@ func (a *API) writeDeleted(w http.ResponseWriter, r *http.Request, store *regist
 }
 
 // deleteOptions reads DeleteOptions from the body, if any, and the query,
-// and validates them as kube-apiserver does. Without the
+// and validates them as kube-apiserver does; options from a body are the
+// audit event's request object. Without the
 // AllowUnsafeMalformedObjectDeletion feature,
 // ignoreStoreReadErrorWithClusterBreakingPotential is ignored.
-func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
+func deleteOptions(r *http.Request, store *registry.Store) (*metav1.DeleteOptions, bool, error) {
 	opts := &metav1.DeleteOptions{}
 	data, err := readBody(r)
 	if err != nil {
@@ -127,6 +128,7 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 		if _, _, err := info.Serializer.Decode(data, &gvk, opts); err != nil {
 			return nil, false, apierrors.NewBadRequest(err.Error())
 		}
+		audit.LogRequestObject(r.Context(), opts, metav1.SchemeGroupVersion, store.Info.GroupVersionResource(), "", codecs.Factory)
 	} else if err := codecs.ParameterCodec.DecodeParameters(r.URL.Query(), coreV1, opts); err != nil {
 		// As kube-apiserver, the query is read only without a body.
 		return nil, false, apierrors.NewBadRequest(err.Error())
@@ -148,7 +150,14 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, bool, error) {
 // would answer (with a limit, only that page, as kube-apiserver) and
 // answers that list.
 func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
-	opts, dry, err := deleteOptions(r)
+	// The answer's representation first: one the client cannot take
+	// refuses the request before anything is deleted.
+	target, err := negotiateRead(r, store.Serializers(), "list")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	opts, dry, err := deleteOptions(r, store)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -169,6 +178,12 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 		writeError(w, r, err)
 		return
 	}
+	if listOpts.Limit <= 0 && listOpts.ResourceVersionMatch == "" && listReq.Consistency == cache.NotOlderThan {
+		// kube-apiserver lists what it deletes in pages (of 10,000
+		// without a limit), and a paged list at a version reads exactly
+		// it.
+		listReq.Consistency = cache.Exact
+	}
 	res, err := store.Backend().Cache.List(r.Context(), listReq)
 	if err != nil {
 		writeError(w, r, cacheError(err))
@@ -181,25 +196,21 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 			return
 		}
 	}
-	a.writeDeletedList(w, r, store, res)
+	a.writeDeletedList(w, r, store, target, res)
 }
 
 // writeDeletedList answers a deletecollection with the list of what it
-// deleted, as they were before. The list is spliced from the items'
-// encodings when it can be, as a list's answer is: a namespace's pods
-// deleted together are a list as large as any, and their encodings are
-// often made already (the namespace deleter lists them first).
-func (a *API) writeDeletedList(w http.ResponseWriter, r *http.Request, store *registry.Store, res *cache.ListResult) {
-	info, err := codecs.NegotiateOutput(r, store.Serializers())
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	listMeta := &metav1.ListMeta{ResourceVersion: formatRevision(res.Revision), Continue: res.Continue}
-	if !store.Converts() && splices(store, info) {
+// deleted, as they were before, in the representation target says (a
+// Table or metadata too, as a list's). The list is spliced from the
+// items' encodings when it can be, as a list's answer is: a namespace's
+// pods deleted together are a list as large as any, and their encodings
+// are often made already (the namespace deleter lists them first).
+func (a *API) writeDeletedList(w http.ResponseWriter, r *http.Request, store *registry.Store, target readTarget, res *cache.ListResult) {
+	listMeta := &metav1.ListMeta{ResourceVersion: formatRevision(res.Revision), Continue: res.Continue, RemainingItemCount: res.Remaining}
+	if target.conv.As == "" && !store.Converts() && splices(store, target.info) {
 		auditList(r, store, res.Items, listMeta)
 		// Not kept compressed: nothing lists deleted objects again.
-		a.writeSpliced(w, r, store, info, listMeta, res.Items, res.Encodings, false)
+		a.writeSpliced(w, r, store, target.info, listMeta, res.Items, res.Encodings, false)
 		return
 	}
 	items, err := fromStorage(store, res.Items)
@@ -207,15 +218,13 @@ func (a *API) writeDeletedList(w http.ResponseWriter, r *http.Request, store *re
 		writeError(w, r, err)
 		return
 	}
-	list, err := listOf(store, items, listMeta)
+	out, gvk, err := target.transform(store, nil, items, listMeta)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	gvk := store.Info.GroupVersionKind()
-	gvk.Kind += "List"
-	audit.LogResponseObject(r.Context(), list, gvk.GroupVersion(), codecs.Factory)
-	writeEncoded(w, r, http.StatusOK, list, gvk, info)
+	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), codecs.Factory)
+	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 
 var deleteOptionsKind = schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}

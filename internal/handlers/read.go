@@ -33,6 +33,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		writeError(w, r, err)
 		return
 	}
+	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), codecs.Factory)
 	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 

@@ -61,6 +61,7 @@ func listOf(store *registry.Store, items []runtime.Object, listMeta *metav1.List
 	}
 	lm.SetResourceVersion(listMeta.ResourceVersion)
 	lm.SetContinue(listMeta.Continue)
+	lm.SetRemainingItemCount(listMeta.RemainingItemCount)
 	return list, nil
 }
 

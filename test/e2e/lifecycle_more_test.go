@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,6 +123,46 @@ func TestLifecycleDeleteCollectionAnswersWhatItDeleted(t *testing.T) {
 	}
 	if got := left(); got != 0 {
 		t.Fatalf("deletecollection left %d", got)
+	}
+
+	// As a list's: a Table when asked for one, and a representation the
+	// client cannot take refused before anything is deleted.
+	for _, name := range []string{"t1", "t2", "t3"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"batch": "y"}}}
+		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := "/api/v1/namespaces/dcl/configmaps?labelSelector=batch%3Dy"
+	resp, _ := rawDo(t, k, "DELETE", path, "", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", nil)
+	if resp.StatusCode != http.StatusNotAcceptable {
+		t.Errorf("deletecollection answered as a protobuf Table: %d, want 406", resp.StatusCode)
+	}
+	if list, _ := cms.List(ctx, metav1.ListOptions{LabelSelector: "batch=y"}); len(list.Items) != 3 {
+		t.Fatalf("a refused deletecollection deleted: %d of 3 left", len(list.Items))
+	}
+	resp, data := rawDo(t, k, "DELETE", path+"&limit=2", "", "application/json;as=Table;v=v1;g=meta.k8s.io", nil)
+	var table metav1.Table
+	if err := json.Unmarshal(data, &table); err != nil || resp.StatusCode != http.StatusOK || table.Kind != "Table" || len(table.Rows) != 2 {
+		t.Fatalf("deletecollection as a Table: %d, %v, %s", resp.StatusCode, err, data)
+	}
+	if table.Continue == "" || table.RemainingItemCount != nil {
+		// A selector leaves the count out, as on a list.
+		t.Errorf("a limited deletecollection's Table: continue %q, remaining %v", table.Continue, table.RemainingItemCount)
+	}
+	// t3 is left, and two more.
+	for _, name := range []string{"u1", "u2"} {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, data = rawDo(t, k, "DELETE", "/api/v1/namespaces/dcl/configmaps?limit=1", "", "application/json", nil)
+	var cmList corev1.ConfigMapList
+	if err := json.Unmarshal(data, &cmList); err != nil || resp.StatusCode != http.StatusOK || len(cmList.Items) != 1 {
+		t.Fatalf("deletecollection of one: %d, %v, %s", resp.StatusCode, err, data)
+	}
+	if cmList.RemainingItemCount == nil || *cmList.RemainingItemCount != 2 {
+		t.Errorf("a limited deletecollection without a selector: remainingItemCount %v, want 2", cmList.RemainingItemCount)
 	}
 }
 
