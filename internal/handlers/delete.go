@@ -196,35 +196,11 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 			return
 		}
 	}
-	a.writeDeletedList(w, r, store, target, res)
-}
-
-// writeDeletedList answers a deletecollection with the list of what it
-// deleted, as they were before, in the representation target says (a
-// Table or metadata too, as a list's). The list is spliced from the
-// items' encodings when it can be, as a list's answer is: a namespace's
-// pods deleted together are a list as large as any, and their encodings
-// are often made already (the namespace deleter lists them first).
-func (a *API) writeDeletedList(w http.ResponseWriter, r *http.Request, store *registry.Store, target readTarget, res *cache.ListResult) {
-	listMeta := &metav1.ListMeta{ResourceVersion: formatRevision(res.Revision), Continue: res.Continue, RemainingItemCount: res.Remaining}
-	if target.conv.As == "" && !store.Converts() && splices(store, target.info) {
-		auditList(r, store, res.Items, listMeta)
-		// Not kept compressed: nothing lists deleted objects again.
-		a.writeSpliced(w, r, store, target.info, listMeta, res.Items, res.Encodings, false)
-		return
-	}
-	items, err := fromStorage(store, res.Items)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	out, gvk, err := target.transform(store, nil, items, listMeta)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), codecs.Factory)
-	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
+	// The list of what was deleted, as it was before. A namespace's pods
+	// deleted together are a list as large as any: spliced from their
+	// encodings (the namespace deleter's list made them), and not kept
+	// compressed, as nothing lists deleted objects again.
+	a.writeList(w, r, store, target, res, false)
 }
 
 var deleteOptionsKind = schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}

@@ -90,17 +90,29 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, st
 		writeError(w, r, cacheError(err))
 		return
 	}
-	items, err := fromStorage(store, res.Items)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	a.writeList(w, r, store, target, res, true)
+}
+
+// writeList answers the list res in the representation target says (a
+// Table or metadata too). Without a conversion it is spliced from the
+// items' encodings; keep says whether its compressed items section is
+// kept for the next list of the same items.
+func (a *API) writeList(w http.ResponseWriter, r *http.Request, store *registry.Store, target readTarget, res *cache.ListResult, keep bool) {
 	listMeta := &metav1.ListMeta{
 		ResourceVersion: formatRevision(res.Revision), Continue: res.Continue, RemainingItemCount: res.Remaining,
 	}
 	if target.conv.As == "" && !store.Converts() && splices(store, target.info) {
 		auditList(r, store, res.Items, listMeta)
-		a.writeSplicedList(w, r, store, target.info, listMeta, res.Items, res.Encodings)
+		if keep {
+			a.writeSplicedList(w, r, store, target.info, listMeta, res.Items, res.Encodings)
+		} else {
+			a.writeSpliced(w, r, store, target.info, listMeta, res.Items, res.Encodings, false)
+		}
+		return
+	}
+	items, err := fromStorage(store, res.Items)
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
 	out, gvk, err := target.transform(store, nil, items, listMeta)
