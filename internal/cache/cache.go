@@ -155,6 +155,9 @@ type Cache struct {
 	done     chan struct{} // closed when stopped is set
 	// snapshots keep the index as of a revision for paged lists.
 	snapshots map[int64]*snapshot
+	// dropped are the indexes of snapshots dropped since the last check,
+	// whose superseded objects' encodings are to be let go.
+	dropped []*btree.BTreeG[*entry]
 	// unapplied holds, for each key written through this server (Wrote)
 	// whose write the index has not applied yet, the revision of that
 	// write: the index's copy of the key is older.
@@ -568,8 +571,11 @@ func (c *Cache) trim(now time.Time) {
 // next change, which may never come.
 func (c *Cache) expire() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.trim(c.opts.Clock.Now())
+	dropped, current := c.dropped, c.tree.Clone()
+	c.dropped = nil
+	c.mu.Unlock()
+	c.letGoSuperseded(dropped, current)
 }
 
 // dropSnapshotsExpiredAt drops the snapshots expired at now; c.mu is held.
@@ -577,7 +583,27 @@ func (c *Cache) dropSnapshotsExpiredAt(now time.Time) {
 	for rev, s := range c.snapshots {
 		if s.expired(now, c.opts) {
 			delete(c.snapshots, rev)
+			c.dropped = append(c.dropped, s.tree)
 		}
+	}
+}
+
+// letGoSuperseded tells LetGo of the encodings of the objects the dropped
+// snapshots held and the index no longer does: a paged list through a
+// namespace's objects, then their deletion, leaves a snapshot holding all
+// of them for 10-20 s, and a release before it goes frees none of them.
+func (c *Cache) letGoSuperseded(dropped []*btree.BTreeG[*entry], current *btree.BTreeG[*entry]) {
+	n := 0
+	for _, tree := range dropped {
+		tree.Ascend(func(e *entry) bool {
+			if now, ok := current.Get(e); !ok || now.obj != e.obj {
+				n += e.enc.size()
+			}
+			return true
+		})
+	}
+	if n > 0 {
+		c.opts.LetGo(n)
 	}
 }
 

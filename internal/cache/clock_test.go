@@ -447,6 +447,47 @@ func TestIdleSnapshotIsDropped(t *testing.T) {
 	}
 }
 
+// TestDroppedSnapshotLetsGoOfWhatItAloneHeld: a paged list's snapshot
+// that held an object since deleted tells LetGo of that object's
+// encodings when it is dropped (the deletion told it once already, while
+// the snapshot still held them).
+func TestDroppedSnapshotLetsGoOfWhatItAloneHeld(t *testing.T) {
+	var letGo atomic.Int64
+	fc := clocktesting.NewFakeClock(time.Now())
+	c, s := newCache(t, Options{SnapshotIdle: 10 * time.Second, Clock: fc, LetGo: func(n int) { letGo.Add(int64(n)) }})
+	ctx := context.Background()
+	for _, name := range []string{"a", "b"} {
+		if _, err := s.Create(ctx, []byte(prefix+"ns/"+name), configMapValue(name, nil, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WaitFresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if first, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 1}); err != nil || first.Continue == "" {
+		t.Fatalf("first page: %+v, %v", first, err)
+	}
+	c.mu.RLock()
+	e, _ := c.tree.Get(&entry{key: prefix + "ns/a"})
+	c.mu.RUnlock()
+	if _, err := e.enc.Encode(&countingEncoder{}, e.obj); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Delete(ctx, []byte(prefix+"ns/a"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitFresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := letGo.Load(); got != int64(len("encoded")) {
+		t.Fatalf("after the deletion: %d bytes let go, want %d", got, len("encoded"))
+	}
+	stepAndCheck(t, c, fc, 11*time.Second, 0) // the snapshot, idle, goes
+	if got := letGo.Load(); got != 2*int64(len("encoded")) {
+		t.Fatalf("after the snapshot went: %d bytes let go, want %d", got, 2*len("encoded"))
+	}
+}
+
 // stepAndCheck steps the cache's clock by d, waits (in real time) for
 // the timers it fired to be armed again, which the snapshot check does
 // once it has run, and then wants n snapshots.
