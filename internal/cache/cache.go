@@ -572,8 +572,14 @@ func (c *Cache) trim(now time.Time) {
 func (c *Cache) expire() {
 	c.mu.Lock()
 	c.trim(c.opts.Clock.Now())
-	dropped, current := c.dropped, c.tree.Clone()
+	dropped := c.dropped
 	c.dropped = nil
+	var current *btree.BTreeG[*entry]
+	if len(dropped) > 0 {
+		// Cloned only then: a clone makes the next writes copy the
+		// nodes they change.
+		current = c.tree.Clone()
+	}
 	c.mu.Unlock()
 	c.letGoSuperseded(dropped, current)
 }
