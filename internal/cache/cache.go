@@ -486,8 +486,6 @@ func (c *Cache) apply(ev storage.Event) error {
 	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, ObjEncodings: c.prepare(obj), at: c.opts.Clock.Now()}
 	if old != nil {
 		e.Prev = old.obj
-	}
-	if old != nil {
 		// The replaced or deleted object's encodings go with it (once no
 		// event of the window holds it): after a namespace's objects are
 		// deleted, most of what the lists before made of them.

@@ -2,9 +2,9 @@ package handlers
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"reflect"
-	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -192,10 +192,13 @@ func (s *listSegments) dropSentBefore(t time.Time) {
 
 // writeSplicedList sends a list made of its items' cached encodings (see
 // spliceList). A large list for a client that accepts gzip is compressed
-// in three runs, the items section on its own, which is kept for the
-// next list of the same items, or taken from an earlier one.
-func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) {
-	if acceptsGzip(r) {
+// in three runs, the items section on its own, taken from an earlier list
+// of the same items when one kept it; keep says whether this list keeps
+// its own for the next (a deletecollection's deleted items are not listed
+// again).
+func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings, keep bool) {
+	gzip := acceptsGzip(r)
+	if gzip {
 		if seg := a.segments.get(store, info, items); seg != nil {
 			markRead(encs, itemEncoder(info).Identifier())
 			head, tail, err := listFrame(store, info, listMeta, seg.run.size)
@@ -212,39 +215,34 @@ func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *re
 			return
 		}
 	}
-	a.writeSpliced(w, r, store, info, listMeta, items, encs, true)
-}
-
-// writeSpliced sends a list made of its items' cached encodings, as it is
-// written (compressed for a client that accepts gzip); keep says whether
-// a compressed items section is kept for a later list of the same items.
-func (a *API) writeSpliced(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings, keep bool) {
 	l, err := spliceList(store, info, listMeta, items, encs)
 	if err != nil {
 		writeError(w, r, apierrors.NewInternalError(err))
 		return
 	}
 	size := len(l.head) + l.items.size + len(l.tail)
-	if !acceptsGzip(r) || size < gzipThreshold {
+	if !gzip || size < gzipThreshold {
 		writePlain(w, http.StatusOK, info.MediaType, size, [][]byte{l.head}, l.items.parts, [][]byte{l.tail})
 		return
 	}
 	writeGzipHeader(w, http.StatusOK, info.MediaType)
 	g := newGzipWriter(w)
-	if !keep {
-		g.deflate(slices.Concat([][]byte{l.head}, l.items.parts, [][]byte{l.tail}), true, nil)
-		g.close()
-		return
-	}
 	g.deflate([][]byte{l.head}, false, nil)
-	kept := keepBuffers.Get().(*bytes.Buffer)
-	run := g.deflate(l.items.parts, false, kept)
+	var kept *bytes.Buffer
+	var keepTo io.Writer // nil, not a nil *bytes.Buffer, when nothing is kept
+	if keep {
+		kept = keepBuffers.Get().(*bytes.Buffer)
+		keepTo = kept
+	}
+	run := g.deflate(l.items.parts, false, keepTo)
 	g.deflate([][]byte{l.tail}, true, nil)
-	if g.close() == nil {
+	if g.close() == nil && keep {
 		a.segments.put(store, info, items, kept.Bytes(), run)
 	}
-	kept.Reset()
-	keepBuffers.Put(kept)
+	if keep {
+		kept.Reset()
+		keepBuffers.Put(kept)
+	}
 }
 
 // markRead keeps the items' encodings as if the list had read them: while

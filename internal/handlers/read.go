@@ -103,11 +103,7 @@ func (a *API) writeList(w http.ResponseWriter, r *http.Request, store *registry.
 	}
 	if target.conv.As == "" && !store.Converts() && splices(store, target.info) {
 		auditList(r, store, res.Items, listMeta)
-		if keep {
-			a.writeSplicedList(w, r, store, target.info, listMeta, res.Items, res.Encodings)
-		} else {
-			a.writeSpliced(w, r, store, target.info, listMeta, res.Items, res.Encodings, false)
-		}
+		a.writeSplicedList(w, r, store, target.info, listMeta, res.Items, res.Encodings, keep)
 		return
 	}
 	items, err := fromStorage(store, res.Items)
