@@ -477,6 +477,11 @@ func (c *Cache) apply(ev storage.Event) error {
 		delete(c.unapplied, key)
 	}
 	old, _ := c.tree.Get(&entry{key: key})
+	if old != nil {
+		// The entry's key, not this event's copy: every event of the
+		// window and the entry then share one string per object.
+		key = old.key
+	}
 	if err != nil {
 		obj = c.applyCorrupt(ev, old, err)
 		if obj == nil {
