@@ -125,7 +125,28 @@ type Event struct {
 	Prev runtime.Object
 	// ObjEncodings caches Obj's encodings, shared with the index.
 	ObjEncodings *Encodings
-	at           time.Time
+}
+
+// windowEvent is an event of the window as a watch resuming from before it
+// needs it, and the decoded Event while it is among the newest
+// DecodedEvents. The window holds them by value, so that cooling an event
+// allocates nothing: a copy made for each event, amid the writes' garbage,
+// was the one long-lived allocation of each in its span.
+type windowEvent struct {
+	typ     watch.EventType
+	rev     int64
+	key     string
+	at      time.Time
+	decoded *Event // nil once cooled
+}
+
+// event is e as a watch's backlog takes it: a cooled one without objects,
+// for backlog to read back from storage.
+func (e *windowEvent) event() *Event {
+	if e.decoded != nil {
+		return e.decoded
+	}
+	return &Event{Type: e.typ, Rev: e.rev, Key: e.key}
 }
 
 // Cache is the watch cache of one resource.
@@ -147,7 +168,7 @@ type Cache struct {
 	// lastChange is the revision of the newest event applied (or startRev):
 	// the index is the exact state at every revision from it to rev.
 	lastChange int64
-	events     []*Event // oldest first
+	events     []windowEvent // oldest first
 	// cooled counts the leading events that keep no objects.
 	cooled   int
 	watchers map[*Watcher]struct{}
@@ -488,7 +509,7 @@ func (c *Cache) apply(ev storage.Event) error {
 			return nil
 		}
 	}
-	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, ObjEncodings: c.prepare(obj), at: c.opts.Clock.Now()}
+	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, ObjEncodings: c.prepare(obj)}
 	if old != nil {
 		e.Prev = old.obj
 		// The replaced or deleted object's encodings go with it (once no
@@ -507,9 +528,10 @@ func (c *Cache) apply(ev storage.Event) error {
 		e.Type = watch.Modified
 		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings, sum: StoredSum(ev.KV.Value)})
 	}
-	c.events = append(c.events, e)
+	now := c.opts.Clock.Now()
+	c.events = append(c.events, windowEvent{typ: e.Type, rev: e.Rev, key: key, at: now, decoded: e})
 	c.lastChange = e.Rev
-	c.trim(e.at)
+	c.trim(now)
 	c.cool()
 	c.setRev(e.Rev)
 	c.metrics.received.Inc()
@@ -616,13 +638,11 @@ func (c *Cache) letGoSuperseded(dropped []*btree.BTreeG[*entry], current *btree.
 	}
 }
 
-// cool replaces the events older than the newest DecodedEvents with
-// copies that keep no objects; c.mu is held. Watchers already offered an
-// event keep the decoded one.
+// cool lets go of the decoded events older than the newest
+// DecodedEvents; c.mu is held. Watchers already offered one keep it.
 func (c *Cache) cool() {
 	for ; c.cooled < len(c.events)-c.opts.DecodedEvents; c.cooled++ {
-		e := c.events[c.cooled]
-		c.events[c.cooled] = &Event{Type: e.Type, Rev: e.Rev, Key: e.Key, at: e.at}
+		c.events[c.cooled].decoded = nil
 	}
 }
 
@@ -633,7 +653,7 @@ func (c *Cache) oldestWatchable() int64 {
 		// Every event so far has left the window, or none came.
 		return c.lastChange
 	}
-	return max(c.events[0].Rev-1, c.startRev)
+	return max(c.events[0].rev-1, c.startRev)
 }
 
 // Revision is the revision the index is current at.

@@ -212,9 +212,9 @@ func (c *Cache) WatchFrom(ctx context.Context, rev int64, filter Filter, bookmar
 		return nil, nil, &ErrExpired{Requested: rev, Oldest: oldest}
 	}
 	var missed []*Event
-	for _, e := range c.events {
-		if e.Rev > rev && strings.HasPrefix(e.Key, filter.Prefix) {
-			missed = append(missed, e)
+	for i := range c.events {
+		if e := &c.events[i]; e.rev > rev && strings.HasPrefix(e.key, filter.Prefix) {
+			missed = append(missed, e.event())
 		}
 	}
 	w := c.newWatcher(filter, max(rev, c.rev), bookmarks)
