@@ -102,7 +102,8 @@ type Options struct {
 type entry struct {
 	key string
 	obj runtime.Object
-	enc *Encodings
+	enc *Encodings // own, but for an entry that keeps no object
+	own Encodings
 	sum uint64 // StoredSum of the bytes obj was decoded from
 	// corrupt, when set, is why the stored version cannot be decoded: the
 	// object is in storage but cannot be served. obj is then the last state
@@ -297,7 +298,7 @@ func (c *Cache) sync(ctx context.Context) error {
 			tree.ReplaceOrInsert(&entry{key: key, corrupt: err})
 			continue
 		}
-		tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: c.prepare(obj), sum: StoredSum(res.KVs[i].Value)})
+		tree.ReplaceOrInsert(c.newEntry(key, obj, StoredSum(res.KVs[i].Value)))
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -407,6 +408,17 @@ func (c *Cache) prepare(obj runtime.Object) *Encodings {
 	return enc
 }
 
+// newEntry is the entry of obj, whose encodings are its own: one
+// allocation, not two, of what lives as long as the object.
+func (c *Cache) newEntry(key string, obj runtime.Object, sum uint64) *entry {
+	e := &entry{key: key, obj: obj, sum: sum}
+	e.enc = &e.own
+	if c.opts.Prepare != nil {
+		c.opts.Prepare(obj, e.enc)
+	}
+	return e
+}
+
 // endWatches ends every watch for good once the cache stops (its
 // resource is no longer served, or is served by a new cache, as when a
 // CRD changes): clients see the watch end, as kube-apiserver ends the
@@ -509,7 +521,14 @@ func (c *Cache) apply(ev storage.Event) error {
 			return nil
 		}
 	}
-	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj, ObjEncodings: c.prepare(obj)}
+	e := &Event{Rev: ev.KV.ModRevision, Key: key, Obj: obj}
+	var current *entry
+	if ev.Type == storage.EventDelete {
+		e.ObjEncodings = c.prepare(obj)
+	} else {
+		current = c.newEntry(key, obj, StoredSum(ev.KV.Value))
+		e.ObjEncodings = current.enc
+	}
 	if old != nil {
 		e.Prev = old.obj
 		// The replaced or deleted object's encodings go with it (once no
@@ -523,10 +542,10 @@ func (c *Cache) apply(ev storage.Event) error {
 		c.tree.Delete(&entry{key: key})
 	case e.Prev == nil:
 		e.Type = watch.Added
-		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings, sum: StoredSum(ev.KV.Value)})
+		c.tree.ReplaceOrInsert(current)
 	default:
 		e.Type = watch.Modified
-		c.tree.ReplaceOrInsert(&entry{key: key, obj: obj, enc: e.ObjEncodings, sum: StoredSum(ev.KV.Value)})
+		c.tree.ReplaceOrInsert(current)
 	}
 	now := c.opts.Clock.Now()
 	c.events = append(c.events, windowEvent{typ: e.Type, rev: e.Rev, key: key, at: now, decoded: e})
