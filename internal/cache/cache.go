@@ -102,7 +102,7 @@ type Options struct {
 type entry struct {
 	key string
 	obj runtime.Object
-	enc *Encodings // own, but for an entry that keeps no object
+	enc *Encodings // &own; nil for a corrupt entry
 	own Encodings
 	sum uint64 // StoredSum of the bytes obj was decoded from
 	// corrupt, when set, is why the stored version cannot be decoded: the

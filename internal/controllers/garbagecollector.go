@@ -22,7 +22,7 @@ import (
 // gcWorkers is kube-controller-manager's --concurrent-gc-syncs default;
 // gcSyncPeriod how often it looks for new resources to watch.
 // gcEventRun is how long the collector's informers hold a run of events
-// (see runOfEvents).
+// (see runsOfEvents).
 const (
 	gcWorkers    = 20
 	gcSyncPeriod = 30 * time.Second

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func TestEventRunLosesAndReordersNothing(t *testing.T) {
 	run := &eventRun{next: rec, window: time.Millisecond}
 	var want []string
 	for i := range 2000 {
-		name := string(rune('a'+i%26)) + string(rune('0'+i%10))
+		name := strconv.Itoa(i)
 		run.OnAdd(name, false)
 		want = append(want, "add "+name)
 		if i%200 == 0 {
