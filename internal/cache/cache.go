@@ -770,12 +770,19 @@ func (c *Cache) WaitNotOlderThan(ctx context.Context, rev int64) error {
 
 // Get returns the object under key as the index holds it, or nil.
 func (c *Cache) Get(key string) runtime.Object {
+	obj, _ := c.GetEncoded(key)
+	return obj
+}
+
+// GetEncoded returns the object under key as Get does, and its
+// encodings, which every reader of the object shares.
+func (c *Cache) GetEncoded(key string) (runtime.Object, *Encodings) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if e, ok := c.tree.Get(&entry{key: key}); ok && e.corrupt == nil {
-		return e.obj
+		return e.obj, e.enc
 	}
-	return nil
+	return nil, nil
 }
 
 // GetForWrite returns the object under key as Get does, and the
@@ -826,17 +833,18 @@ func StoredSum(stored []byte) uint64 { return maphash.Bytes(storedSeed, stored) 
 var freshGetWait = 100 * time.Millisecond
 
 // GetFresh returns the object under key as of every write committed
-// before the call, as Get does once WaitFresh returns; nil when the index
-// cannot answer that soon or at all (FreshGets is off, it is not running,
-// it lags behind, the object is not there or its stored version cannot be
-// decoded), for the caller to read storage, which also says why.
-func (c *Cache) GetFresh(ctx context.Context, key string) runtime.Object {
+// before the call, with its encodings, as GetEncoded does once WaitFresh
+// returns; nil when the index cannot answer that soon or at all
+// (FreshGets is off, it is not running, it lags behind, the object is not
+// there or its stored version cannot be decoded), for the caller to read
+// storage, which also says why.
+func (c *Cache) GetFresh(ctx context.Context, key string) (runtime.Object, *Encodings) {
 	if !c.opts.FreshGets || !c.Ready() {
-		return nil
+		return nil, nil
 	}
 	rev, err := c.store.CurrentRevision(ctx)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	// Real time, whatever the cache's clock: the wait is only worth it
 	// while it is shorter than a storage read, and a test's fake clock
@@ -846,10 +854,10 @@ func (c *Cache) GetFresh(ctx context.Context, key string) runtime.Object {
 		deadline := time.NewTimer(freshGetWait)
 		defer deadline.Stop()
 		if c.waitUntil(ctx, rev, deadline.C, c.done) != nil {
-			return nil
+			return nil, nil
 		}
 	}
-	return c.Get(key)
+	return c.GetEncoded(key)
 }
 
 // Len is the number of objects the cache holds.

@@ -417,23 +417,23 @@ func TestGetFreshSeesEveryCommittedWrite(t *testing.T) {
 		if rev, err = s.Update(ctx, []byte(key), configMapValue("a", nil, strconv.Itoa(i)), rev); err != nil {
 			t.Fatal(err)
 		}
-		obj := c.GetFresh(ctx, key)
-		if obj == nil {
+		obj, enc := c.GetFresh(ctx, key)
+		if obj == nil || enc == nil {
 			t.Fatalf("update %d: no answer", i)
 		}
 		if cm := obj.(*corev1.ConfigMap); cm.Data["d"] != strconv.Itoa(i) || cm.ResourceVersion != strconv.FormatInt(rev, 10) {
 			t.Fatalf("update %d at %d: got %q at %s", i, rev, cm.Data["d"], cm.ResourceVersion)
 		}
 	}
-	if obj := c.GetFresh(ctx, prefix+"ns/missing"); obj != nil {
+	if obj, _ := c.GetFresh(ctx, prefix+"ns/missing"); obj != nil {
 		t.Fatalf("a missing object: %v, want nil (storage says it is not found)", obj)
 	}
 	s.Create(ctx, []byte(prefix+"ns/corrupt"), []byte("not json"))
-	if obj := c.GetFresh(ctx, prefix+"ns/corrupt"); obj != nil {
+	if obj, _ := c.GetFresh(ctx, prefix+"ns/corrupt"); obj != nil {
 		t.Fatalf("an object that does not decode: %v, want nil (storage says why)", obj)
 	}
 	off, _ := newCache(t, Options{})
-	if obj := off.GetFresh(ctx, key); obj != nil {
+	if obj, _ := off.GetFresh(ctx, key); obj != nil {
 		t.Fatalf("without FreshGets: %v, want nil", obj)
 	}
 }
@@ -451,7 +451,10 @@ func TestGetFreshLeavesAStoppedCache(t *testing.T) {
 	defer func(wait time.Duration) { freshGetWait = wait }(freshGetWait)
 	freshGetWait = time.Hour
 	got := make(chan runtime.Object, 1)
-	go func() { got <- c.GetFresh(context.Background(), prefix+"ns/a") }()
+	go func() {
+		obj, _ := c.GetFresh(context.Background(), prefix+"ns/a")
+		got <- obj
+	}()
 	select {
 	case obj := <-got:
 		if obj != nil {

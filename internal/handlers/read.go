@@ -23,7 +23,21 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		writeError(w, r, err)
 		return
 	}
-	obj, err := a.getAt(r, req, store, r.URL.Query().Get("resourceVersion"))
+	obj, enc, err := a.getAt(r, req, store, r.URL.Query().Get("resourceVersion"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if target.conv.As == "" && !store.Converts() && splices(store, target.info) {
+		auditObject(r, store, obj)
+		writeShared(w, r, store, target.info, obj, enc)
+		return
+	}
+	if store.Converts() {
+		obj, err = store.FromStorage(obj)
+	} else {
+		obj = obj.DeepCopyObject() // encoding sets its kind
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -37,35 +51,36 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 
-func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, rvParam string) (runtime.Object, error) {
+// getAt returns the object as stored, the cache's own (read only), with
+// the encodings its readers share; or, read from storage, with none.
+func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, rvParam string) (runtime.Object, *cache.Encodings, error) {
 	c := store.Backend().Cache
-	var obj runtime.Object
+	key := store.Key(req.Namespace, req.Name)
 	if rvParam == "" {
 		// The most recent state, which kube-apiserver reads from etcd:
 		// the watch cache has it once it caught up with storage.
-		if obj = c.GetFresh(r.Context(), store.Key(req.Namespace, req.Name)); obj == nil {
-			return store.Get(r.Context(), req.Namespace, req.Name)
+		if obj, enc := c.GetFresh(r.Context(), key); obj != nil {
+			return obj, enc, nil
 		}
-	} else {
-		rev, err := parseRevision(rvParam)
-		if err != nil {
-			return nil, err
-		}
-		if rev > 0 {
-			if err := c.WaitNotOlderThan(r.Context(), rev); err != nil {
-				return nil, cacheError(err)
-			}
-		} else if err := c.WaitReady(r.Context()); err != nil {
-			return nil, err
-		}
-		if obj = c.Get(store.Key(req.Namespace, req.Name)); obj == nil {
-			return nil, apierrors.NewNotFound(store.GroupResource(), req.Name)
-		}
+		obj, err := store.Get(r.Context(), req.Namespace, req.Name)
+		return obj, nil, err
 	}
-	if store.Converts() {
-		return store.FromStorage(obj)
+	rev, err := parseRevision(rvParam)
+	if err != nil {
+		return nil, nil, err
 	}
-	return obj.DeepCopyObject(), nil
+	if rev > 0 {
+		if err := c.WaitNotOlderThan(r.Context(), rev); err != nil {
+			return nil, nil, cacheError(err)
+		}
+	} else if err := c.WaitReady(r.Context()); err != nil {
+		return nil, nil, err
+	}
+	obj, enc := c.GetEncoded(key)
+	if obj == nil {
+		return nil, nil, apierrors.NewNotFound(store.GroupResource(), req.Name)
+	}
+	return obj, enc, nil
 }
 
 // list serves a page of a collection from the watch cache.

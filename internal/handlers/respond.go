@@ -18,6 +18,7 @@ import (
 
 	"github.com/klauspost/compress/flate"
 
+	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/respond"
@@ -47,6 +48,35 @@ func auditList(r *http.Request, store *registry.Store, items []runtime.Object, l
 	if list, err := listOf(store, items, listMeta); err == nil {
 		audit.LogResponseObject(r.Context(), list, store.Info.GroupVersionKind().GroupVersion(), codecs.Factory)
 	}
+}
+
+// writeShared sends obj, an object of the watch cache, from the encoding
+// its readers share (a list's item is the object's encoding, and a
+// protobuf one its bare message, which the envelope then wraps), made
+// now if no reader has made it yet.
+func writeShared(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, obj runtime.Object, enc *cache.Encodings) {
+	data, err := enc.Encode(itemEncoder(info), obj)
+	if err != nil {
+		writeError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	b := &body{}
+	if info.MediaType == runtime.ContentTypeProtobuf {
+		b.add(appendEnvelopeHeader(nil, store.Info.GroupVersionKind(), len(data)), data, unknownTrailer)
+	} else {
+		b.add(data)
+	}
+	writeBody(w, r, http.StatusOK, b, info.MediaType)
+}
+
+// auditObject records obj, the cache's, as the response of the request,
+// when its audit level records responses: a copy, since encoding sets
+// the object's kind.
+func auditObject(r *http.Request, store *registry.Store, obj runtime.Object) {
+	if ac := audit.AuditContextFrom(r.Context()); ac == nil || ac.GetEventLevel().Less(auditinternal.LevelRequestResponse) {
+		return
+	}
+	audit.LogResponseObject(r.Context(), obj.DeepCopyObject(), store.Info.GroupVersionKind().GroupVersion(), codecs.Factory)
 }
 
 // listOf makes a list of store's kind holding items, with listMeta.

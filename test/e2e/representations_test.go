@@ -108,6 +108,48 @@ func TestProtobufEnvelopeAndWatchFrames(t *testing.T) {
 	}
 }
 
+// TestGetAnswersFromTheSharedEncoding: a GET of a cached object is sent
+// from the encoding a list made of it: the whole object, kind included,
+// in JSON and in protobuf, with any resourceVersion; and after an update,
+// the new state, never the bytes kept for the one before.
+func TestGetAnswersFromTheSharedEncoding(t *testing.T) {
+	k := startKapi(t)
+	protobuf := rest.CopyConfig(k.config)
+	protobuf.ContentType = "application/vnd.kubernetes.protobuf"
+	clients := map[string]*kubernetes.Clientset{"JSON": k.clientset(), "protobuf": kubernetes.NewForConfigOrDie(protobuf)}
+	cms := k.clientset().CoreV1().ConfigMaps("default")
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "g"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round, want := range []string{"1", "2"} {
+		if round == 1 {
+			cm.Data["v"] = want
+			if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for name, client := range clients {
+			// A list first, for the encodings to be there.
+			if _, err := client.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, rv := range []string{"", "0", cm.ResourceVersion} {
+				got, err := client.CoreV1().ConfigMaps("default").Get(ctx, "g", metav1.GetOptions{ResourceVersion: rv})
+				if err != nil || got.Data["v"] != want || got.ResourceVersion != cm.ResourceVersion || got.UID != cm.UID {
+					t.Fatalf("round %d, %s get at %q: %v %v at %s, want v=%s at %s", round, name, rv, err, got.Data, got.ResourceVersion, want, cm.ResourceVersion)
+				}
+			}
+		}
+		resp, data := rawDo(t, k, "GET", "/api/v1/namespaces/default/configmaps/g", "", "application/json", nil)
+		var got map[string]any
+		if err := json.Unmarshal(data, &got); err != nil || resp.StatusCode != 200 || got["kind"] != "ConfigMap" || got["apiVersion"] != "v1" ||
+			!bytes.HasSuffix(data, []byte("}\n")) || resp.Header.Get("Content-Length") != fmt.Sprint(len(data)) {
+			t.Fatalf("round %d, JSON get: %d %v %q (length %s)\n%s", round, resp.StatusCode, err, resp.Header.Get("Content-Type"), resp.Header.Get("Content-Length"), data)
+		}
+	}
+}
+
 func TestCBORRoundTrip(t *testing.T) {
 	k := startKapi(t)
 	// Self-described CBOR for {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}.
