@@ -28,14 +28,16 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		writeError(w, r, err)
 		return
 	}
-	if target.conv.As == "" && !store.Converts() && splices(store, target.info) {
+	cached := enc != nil // the cache's own object, read only
+	if cached && target.conv.As == "" && !store.Converts() && splices(store, target.info) {
 		auditObject(r, store, obj)
 		writeShared(w, r, store, target.info, obj, enc)
 		return
 	}
-	if store.Converts() {
+	switch {
+	case store.Converts():
 		obj, err = store.FromStorage(obj)
-	} else {
+	case cached:
 		obj = obj.DeepCopyObject() // encoding sets its kind
 	}
 	if err != nil {
@@ -51,8 +53,8 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 
-// getAt returns the object as stored, the cache's own (read only), with
-// the encodings its readers share; or, read from storage, with none.
+// getAt returns the object as stored: the cache's own (read only), with
+// the encodings its readers share, or one read from storage, with none.
 func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, rvParam string) (runtime.Object, *cache.Encodings, error) {
 	c := store.Backend().Cache
 	key := store.Key(req.Namespace, req.Name)
