@@ -19,7 +19,8 @@ const generateNameAttempts = 8
 
 // Create prepares, admits, validates and stores a new object, retrying with
 // a fresh name when a generated one is already taken. obj carries its
-// namespace already (empty for cluster-scoped resources).
+// namespace already (empty for cluster-scoped resources); Create takes it
+// (it changes it, and keeps it when its name is not generated).
 func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -30,8 +31,9 @@ func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtim
 	}
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 0; ; attempt++ {
-		candidate := obj.DeepCopyObject()
-		if generated {
+		candidate := obj
+		if generated { // each attempt starts from the body as sent
+			candidate = obj.DeepCopyObject()
 			mustAccessor(candidate).SetName(generateName(m.GetGenerateName()))
 		}
 		created, err := p.createOnce(ctx, store, candidate, opts)

@@ -164,7 +164,7 @@ func (p *Pipeline) EnsureObject(ctx context.Context, obj runtime.Object, manager
 	if _, err := store.Get(ctx, m.GetNamespace(), m.GetName()); err == nil {
 		return nil
 	}
-	if _, err := p.Create(ctx, store, obj, Options{Manager: manager}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := p.Create(ctx, store, obj.DeepCopyObject(), Options{Manager: manager}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	return nil
@@ -177,7 +177,7 @@ func (p *Pipeline) CreateObject(ctx context.Context, obj runtime.Object, manager
 	if err != nil {
 		return nil, err
 	}
-	return p.Create(ctx, store, obj, Options{Manager: manager})
+	return p.Create(ctx, store, obj.DeepCopyObject(), Options{Manager: manager})
 }
 
 func mustAccessor(obj runtime.Object) metav1.Object {
