@@ -42,7 +42,7 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.O
 // event, as its object, when the event's level records responses: the
 // list is made only then.
 func auditList(r *http.Request, store *registry.Store, items []runtime.Object, listMeta *metav1.ListMeta) {
-	if ac := audit.AuditContextFrom(r.Context()); ac == nil || ac.GetEventLevel().Less(auditinternal.LevelRequestResponse) {
+	if !auditsResponse(r) {
 		return
 	}
 	if list, err := listOf(store, items, listMeta); err == nil {
@@ -73,10 +73,16 @@ func writeShared(w http.ResponseWriter, r *http.Request, store *registry.Store, 
 // when its audit level records responses: a copy, since encoding sets
 // the object's kind.
 func auditObject(r *http.Request, store *registry.Store, obj runtime.Object) {
-	if ac := audit.AuditContextFrom(r.Context()); ac == nil || ac.GetEventLevel().Less(auditinternal.LevelRequestResponse) {
-		return
+	if auditsResponse(r) {
+		audit.LogResponseObject(r.Context(), obj.DeepCopyObject(), store.Info.GroupVersionKind().GroupVersion(), codecs.Factory)
 	}
-	audit.LogResponseObject(r.Context(), obj.DeepCopyObject(), store.Info.GroupVersionKind().GroupVersion(), codecs.Factory)
+}
+
+// auditsResponse reports whether the request's audit event records its
+// response.
+func auditsResponse(r *http.Request) bool {
+	ac := audit.AuditContextFrom(r.Context())
+	return ac != nil && !ac.GetEventLevel().Less(auditinternal.LevelRequestResponse)
 }
 
 // listOf makes a list of store's kind holding items, with listMeta.
