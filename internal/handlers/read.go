@@ -29,7 +29,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		return
 	}
 	cached := enc != nil // the cache's own object, read only
-	if cached && target.conv.As == "" && !store.Converts() && splices(store, target.info) {
+	if cached && target.sendsKept(store) {
 		auditObject(r, store, obj)
 		writeShared(w, r, store, target.info, obj, enc)
 		return
@@ -85,6 +85,13 @@ func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, r
 	return obj, enc, nil
 }
 
+// sendsKept says whether t is answered from the encodings the cache keeps
+// of store's objects: the objects themselves (no Table or metadata), as
+// stored (no conversion), in a media type that splices.
+func (t readTarget) sendsKept(store *registry.Store) bool {
+	return t.conv.As == "" && !store.Converts() && splices(store, t.info)
+}
+
 // list serves a page of a collection from the watch cache.
 func (a *API) list(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
 	opts, err := listOptions(r, req, store)
@@ -118,7 +125,7 @@ func (a *API) writeList(w http.ResponseWriter, r *http.Request, store *registry.
 	listMeta := &metav1.ListMeta{
 		ResourceVersion: formatRevision(res.Revision), Continue: res.Continue, RemainingItemCount: res.Remaining,
 	}
-	if target.conv.As == "" && !store.Converts() && splices(store, target.info) {
+	if target.sendsKept(store) {
 		auditList(r, store, res.Items, listMeta)
 		a.writeSplicedList(w, r, store, target.info, listMeta, res.Items, res.Encodings, keep)
 		return
