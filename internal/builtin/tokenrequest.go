@@ -15,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/audit"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	authenticationtokenjwt "k8s.io/apiserver/pkg/authentication/token/jwt"
 	genericfeatures "k8s.io/apiserver/pkg/features"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	authenticationapi "k8s.io/kubernetes/pkg/apis/authentication"
 	authenticationvalidation "k8s.io/kubernetes/pkg/apis/authentication/validation"
@@ -60,7 +62,8 @@ func (t *tokenIssuer) requestToken(ctx context.Context, namespace, name string, 
 			return nil, apierrors.NewConflict(schema.GroupResource{Group: tokenRequestKind.Group, Resource: tokenRequestKind.Kind}, name,
 				fmt.Errorf("the UID in the token request (%s) does not match the UID of the service account (%s)", req.UID, sa.UID))
 		}
-		warning.AddWarning(ctx, "", fmt.Sprintf("the UID in the token request (%s) does not match the UID of the service account (%s) but TokenRequestServiceAccountUIDValidation is not enabled. In the future, this will return a conflict error", req.UID, sa.UID))
+		audit.AddAuditAnnotation(ctx, "authentication.k8s.io/token-request-uid-mismatch",
+			fmt.Sprintf("the UID in the token request (%s) does not match the UID of the service account (%s)", req.UID, sa.UID))
 	}
 	if len(req.Spec.Audiences) == 0 {
 		req.Spec.Audiences = t.tokens.Audiences
@@ -94,6 +97,9 @@ func (t *tokenIssuer) requestToken(ctx context.Context, namespace, name string, 
 	req.Status = authenticationapi.TokenRequestStatus{
 		Token:               signed,
 		ExpirationTimestamp: metav1.Time{Time: now.Add(time.Duration(req.Spec.ExpirationSeconds) * time.Second)},
+	}
+	if utilfeature.DefaultFeatureGate.Enabled(features.ServiceAccountTokenJTI) && len(sc.ID) > 0 {
+		audit.AddAuditAnnotation(ctx, serviceaccount.IssuedCredentialIDAuditAnnotationKey, authenticationtokenjwt.CredentialIDForJTI(sc.ID))
 	}
 	out := &authenticationv1.TokenRequest{}
 	if err := legacyscheme.Scheme.Convert(req, out, nil); err != nil {

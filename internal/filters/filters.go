@@ -7,15 +7,16 @@ package filters
 
 import (
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apiserver/pkg/audit"
-	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/audit"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	endpointsfilters "k8s.io/apiserver/pkg/endpoints/filters"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/features"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	"github.com/kapi-dev/kapi/internal/auth"
@@ -176,11 +178,35 @@ func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.Req
 		Namespace:         info.Namespace,
 		Resource:          info.Resource,
 		Subresource:       info.Subresource,
-		Name:              info.Name,
+		Name:              requestedName(r, info),
 		Parts:             parts,
 		LabelSelector:     selector(r, info, "labelSelector"),
 		FieldSelector:     selector(r, info, "fieldSelector"),
 	}
+}
+
+// requestedName is the name a request is about: the one in its path, or,
+// for a list or watch that selects one object by metadata.name, that
+// name, as kube-apiserver's request info has it. Authorisation (a role
+// limited to resourceNames allows watching its object this way) and
+// audit's objectRef see it; the handlers serve the path.
+func requestedName(r *http.Request, info *request.Info) string {
+	if info.Name != "" || (info.Verb != "list" && info.Verb != "watch") {
+		return info.Name
+	}
+	raw := r.URL.Query().Get("fieldSelector")
+	if raw == "" {
+		return ""
+	}
+	selected, err := fields.ParseSelector(raw)
+	if err != nil {
+		return ""
+	}
+	name, ok := selected.RequiresExactMatch("metadata.name")
+	if !ok || len(path.IsValidPathSegmentName(name)) > 0 {
+		return ""
+	}
+	return name
 }
 
 // selector is a list's selector parameter, which kube-apiserver gives its
@@ -198,6 +224,13 @@ func unauthorized(w http.ResponseWriter, r *http.Request) {
 	respond.Error(w, r, apierrors.NewUnauthorized("Unauthorized"))
 }
 
+// The audit annotations of the authorisation's decision and its reason,
+// under kube-apiserver's keys.
+const (
+	auditDecision = "authorization.k8s.io/decision"
+	auditReason   = "authorization.k8s.io/reason"
+)
+
 // authorize refuses what the user may not do with kube-apiserver's 403.
 // Requests for the public paths without credentials pass.
 func authorize(next http.Handler, authz authorizer.Authorizer) http.Handler {
@@ -212,14 +245,19 @@ func authorize(next http.Handler, authz authorizer.Authorizer) http.Handler {
 			return
 		}
 		decision, reason, err := authz.Authorize(r.Context(), attrs)
+		// RBAC may allow a request despite an error evaluating some other
+		// binding: the decision goes first, as in kube-apiserver.
 		if decision == authorizer.DecisionAllow {
+			audit.AddAuditAnnotations(r.Context(), auditDecision, "allow", auditReason, reason)
 			next.ServeHTTP(w, r)
 			return
 		}
 		if err != nil {
+			audit.AddAuditAnnotation(r.Context(), auditReason, "internal error")
 			respond.Error(w, r, apierrors.NewInternalError(err))
 			return
 		}
+		audit.AddAuditAnnotations(r.Context(), auditDecision, "forbid", auditReason, reason)
 		respond.Error(w, r, responsewriters.ForbiddenStatusError(attrs, reason))
 	})
 }

@@ -2,9 +2,7 @@ package handlers
 
 import (
 	"fmt"
-	"github.com/kapi-dev/kapi/internal/request"
 	"io"
-	"k8s.io/apiserver/pkg/audit"
 	"net/http"
 	"strings"
 
@@ -14,9 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+	"k8s.io/apiserver/pkg/audit"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/request"
 	"github.com/kapi-dev/kapi/internal/respond"
 )
 
@@ -82,14 +83,32 @@ func decodeBody(w http.ResponseWriter, r *http.Request, store *registry.Store) (
 	}
 	obj, err := decodeObject(w, data, info, validation, store)
 	if err == nil {
-		var subresource string
-		if req, ok := request.From(r.Context()); ok {
-			subresource = req.Subresource
-		}
-		audit.LogRequestObject(r.Context(), obj, store.Info.GroupVersionKind().GroupVersion(),
-			store.Info.GroupVersionResource(), subresource, codecs.Factory)
+		logRequestObject(r, store, obj)
 	}
 	return obj, err
+}
+
+// logRequestObject records a decoded body in the request's audit event.
+// kube-apiserver's decoder sets a body's defaults before audit records
+// it; kapi's write sets them later, so a request audited with its body
+// records a copy with its defaults set.
+func logRequestObject(r *http.Request, store *registry.Store, obj runtime.Object) {
+	ctx := r.Context()
+	ac := audit.AuditContextFrom(ctx)
+	if !ac.Enabled() {
+		return
+	}
+	// A store of a sub-resource's kind may have no backend (TokenRequest).
+	if backend := store.Backend(); backend != nil && backend.Strategy != nil && !ac.GetEventLevel().Less(auditinternal.LevelRequest) {
+		obj = obj.DeepCopyObject()
+		backend.Strategy.Default(obj)
+	}
+	var subresource string
+	if req, ok := request.From(ctx); ok {
+		subresource = req.Subresource
+	}
+	audit.LogRequestObject(ctx, obj, store.Info.GroupVersionKind().GroupVersion(),
+		store.Info.GroupVersionResource(), subresource, codecs.Factory)
 }
 
 // logRequestPatch records a patch in the request's audit event, if it has

@@ -111,6 +111,47 @@ func TestRBACMatrix(t *testing.T) {
 	}
 }
 
+// TestWatchOfOneObjectByName: a list or watch that selects one object by
+// metadata.name is authorised as a request for that name, so a role
+// limited to resourceNames lets its user watch the object (as `kubectl
+// get NAME --watch` does) but not list the others.
+func TestWatchOfOneObjectByName(t *testing.T) {
+	k := startKapiWithTokens(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "configmap", "mine")
+	k.mustKubectl("create", "configmap", "theirs")
+	k.mustKubectl("create", "role", "only-mine", "--verb=get,list,watch", "--resource=configmaps", "--resource-name=mine")
+	k.mustKubectl("create", "rolebinding", "only-mine", "--role=only-mine", "--user=nobody")
+	configMaps := k.clientWithToken("nobody-token").CoreV1().ConfigMaps("default")
+	waitFor(t, 10*time.Second, "the binding to take effect", func() bool {
+		_, err := configMaps.Get(ctx, "mine", metav1.GetOptions{})
+		return err == nil
+	})
+
+	one := int64(1)
+	w, err := configMaps.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=mine", TimeoutSeconds: &one})
+	if err != nil {
+		t.Fatalf("watching mine by name: %v", err)
+	}
+	var names []string
+	for ev := range w.ResultChan() {
+		if cm, ok := ev.Object.(*corev1.ConfigMap); ok {
+			names = append(names, cm.Name)
+		}
+	}
+	if len(names) != 1 || names[0] != "mine" {
+		t.Errorf("the watch of mine sent %v, want its ADDED event", names)
+	}
+	list, err := configMaps.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=mine"})
+	if err != nil || len(list.Items) != 1 {
+		t.Errorf("listing mine by name: %v, %v", list, err)
+	}
+	for _, opts := range []metav1.ListOptions{{}, {FieldSelector: "metadata.name=theirs"}, {FieldSelector: "metadata.name!=mine"}} {
+		if _, err := configMaps.List(ctx, opts); !apierrors.IsForbidden(err) {
+			t.Errorf("listing with %q: %v, want Forbidden", opts.FieldSelector, err)
+		}
+	}
+}
+
 // tryVerb does verb on an object of resource in the namespace team (a
 // fresh name for create and delete, "existing" for get and update).
 func tryVerb(c *kubernetes.Clientset, resource, verb string) error {
@@ -391,7 +432,7 @@ rules:
 - level: None
   nonResourceURLs: ["/healthz*", "/readyz*", "/livez*"]
 - level: RequestResponse
-  resources: [{group: "", resources: ["configmaps"]}]
+  resources: [{group: "", resources: ["configmaps", "namespaces"]}]
 - level: Metadata
 `); err != nil {
 		t.Fatal(err)
@@ -411,13 +452,28 @@ rules:
 	if _, err := k.clientWithToken("wrong").CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
 		t.Fatalf("a wrong token: %v", err)
 	}
+	k.mustKubectl("create", "namespace", "audited")
+	// A watch of one object by name: its name is the request's.
+	one := int64(1)
+	byName, err := k.clientset().CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=audited", TimeoutSeconds: &one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range byName.ResultChan() {
+	}
+	waitFor(t, 10*time.Second, "the default service account", func() bool {
+		_, err := k.clientset().CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil
+	})
+	k.mustKubectl("create", "token", "default")
 
 	type event struct {
 		Level, Verb, Stage, RequestURI string
 		User                           struct{ Username string }
-		ObjectRef                      *struct{ Resource, Namespace, Name string }
+		ObjectRef                      *struct{ Resource, Namespace, Name, Subresource string }
 		ResponseStatus                 struct{ Code int }
 		RequestObject, ResponseObject  map[string]any
+		Annotations                    map[string]string
 	}
 	// A list's answer at RequestResponse is the list (or the Table it
 	// was asked as), and a deletecollection's the list of what it deleted.
@@ -435,8 +491,20 @@ rules:
 		configMaps := e.ObjectRef != nil && e.ObjectRef.Resource == "configmaps"
 		switch {
 		case e.Verb == "create" && configMaps:
+			// kube-apiserver's authorisation filter notes its decision.
 			return "create", e.Level == "RequestResponse" && e.User.Username == "kapi-admin" && e.ResponseStatus.Code == 201 &&
-				e.ObjectRef.Name == "audited" && e.RequestObject["kind"] == "ConfigMap" && e.ResponseObject["kind"] == "ConfigMap"
+				e.ObjectRef.Name == "audited" && e.RequestObject["kind"] == "ConfigMap" && e.ResponseObject["kind"] == "ConfigMap" &&
+				e.Annotations["authorization.k8s.io/decision"] == "allow"
+		case e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Resource == "namespaces":
+			// The body is recorded as decoded: with its defaults.
+			label, _, _ := unstructured.NestedString(e.RequestObject, "metadata", "labels", "kubernetes.io/metadata.name")
+			phase, _, _ := unstructured.NestedString(e.RequestObject, "status", "phase")
+			return "namespace create", e.Level == "RequestResponse" && label == "audited" && phase == "Active"
+		case e.ObjectRef != nil && e.ObjectRef.Resource == "serviceaccounts" && e.ObjectRef.Subresource == "token":
+			// The token's ID, which its use is audited with too.
+			return "token request", strings.HasPrefix(e.Annotations["authentication.kubernetes.io/issued-credential-id"], "JTI=")
+		case e.Verb == "watch" && configMaps:
+			return "watch by name", e.ObjectRef.Name == "audited" && e.ResponseObject == nil
 		case e.Verb == "get" && configMaps:
 			return "get", e.Level == "RequestResponse" && e.ResponseObject["kind"] == "ConfigMap"
 		case e.Verb == "list" && e.ObjectRef != nil && e.ObjectRef.Resource == "secrets":
@@ -455,7 +523,7 @@ rules:
 		}
 		return "", true
 	}
-	expected := []string{"create", "get", "secrets list", "table", "list", "deletecollection", "unauthorized"}
+	expected := []string{"create", "get", "secrets list", "table", "list", "deletecollection", "unauthorized", "namespace create", "watch by name", "token request"}
 	var events []event
 	seen := map[string]bool{}
 	waitFor(t, 10*time.Second, "the audit events", func() bool {
