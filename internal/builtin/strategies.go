@@ -169,7 +169,7 @@ func strategies() map[schema.GroupResource]*kubeStrategy {
 		gr("scheduling.k8s.io", "priorityclasses"): strategy(priorityclass.Strategy, nil),
 		gr("node.k8s.io", "runtimeclasses"):        strategy(runtimeclass.Strategy, nil),
 
-		gr("certificates.k8s.io", "certificatesigningrequests"): strategy(certificates.Strategy, status(certificates.StatusStrategy)),
+		gr("certificates.k8s.io", "certificatesigningrequests"): strategy(certificates.Strategy, map[string]rest.RESTUpdateStrategy{"status": certificates.StatusStrategy, "approval": certificates.ApprovalStrategy}),
 		gr("certificates.k8s.io", "clustertrustbundles"):        strategy(clustertrustbundle.Strategy, nil),
 		gr("certificates.k8s.io", "podcertificaterequests"):     strategy(pcr, status(podcertificaterequest.NewStatusStrategy(pcr, allowAll{}, clock.RealClock{}))),
 

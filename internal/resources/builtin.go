@@ -157,7 +157,7 @@ var builtinResources = []Info{
 	// certificates.k8s.io/v1
 	{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests", Singular: "certificatesigningrequest", Kind: "CertificateSigningRequest", ShortNames: []string{"csr"}, Verbs: verbsAll,
 		Subresources: []SubresourceInfo{
-			{Name: "approval", Kind: "CertificateSigningRequest", Verbs: verbsStatus},
+			{Name: "approval", Verbs: verbsStatus, Served: true},
 			statusSubresource(),
 		}},
 	{Group: "certificates.k8s.io", Version: "v1", Resource: "clustertrustbundles", Singular: "clustertrustbundle", Kind: "ClusterTrustBundle", Verbs: verbsAll},
