@@ -22,6 +22,7 @@ const (
 	TTLAfterFinishedController           = "ttl-after-finished-controller"
 	EndpointSliceController              = "endpointslice-controller"
 	EndpointsController                  = "endpoints-controller"
+	EndpointSliceMirroringController     = "endpointslice-mirroring-controller"
 	ResourceQuotaController              = "resourcequota-controller"
 	PolicyStatusController               = "validatingadmissionpolicy-status-controller"
 	DisruptionController                 = "disruption-controller"
@@ -40,7 +41,7 @@ var All = []string{
 	NamespaceController, ServiceAccountController, RootCACertificatePublisherController, GarbageCollector,
 	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
-	EndpointSliceController, EndpointsController, ResourceQuotaController, PolicyStatusController, DisruptionController,
+	EndpointSliceController, EndpointsController, EndpointSliceMirroringController, ResourceQuotaController, PolicyStatusController, DisruptionController,
 	ClusterRoleAggregationController, PodGarbageCollector, PersistentVolumeBinderController, Scheduler, SimulatedNodes,
 }
 
@@ -63,6 +64,7 @@ var serviceAccounts = map[string]string{
 	TTLAfterFinishedController:           "ttl-after-finished-controller",
 	EndpointSliceController:              "endpointslice-controller",
 	EndpointsController:                  "endpoint-controller",
+	EndpointSliceMirroringController:     "endpointslicemirroring-controller",
 	ResourceQuotaController:              "resourcequota-controller",
 	PolicyStatusController:               "validatingadmissionpolicy-status-controller",
 	DisruptionController:                 "disruption-controller",

@@ -12,6 +12,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/deployment"
 	endpointcontroller "k8s.io/kubernetes/pkg/controller/endpoint"
 	endpointslicecontroller "k8s.io/kubernetes/pkg/controller/endpointslice"
+	endpointslicemirroring "k8s.io/kubernetes/pkg/controller/endpointslicemirroring"
 	"k8s.io/kubernetes/pkg/controller/job"
 	"k8s.io/kubernetes/pkg/controller/podgc"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
@@ -33,6 +34,7 @@ const (
 	cronJobWorkers       = 5
 	endpointSliceWorkers = 5
 	endpointsWorkers     = 5
+	mirroringWorkers     = 5
 	ttlWorkers           = 5
 	// terminatedPodThreshold is kube-controller-manager's
 	// --terminated-pod-gc-threshold default.
@@ -41,6 +43,9 @@ const (
 	volumeSyncPeriod = 15 * time.Second
 	// maxEndpointsPerSlice is kube-controller-manager's default.
 	maxEndpointsPerSlice = 100
+	// maxMirroredEndpoints is its --mirroring-max-endpoints-per-subset
+	// default.
+	maxMirroredEndpoints = 1000
 )
 
 // workload is one of kube-controller-manager's workload and service
@@ -93,6 +98,11 @@ var workloads = []workload{
 		c := endpointslicecontroller.NewController(ctx, f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Nodes(),
 			f.Discovery().V1().EndpointSlices(), maxEndpointsPerSlice, client, 0)
 		return func() { c.Run(ctx, endpointSliceWorkers) }, nil
+	}},
+	{EndpointSliceMirroringController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := endpointslicemirroring.NewController(ctx, f.Core().V1().Endpoints(), f.Discovery().V1().EndpointSlices(), f.Core().V1().Services(),
+			maxMirroredEndpoints, client, 0)
+		return func() { c.Run(ctx, mirroringWorkers) }, nil
 	}},
 	{PodGarbageCollector, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
 		c := podgc.NewPodGC(ctx, client, f.Core().V1().Pods(), f.Core().V1().Nodes(), terminatedPodThreshold)

@@ -51,6 +51,23 @@ func TestWorkloadControllers(t *testing.T) {
 	})
 	waitFor(t, 20*time.Second, "the Job's pod", func() bool { return pods("job-name=once") == 1 })
 
+	// A Service without a selector, whose Endpoints its user writes, gets
+	// them mirrored into an EndpointSlice.
+	k.mustKubectl("create", "service", "clusterip", "external", "--tcp=80:8080")
+	k.mustKubectl("patch", "service", "external", "--type=json", `-p=[{"op":"remove","path":"/spec/selector"}]`)
+	apply(t, k, `apiVersion: v1
+kind: Endpoints
+metadata: {name: external}
+subsets:
+- addresses: [{ip: 10.9.8.7}]
+  ports: [{port: 8080, name: tcp}]
+`)
+	waitFor(t, 20*time.Second, "the Endpoints mirrored", func() bool {
+		out, _ := k.kubectl("get", "endpointslices", "-l", "endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io",
+			"-o", "jsonpath={.items[*].endpoints[*].addresses[*]}")
+		return out == "10.9.8.7"
+	})
+
 	k.mustKubectl("delete", "deployment", "web", "--cascade=foreground", "--wait=true", "--timeout=60s")
 	waitFor(t, 30*time.Second, "the ReplicaSet and pods to go with the Deployment", func() bool {
 		out, _ := k.kubectl("get", "rs", "-l", "app=web", "-o", "name")
