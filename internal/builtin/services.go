@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +28,12 @@ import (
 // serviceCIDR is the range ClusterIPs come from (kube-apiserver's default);
 // its first address is kept for the kubernetes Service.
 var serviceCIDR = netip.MustParsePrefix("10.96.0.0/12")
+
+// ServiceIPRange is the range ClusterIPs come from, which the default
+// ServiceCIDR publishes.
+func ServiceIPRange() net.IPNet {
+	return net.IPNet{IP: serviceCIDR.Addr().AsSlice(), Mask: net.CIDRMask(serviceCIDR.Bits(), serviceCIDR.Addr().BitLen())}
+}
 
 const (
 	nodePortMin      = 30000

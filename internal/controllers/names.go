@@ -23,6 +23,7 @@ const (
 	EndpointSliceController              = "endpointslice-controller"
 	EndpointsController                  = "endpoints-controller"
 	EndpointSliceMirroringController     = "endpointslice-mirroring-controller"
+	ServiceCIDRController                = "service-cidr-controller"
 	ResourceQuotaController              = "resourcequota-controller"
 	PolicyStatusController               = "validatingadmissionpolicy-status-controller"
 	DisruptionController                 = "disruption-controller"
@@ -41,7 +42,7 @@ var All = []string{
 	NamespaceController, ServiceAccountController, RootCACertificatePublisherController, GarbageCollector,
 	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
-	EndpointSliceController, EndpointsController, EndpointSliceMirroringController, ResourceQuotaController, PolicyStatusController, DisruptionController,
+	EndpointSliceController, EndpointsController, EndpointSliceMirroringController, ServiceCIDRController, ResourceQuotaController, PolicyStatusController, DisruptionController,
 	ClusterRoleAggregationController, PodGarbageCollector, PersistentVolumeBinderController, Scheduler, SimulatedNodes,
 }
 
@@ -65,6 +66,7 @@ var serviceAccounts = map[string]string{
 	EndpointSliceController:              "endpointslice-controller",
 	EndpointsController:                  "endpoint-controller",
 	EndpointSliceMirroringController:     "endpointslicemirroring-controller",
+	ServiceCIDRController:                "service-cidrs-controller",
 	ResourceQuotaController:              "resourcequota-controller",
 	PolicyStatusController:               "validatingadmissionpolicy-status-controller",
 	DisruptionController:                 "disruption-controller",

@@ -17,6 +17,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/podgc"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	"k8s.io/kubernetes/pkg/controller/replication"
+	"k8s.io/kubernetes/pkg/controller/servicecidrs"
 	"k8s.io/kubernetes/pkg/controller/statefulset"
 	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
 	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
@@ -35,6 +36,7 @@ const (
 	endpointSliceWorkers = 5
 	endpointsWorkers     = 5
 	mirroringWorkers     = 5
+	serviceCIDRWorkers   = 5
 	ttlWorkers           = 5
 	// terminatedPodThreshold is kube-controller-manager's
 	// --terminated-pod-gc-threshold default.
@@ -103,6 +105,10 @@ var workloads = []workload{
 		c := endpointslicemirroring.NewController(ctx, f.Core().V1().Endpoints(), f.Discovery().V1().EndpointSlices(), f.Core().V1().Services(),
 			maxMirroredEndpoints, client, 0)
 		return func() { c.Run(ctx, mirroringWorkers) }, nil
+	}},
+	{ServiceCIDRController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := servicecidrs.NewController(ctx, f.Networking().V1().ServiceCIDRs(), f.Networking().V1().IPAddresses(), client)
+		return func() { c.Run(ctx, serviceCIDRWorkers) }, nil
 	}},
 	{PodGarbageCollector, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
 		c := podgc.NewPodGC(ctx, client, f.Core().V1().Pods(), f.Core().V1().Nodes(), terminatedPodThreshold)

@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/kubernetes/pkg/controlplane/controller/defaultservicecidr"
 	satoken "k8s.io/kubernetes/pkg/serviceaccount"
 	"k8s.io/utils/clock"
 
@@ -503,6 +504,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// before: kube-apiserver's controller publishes them once its /readyz
 	// answers.
 	s.background(func() { keepKubernetesService(runCtx, writes, endpoints, port, cfg.Clock, cfg.Logger) })
+	// kube-apiserver's controller of the default ServiceCIDR, which
+	// publishes the range ClusterIPs come from. Readiness does not wait
+	// for it, as kube-apiserver's does: kapi's allocator does not read it.
+	serviceCIDRs := defaultservicecidr.NewController(builtin.ServiceIPRange(), net.IPNet{}, kubernetes.NewForConfigOrDie(loopbackClient()))
+	s.background(func() {
+		serviceCIDRs.Start(runCtx)
+		<-runCtx.Done()
+	})
 	stepDone("kubernetes service")
 	if err := syncStart(); err != nil {
 		return nil, fmt.Errorf("syncing the start's writes: %w", err)

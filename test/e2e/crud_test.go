@@ -370,6 +370,20 @@ func TestServiceAllocations(t *testing.T) {
 	if err != nil || addr.Spec.ParentRef.Name != "web" || addr.Spec.ParentRef.Resource != "services" {
 		t.Fatalf("IPAddress of %s: %v %+v", ip, err, addr)
 	}
+	// The range they come from is published as the default ServiceCIDR,
+	// which cannot go while IPAddresses in it remain.
+	cidr := func() string {
+		out, _ := k.kubectl("get", "servicecidr", "kubernetes", "-o",
+			`jsonpath={.spec.cidrs} {.metadata.finalizers} {.status.conditions[?(@.type=="Ready")].reason}`)
+		return out
+	}
+	waitFor(t, 20*time.Second, "the default ServiceCIDR", func() bool {
+		return cidr() == `["10.96.0.0/12"] ["networking.k8s.io/service-cidr-finalizer"] `
+	})
+	k.mustKubectl("delete", "servicecidr", "kubernetes", "--wait=false")
+	waitFor(t, 20*time.Second, "the default ServiceCIDR kept, terminating", func() bool {
+		return cidr() == `["10.96.0.0/12"] ["networking.k8s.io/service-cidr-finalizer"] Terminating`
+	})
 	// The same address or node port cannot be taken twice.
 	_, err = svcs.Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "copy"},
