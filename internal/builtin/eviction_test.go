@@ -15,6 +15,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/pipeline/pipelinetest"
+	"github.com/kapi-dev/kapi/internal/registry"
 )
 
 // conflictOnce refuses the first update of a pod's status with a
@@ -59,7 +60,7 @@ func TestEvictionRetriesAPodThatChanged(t *testing.T) {
 				tc.preconditions.ResourceVersion = &rv
 				eviction.DeleteOptions = &metav1.DeleteOptions{Preconditions: tc.preconditions}
 			}
-			_, err = p.Act(ctx, pods, "eviction", "default", "pending", eviction, false)
+			_, err = p.Act(ctx, pods, registry.StoreOfKind(policyv1.SchemeGroupVersion.WithKind("Eviction")), "default", "pending", eviction, pipeline.Options{Subresource: "eviction"})
 			if tc.wantConflict {
 				if !apierrors.IsConflict(err) {
 					t.Errorf("eviction: %v, want the Conflict", err)

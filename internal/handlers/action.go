@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 	"github.com/kapi-dev/kapi/internal/resources"
@@ -44,7 +45,8 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		writeError(w, r, err)
 		return
 	}
-	result, err := a.pipeline.Act(r.Context(), store, req.Subresource, req.Namespace, req.Name, obj, dry)
+	result, err := a.pipeline.Act(r.Context(), store, bodyStore, req.Namespace, req.Name, obj,
+		pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -81,7 +83,7 @@ func (a *API) storeForKind(store *registry.Store, sub *resources.SubresourceInfo
 		return s
 	}
 	if codecs.Scheme.Recognizes(gvk) {
-		return registry.NewStoreOfKind(gvk) // a kind only exchanged (Eviction)
+		return registry.StoreOfKind(gvk) // a kind only exchanged (Eviction)
 	}
 	return nil
 }

@@ -138,4 +138,4 @@ func scaleRequest(r *http.Request, req *request.Info, body []byte) (func(*autosc
 }
 
 // scaleStore lets the patch machinery treat Scale as a typed kind.
-var scaleStore = registry.NewStoreOfKind(scaleGVK)
+var scaleStore = registry.StoreOfKind(scaleGVK)

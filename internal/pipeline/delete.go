@@ -285,12 +285,23 @@ func actionName(name string, m metav1.Object) string {
 }
 
 // Act carries out a create that is an operation on other objects (a pod's
-// binding): admitted as a create of the sub-resource, then handed to the
-// type's action.
-func (p *Pipeline) Act(ctx context.Context, store *registry.Store, subresource, namespace, name string, obj runtime.Object, dry bool) (runtime.Object, error) {
+// binding): its managed fields recorded as any create's, admitted as a
+// create of the sub-resource, then handed to the type's action. (An
+// action that answers with the object it was given, as a token request
+// or a review does, answers with those managed fields, as in
+// kube-apiserver.)
+// body is the store of obj's kind, the one the sub-resource exchanges.
+func (p *Pipeline) Act(ctx context.Context, store, body *registry.Store, namespace, name string, obj runtime.Object, opts Options) (runtime.Object, error) {
+	subresource, dry := opts.Subresource, opts.DryRun
 	action := store.Backend().Hooks.Actions[subresource]
 	if action == nil {
 		return nil, apierrors.NewMethodNotSupported(store.GroupResource(), "create")
+	}
+	if opts.Manager != "" {
+		var err error
+		if obj, err = p.trackUpdate(body.Info, subresource, body.New(), obj, opts.Manager); err != nil {
+			return nil, err
+		}
 	}
 	m := mustAccessor(obj)
 	attrs := attributes(admission.Create, store, subresource, namespace, actionName(name, m), obj, nil, dry)

@@ -72,6 +72,7 @@ var (
 	namespaces    = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	services      = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	pods          = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	bindings      = schema.GroupVersionResource{Version: "v1", Resource: "bindings"}
 	deployments   = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	ipaddresses   = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"}
 	configMapMeta = metav1.ObjectMeta{Name: "cm", Namespace: "default"}
@@ -210,7 +211,7 @@ func TestBindingIsAnAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}
-	if _, err := p.Act(ctx, store, "binding", "default", "p", binding, false); err != nil {
+	if _, err := p.Act(ctx, store, lookup(t, p, bindings), "default", "p", binding, pipeline.Options{Subresource: "binding", Manager: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	obj, _ := store.Get(ctx, "default", "p")
@@ -218,7 +219,7 @@ func TestBindingIsAnAction(t *testing.T) {
 	if bound.Spec.NodeName != "n1" || len(bound.Status.Conditions) != 1 || bound.Status.Conditions[0].Type != corev1.PodScheduled {
 		t.Errorf("bound pod: nodeName %q conditions %v", bound.Spec.NodeName, bound.Status.Conditions)
 	}
-	if _, err := p.Act(ctx, store, "binding", "default", "p", binding, false); !apierrors.IsConflict(err) {
+	if _, err := p.Act(ctx, store, lookup(t, p, bindings), "default", "p", binding, pipeline.Options{Subresource: "binding", Manager: "test"}); !apierrors.IsConflict(err) {
 		t.Errorf("second binding: %v, want Conflict", err)
 	}
 }

@@ -60,7 +60,7 @@ func TestInternForgetsUnusedBytes(t *testing.T) {
 // TestDecodedObjectsShareManagedFields: two objects written alike carry
 // the same field set bytes once decoded.
 func TestDecodedObjectsShareManagedFields(t *testing.T) {
-	store := NewStoreOfKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
+	store := StoreOfKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
 	fields := metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:first":{},"f:second":{}},"f:metadata":{"f:labels":{"f:app":{}}}}`)}
 	decode := func(name string) *corev1.ConfigMap {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, ManagedFields: []metav1.ManagedFieldsEntry{

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -109,12 +110,21 @@ func NewStore(info *resources.Info, s storage.Store) *Store {
 // Typed reports whether the resource has a Go type (built-in kinds).
 func (s *Store) Typed() bool { return s.typed }
 
-// NewStoreOfKind returns a store that only describes a built-in kind, for
+// StoreOfKind returns the store that only describes a built-in kind, for
 // decoding and patching objects that are not stored themselves (such as
-// Scale); it has no storage.
-func NewStoreOfKind(gvk schema.GroupVersionKind) *Store {
-	return NewStore(&resources.Info{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}, nil)
+// Scale or Eviction); it has no storage. There is one per kind, so that
+// what is kept per store (a field manager) is made once.
+func StoreOfKind(gvk schema.GroupVersionKind) *Store {
+	if s, ok := kindStores.Load(gvk); ok {
+		return s.(*Store)
+	}
+	s, _ := kindStores.LoadOrStore(gvk, NewStore(&resources.Info{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}, nil))
+	return s.(*Store)
 }
+
+// kindStores are the stores of StoreOfKind, by kind: a few, kept for the
+// process's life.
+var kindStores sync.Map
 
 // Bookmark is a watch bookmark: an object of the resource's kind holding
 // only a resource version.

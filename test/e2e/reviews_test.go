@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // TestReviews: the authentication and authorization reviews answer as
@@ -38,6 +40,28 @@ func TestReviews(t *testing.T) {
 	})
 	if !strings.Contains(sar.Status.Reason, `RBAC: allowed by RoleBinding "ann-views/default" of ClusterRole "view" to User "ann"`) {
 		t.Errorf("SubjectAccessReview reason %q", sar.Status.Reason)
+	}
+	// A review is a create: it answers with the managed fields the create
+	// recorded, as kube-apiserver's does (a token request too, under its
+	// sub-resource); a SelfSubjectReview, made anew, with none.
+	if fields := sar.ManagedFields; len(fields) != 1 || fields[0].Manager != "e2e.test" || fields[0].Operation != metav1.ManagedFieldsOperationUpdate {
+		t.Errorf("SubjectAccessReview managed fields: %+v", fields)
+	}
+	waitFor(t, 10*time.Second, "the default service account", func() bool {
+		_, err := k.clientset().CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil
+	})
+	token, err := k.clientset().CoreV1().ServiceAccounts("default").CreateToken(ctx, "default",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fields := token.ManagedFields; len(fields) != 1 || fields[0].Subresource != "token" || !strings.Contains(string(fields[0].FieldsV1.Raw), `"f:expirationSeconds"`) {
+		t.Errorf("TokenRequest managed fields: %+v", fields)
+	}
+	self, err := k.clientset().AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil || len(self.ManagedFields) != 0 {
+		t.Errorf("SelfSubjectReview: managed fields %+v, %v", self.ManagedFields, err)
 	}
 	_, err = k.clientset().AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{}, metav1.CreateOptions{})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "exactly one of nonResourceAttributes or resourceAttributes must be specified") {
