@@ -67,19 +67,22 @@ func escalationChecks(wrap func(rest.StandardStorage) checkedStorage) registry.H
 			}
 			return func() {}, nil
 		},
-		BeforeUpdate: func(ctx context.Context, next, current runtime.Object) error {
+		BeforeUpdate: func(ctx context.Context, next, current runtime.Object, _ bool) (func(), error) {
 			internalNext, err := toInternal(next)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			internalCurrent, err := toInternal(current)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			_, _, err = wrap(passThrough{current: internalCurrent}).Update(withNamespace(ctx, next), mustAccessor(next).GetName(),
 				rest.DefaultUpdatedObjectInfo(internalNext), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc,
 				false, &metav1.UpdateOptions{})
-			return err
+			if err != nil {
+				return nil, err
+			}
+			return func() {}, nil
 		},
 	}
 }

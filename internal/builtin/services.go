@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -51,7 +52,8 @@ type services struct{ p *pipeline.Pipeline }
 
 func serviceHooks(p *pipeline.Pipeline) registry.Hooks {
 	s := &services{p: p}
-	return registry.Hooks{BeforeCreate: s.allocateService, BeforeUpdate: s.keepServiceAllocations, AfterDelete: s.releaseService}
+	return registry.Hooks{BeforeCreate: s.allocateService, BeforeUpdate: s.keepServiceAllocations,
+		AfterUpdate: s.releaseDroppedIPs, AfterDelete: s.releaseService}
 }
 
 // allocateService fills a new Service's ClusterIP and node ports. It
@@ -184,16 +186,41 @@ func (s *services) releaseService(ctx context.Context, obj runtime.Object) {
 	}
 }
 
+// releaseDroppedIPs frees the ClusterIPs an update took from a Service (a
+// change to type ExternalName, whose strategy drops them).
+func (s *services) releaseDroppedIPs(ctx context.Context, old, updated runtime.Object) {
+	before, ok := old.(*corev1.Service)
+	after, ok2 := updated.(*corev1.Service)
+	if !ok || !ok2 {
+		return
+	}
+	for _, ip := range before.Spec.ClusterIPs {
+		if ip != corev1.ClusterIPNone && !slices.Contains(after.Spec.ClusterIPs, ip) {
+			s.releaseIP(ctx, ip)
+		}
+	}
+}
+
 // keepServiceAllocations carries a Service's ClusterIP and node ports over
 // an update that leaves them unset, as kube-apiserver does, and allocates
-// node ports the update newly needs.
-func (s *services) keepServiceAllocations(ctx context.Context, next, current runtime.Object) error {
+// what the update newly needs: node ports, and a ClusterIP for a Service
+// that was of type ExternalName.
+func (s *services) keepServiceAllocations(ctx context.Context, next, current runtime.Object, dry bool) (func(), error) {
+	noop := func() {}
 	svc, ok := next.(*corev1.Service)
 	old, ok2 := current.(*corev1.Service)
 	if !ok || !ok2 {
-		return nil
+		return noop, nil
 	}
-	if svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0 && svc.Spec.Type != corev1.ServiceTypeExternalName {
+	undo := noop
+	switch {
+	case svc.Spec.Type == corev1.ServiceTypeExternalName:
+	case old.Spec.Type == corev1.ServiceTypeExternalName:
+		var err error
+		if undo, err = s.allocateClusterIP(ctx, svc, dry); err != nil {
+			return nil, err
+		}
+	case svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0:
 		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
 		if len(svc.Spec.IPFamilies) == 0 {
 			svc.Spec.IPFamilies = old.Spec.IPFamilies
@@ -210,7 +237,11 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 			}
 		}
 	}
-	return s.allocateNodePorts(ctx, svc, old)
+	if err := s.allocateNodePorts(ctx, svc, old); err != nil {
+		undo()
+		return nil, err
+	}
+	return undo, nil
 }
 
 // allocateNodePorts gives NodePort and LoadBalancer ports a free node port

@@ -24,8 +24,14 @@ import (
 // see the deletion only), and the update answers the object it would
 // have stored.
 func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace, name string, opts Options, desired registry.UpdateFunc) (runtime.Object, error) {
+	// undo frees what the type's hook allocated for the last attempt; an
+	// attempt that runs again, or is not stored, frees it.
+	undo := noUndo
 	prepare := func(current runtime.Object) (runtime.Object, error) {
-		return p.prepareUpdate(ctx, store, namespace, name, opts, current, desired)
+		undo()
+		next, u, err := p.prepareUpdate(ctx, store, namespace, name, opts, current, desired)
+		undo = u
+		return next, err
 	}
 	if opts.DryRun {
 		current, err := store.Get(ctx, namespace, name)
@@ -35,7 +41,7 @@ func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace,
 		return prepare(current)
 	}
 	for {
-		var read, emptied runtime.Object
+		var before, read, emptied runtime.Object
 		updated, err := store.Update(ctx, namespace, name, func(current runtime.Object) (runtime.Object, error) {
 			next, err := prepare(current)
 			if err != nil {
@@ -45,11 +51,18 @@ func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace,
 				read, emptied = current, next
 				return nil, errEmptiedFinalizers
 			}
+			before = current
 			return next, nil
 		})
 		if err != errEmptiedFinalizers {
-			return updated, err
+			if err != nil {
+				undo()
+				return nil, err
+			}
+			p.afterUpdate(ctx, store, opts, before, updated)
+			return updated, nil
 		}
+		undo() // the update deletes the object instead
 		rv := mustAccessor(read).GetResourceVersion()
 		deleted, err := store.Delete(ctx, namespace, name, func(cur runtime.Object) error {
 			if mustAccessor(cur).GetResourceVersion() != rv {
@@ -71,6 +84,16 @@ func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace,
 }
 
 var errEmptiedFinalizers = errors.New("emptied finalizers")
+
+// noUndo is the undo of a stage that allocated nothing.
+func noUndo() {}
+
+// afterUpdate runs the type's hook on a stored update of the main resource.
+func (p *Pipeline) afterUpdate(ctx context.Context, store *registry.Store, opts Options, before, updated runtime.Object) {
+	if hook := store.Backend().Hooks.AfterUpdate; hook != nil && opts.Subresource == "" {
+		hook(context.WithoutCancel(ctx), before, updated)
+	}
+}
 
 // deletesOnUpdate reports whether next, the update of current, deletes
 // the object: current is being deleted (with no grace period left) and
@@ -101,16 +124,25 @@ func (p *Pipeline) UpdateObject(ctx context.Context, store *registry.Store, obj 
 // order: the desired object is defaulted as a decoded body is, its managed
 // fields are recorded, mutating admission runs, then the type's strategy
 // prepares and validates it, then validating admission.
-func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, namespace, name string, opts Options, current runtime.Object, desired registry.UpdateFunc) (runtime.Object, error) {
+// It returns what undoes the type's hook's allocations for it (nothing to
+// undo when it fails).
+func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, namespace, name string, opts Options, current runtime.Object, desired registry.UpdateFunc) (_ runtime.Object, undo func(), err error) {
+	undo = noUndo
+	defer func() {
+		if err != nil {
+			undo()
+			undo = noUndo
+		}
+	}()
 	strategy := strategyOf(store)
 	next, err := desired(current)
 	if err != nil {
-		return nil, err
+		return nil, undo, err
 	}
 	strategy.Default(next)
 	if opts.Manager != "" {
 		if next, err = p.trackUpdate(store.Info, opts.Subresource, current, next, opts.Manager); err != nil {
-			return nil, err
+			return nil, undo, err
 		}
 	}
 	cur := mustAccessor(current)
@@ -118,21 +150,22 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 	if rv == "" && !strategy.AllowUnconditionalUpdate(ctx, opts.Subresource) {
 		// kube-apiserver names the resource where the kind goes here.
 		gr := store.GroupResource()
-		return nil, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
+		return nil, undo, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
 		})
 	}
 	if rv != "" && rv != cur.GetResourceVersion() {
-		return nil, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
+		return nil, undo, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
 	}
 	if hook := store.Backend().Hooks.BeforeUpdate; hook != nil && opts.Subresource == "" {
-		if err := hook(ctx, next, current); err != nil {
-			return nil, err
+		if undo, err = hook(ctx, next, current, opts.DryRun); err != nil {
+			undo = noUndo
+			return nil, undo, err
 		}
 	}
 	attrs := attributes(admission.Update, store, opts.Subresource, namespace, name, next, current, opts.DryRun)
 	if err := p.admission.Admit(ctx, attrs); err != nil {
-		return nil, err
+		return nil, undo, err
 	}
 	// The write applies to the current object (its resourceVersion was
 	// checked above, or the update is unconditional).
@@ -141,11 +174,11 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 	mustAccessor(next).SetSelfLink("")
 	w := registry.Write{Info: store.Info, Subresource: opts.Subresource, Namespace: namespace, Name: name, Verb: "update"}
 	if next, err = strategy.Update(ctx, w, next, current); err != nil {
-		return nil, err
+		return nil, undo, err
 	}
 	attrs.Object = next
 	if err := p.admission.Validate(ctx, attrs); err != nil {
-		return nil, err
+		return nil, undo, err
 	}
-	return next, nil
+	return next, undo, nil
 }

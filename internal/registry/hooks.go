@@ -18,8 +18,12 @@ type Hooks struct {
 	// after all.
 	BeforeCreate func(ctx context.Context, obj runtime.Object, dryRun bool) (undo func(), err error)
 	// BeforeUpdate runs on the desired object of an update of the main
-	// resource.
-	BeforeUpdate func(ctx context.Context, next, current runtime.Object) error
+	// resource; the function it returns undoes its work if that object is
+	// not stored after all.
+	BeforeUpdate func(ctx context.Context, next, current runtime.Object, dryRun bool) (undo func(), err error)
+	// AfterUpdate runs once an update of the main resource is stored, with
+	// the object before and after it.
+	AfterUpdate func(ctx context.Context, old, updated runtime.Object)
 	// PrepareDelete runs on the current object of a delete. It may refuse
 	// the delete, or mark the object and keep it (keep) instead of
 	// removing it, as a namespace is kept until its content is gone. An

@@ -420,4 +420,21 @@ func TestServiceAllocations(t *testing.T) {
 	if _, err := cs.NetworkingV1().IPAddresses().Get(ctx, ip, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("IPAddress after the service was deleted: %v", err)
 	}
+
+	// A change of type to ExternalName frees the address, and one from
+	// ExternalName allocates one.
+	k.mustKubectl("create", "service", "clusterip", "turns", "--tcp=80:80")
+	turnsIP := k.mustKubectl("get", "service", "turns", "-o", "jsonpath={.spec.clusterIP}")
+	k.mustKubectl("patch", "service", "turns", "--type=merge", "-p", `{"spec":{"type":"ExternalName","externalName":"example.com"}}`)
+	if out := k.mustKubectl("get", "service", "turns", "-o", "jsonpath={.spec.clusterIP}|{.spec.clusterIPs}"); out != "|" {
+		t.Errorf("an ExternalName service's addresses: %q", out)
+	}
+	if _, err := cs.NetworkingV1().IPAddresses().Get(ctx, turnsIP, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("IPAddress %s after its service became ExternalName: %v", turnsIP, err)
+	}
+	k.mustKubectl("patch", "service", "turns", "--type=merge", "-p", `{"spec":{"type":"ClusterIP","externalName":null}}`)
+	back := k.mustKubectl("get", "service", "turns", "-o", "jsonpath={.spec.clusterIP}")
+	if addr, err := cs.NetworkingV1().IPAddresses().Get(ctx, back, metav1.GetOptions{}); err != nil || addr.Spec.ParentRef.Name != "turns" {
+		t.Errorf("service back to ClusterIP: address %q, IPAddress %+v, %v", back, addr, err)
+	}
 }
