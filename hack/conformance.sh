@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# hack/conformance.sh: run the upstream Kubernetes e2e tests of sig-api-machinery
+# hack/conformance.sh: run the upstream Kubernetes e2e tests of sig-api-machinery,
+# and the conformance tests of other SIGs that need no container runtime,
 # against a fresh kapi and write docs/CONFORMANCE.md from the results.
 #
 #   hack/conformance.sh                 # JSON then protobuf, 2 ginkgo processes
@@ -22,7 +23,9 @@
 #  5. summarises the reports into docs/CONFORMANCE.md (hack/conformance/summarize).
 #
 # Environment knobs (defaults below):
-#  FOCUS, SKIP            ginkgo regular expressions over the spec names
+#  FOCUS, SKIP            ginkgo regular expressions over the spec names (FOCUS
+#                         by default: sig-api-machinery and the tests listed in
+#                         hack/conformance/no-runtime.txt)
 #  CONTENT_TYPES          space-separated --kube-api-content-type values
 #  NODES                  ginkgo parallel processes
 #  VERIFY_SERVICE_ACCOUNT the e2e framework's wait for each namespace's default
@@ -49,7 +52,20 @@ die() { log "error: $*"; exit 1; }
 # Settings.
 # ---------------------------------------------------------------------------
 
-FOCUS=${FOCUS:-'\[sig-api-machinery\]'}
+# The default focus: every sig-api-machinery test, and the [Conformance]
+# tests of the other SIGs listed in hack/conformance/no-runtime.txt (the
+# ones that need no container runtime: API operations, controllers,
+# scheduling onto the simulated nodes), matched by name.
+NO_RUNTIME_LIST=hack/conformance/no-runtime.txt
+no_runtime_focus() {
+	grep -v -e '^#' -e '^[[:space:]]*$' "$NO_RUNTIME_LIST" | sed 's/[][\.*^$(){}?+|]/\\&/g' | paste -sd'|'
+}
+if [[ -z ${FOCUS:-} ]]; then
+	FOCUS='\[sig-api-machinery\]|'"$(no_runtime_focus)"
+	FOCUS_DOC="\`\\[sig-api-machinery\\]\`, and the $(grep -c -v -e '^#' -e '^[[:space:]]*$' "$NO_RUNTIME_LIST") [Conformance] tests of other SIGs listed in \`$NO_RUNTIME_LIST\` (those that need no container runtime)"
+else
+	FOCUS_DOC="\`$FOCUS\`"
+fi
 
 # Skip categories: "regex<TAB>why". Each is a group of sig-api-machinery tests
 # that cannot pass on kapi alone whatever kapi does (they need a container
@@ -446,7 +462,7 @@ if [[ -n $OUTPUT && ${#SUMMARY_ARGS[@]} -gt 0 ]]; then
 	categories_file=$WORKDIR/skip-categories.tsv
 	printf '%s\n' "$SKIP_CATEGORIES" >"$categories_file"
 	go run ./hack/conformance/summarize \
-		-release "$K8S_VERSION" -focus "$FOCUS" -skip "$SKIP" -nodes "$NODES" \
+		-release "$K8S_VERSION" -focus "$FOCUS" -focus-doc "$FOCUS_DOC" -skip "$SKIP" -nodes "$NODES" \
 		-categories "$categories_file" -e2e-args "${E2E_ARGS[*]}" \
 		-setup "$(paste -sd';' "$REPORT_DIR/setup-notes.txt" 2>/dev/null || true)" -out "$OUTPUT" "${SUMMARY_ARGS[@]}"
 	log "wrote $OUTPUT"

@@ -53,6 +53,15 @@ func (s *simulator) syncPod(ctx context.Context, key string) error {
 	case pod.Status.Phase != corev1.PodRunning:
 		return s.startPod(ctx, pod, node)
 	}
+	if deadline, ok := activeDeadline(pod); ok {
+		left := time.Until(deadline)
+		if left <= 0 {
+			// The kubelet kills the containers of a pod active past its
+			// spec.activeDeadlineSeconds and fails it.
+			return s.endPod(ctx, pod, killedExitCode, deadlineExceeded)
+		}
+		s.podQueue.AddAfter(key, left)
+	}
 	runtime, exitCode, ends := podEnd(pod)
 	if !ends {
 		return s.syncConditions(ctx, pod)
@@ -61,7 +70,26 @@ func (s *simulator) syncPod(ctx context.Context, key string) error {
 		s.podQueue.AddAfter(key, left)
 		return nil
 	}
-	return s.endPod(ctx, pod, exitCode)
+	return s.endPod(ctx, pod, exitCode, podEnding{})
+}
+
+// podEnding is why a pod ended, when the kubelet says (its status's reason
+// and message).
+type podEnding struct{ reason, message string }
+
+// deadlineExceeded is the kubelet's word for a pod past its deadline.
+var deadlineExceeded = podEnding{"DeadlineExceeded", "Pod was active on the node longer than the specified deadline"}
+
+// killedExitCode is the exit code of a container the kubelet killed.
+const killedExitCode = 137
+
+// activeDeadline is when the pod's spec.activeDeadlineSeconds, counted
+// from its start, runs out.
+func activeDeadline(pod *corev1.Pod) (time.Time, bool) {
+	if pod.Spec.ActiveDeadlineSeconds == nil || pod.Status.StartTime == nil {
+		return time.Time{}, false
+	}
+	return pod.Status.StartTime.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second), true
 }
 
 // removePod: the containers of a deleted pod stop at once, and the
@@ -125,7 +153,7 @@ func (s *simulator) syncConditions(ctx context.Context, pod *corev1.Pod) error {
 
 // endPod posts the status of a pod whose containers have exited with
 // exitCode.
-func (s *simulator) endPod(ctx context.Context, pod *corev1.Pod, exitCode int32) error {
+func (s *simulator) endPod(ctx context.Context, pod *corev1.Pod, exitCode int32, why podEnding) error {
 	now := metav1.Now()
 	ended := pod.DeepCopy()
 	status := &ended.Status
@@ -134,6 +162,7 @@ func (s *simulator) endPod(ctx context.Context, pod *corev1.Pod, exitCode int32)
 	if exitCode != 0 {
 		status.Phase, reason = corev1.PodFailed, "Error"
 	}
+	status.Reason, status.Message = why.reason, why.message
 	for i := range status.ContainerStatuses {
 		c := &status.ContainerStatuses[i]
 		started := now

@@ -365,7 +365,8 @@ spec:
 // TestSimulatedNodesPodStatus: a simulated node posts a running pod's
 // status as a kubelet does (observed generation, readiness gates
 // re-evaluated when their conditions change, with the kubelet's message),
-// and a ReplicaSet scaled down removes its pods that are not Ready first.
+// a ReplicaSet scaled down removes its pods that are not Ready first, and
+// a pod past its active deadline is failed as the kubelet fails it.
 func TestSimulatedNodesPodStatus(t *testing.T) {
 	k := startKapi(t, simulatedNodes...)
 	cs := k.clientset()
@@ -428,6 +429,16 @@ spec:
 	k.mustKubectl("scale", "rs", "gated", "--replicas=1")
 	waitFor(t, 30*time.Second, "the pods that are not Ready to go", func() bool {
 		return slices.Equal(simPodNames(simPods(t, cs, "app=gated")), []string{chosen})
+	})
+
+	// A pod given an active deadline while it runs is failed once it passes.
+	k.mustKubectl("run", "limited", "--image=nginx", "--restart=Never")
+	waitFor(t, 30*time.Second, "the pod to run", func() bool { return simPod(t, cs, "limited").Status.Phase == corev1.PodRunning })
+	k.mustKubectl("patch", "pod", "limited", "-p", `{"spec":{"activeDeadlineSeconds":1}}`)
+	waitFor(t, 30*time.Second, "the pod to fail past its deadline", func() bool {
+		pod := simPod(t, cs, "limited")
+		return pod.Status.Phase == corev1.PodFailed && pod.Status.Reason == "DeadlineExceeded" &&
+			pod.Status.Message == "Pod was active on the node longer than the specified deadline"
 	})
 }
 
