@@ -110,7 +110,7 @@ func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, d
 	if dry {
 		return noop, nil
 	}
-	return func() { s.releaseIP(context.WithoutCancel(ctx), ip.String()) }, nil
+	return func() { s.releaseIP(context.WithoutCancel(ctx), svc, ip.String()) }, nil
 }
 
 func setSingleStack(spec *corev1.ServiceSpec) {
@@ -173,16 +173,36 @@ func (s *services) claimIP(ctx context.Context, svc *corev1.Service, ip netip.Ad
 	return err
 }
 
-func (s *services) releaseIP(ctx context.Context, ip string) {
+// releaseIP frees ip while svc holds its IPAddress: an address another
+// Service has claimed since (after an earlier release) stays its.
+func (s *services) releaseIP(ctx context.Context, svc *corev1.Service, ip string) {
+	store := s.p.Registry().Snapshot().Lookup(ipAddressesGVR)
+	if store == nil {
+		return
+	}
+	obj, err := store.Get(ctx, "", ip)
+	if err != nil {
+		return
+	}
+	address, ok := obj.(*networkingv1.IPAddress)
+	if ref := address.Spec.ParentRef; !ok || ref == nil || ref.Resource != "services" || ref.Namespace != svc.Namespace || ref.Name != svc.Name {
+		return
+	}
+	s.deleteAddress(ctx, address)
+}
+
+// deleteAddress deletes an IPAddress, unless it was made again since it
+// was read.
+func (s *services) deleteAddress(ctx context.Context, address *networkingv1.IPAddress) {
 	if store := s.p.Registry().Snapshot().Lookup(ipAddressesGVR); store != nil {
-		s.p.Delete(ctx, store, "", ip, nil, false)
+		s.p.Delete(ctx, store, "", address.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &address.UID}}, false)
 	}
 }
 
 // releaseService frees what a deleted Service held.
 func (s *services) releaseService(ctx context.Context, obj runtime.Object) {
 	if svc, ok := obj.(*corev1.Service); ok && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
-		s.releaseIP(ctx, svc.Spec.ClusterIP)
+		s.releaseIP(ctx, svc, svc.Spec.ClusterIP)
 	}
 }
 
@@ -196,7 +216,7 @@ func (s *services) releaseDroppedIPs(ctx context.Context, old, updated runtime.O
 	}
 	for _, ip := range before.Spec.ClusterIPs {
 		if ip != corev1.ClusterIPNone && !slices.Contains(after.Spec.ClusterIPs, ip) {
-			s.releaseIP(ctx, ip)
+			s.releaseIP(ctx, before, ip)
 		}
 	}
 }

@@ -55,7 +55,7 @@ func RepairServiceIPs(ctx context.Context, p *pipeline.Pipeline) error {
 			continue
 		}
 		if time.Since(address.CreationTimestamp.Time) >= releaseGrace {
-			s.releaseIP(ctx, address.Name)
+			s.deleteAddress(ctx, &address)
 		}
 	}
 	for ip, owner := range held {

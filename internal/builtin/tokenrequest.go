@@ -20,6 +20,7 @@ import (
 	authenticationtokenjwt "k8s.io/apiserver/pkg/authentication/token/jwt"
 	genericfeatures "k8s.io/apiserver/pkg/features"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	authenticationapi "k8s.io/kubernetes/pkg/apis/authentication"
 	authenticationvalidation "k8s.io/kubernetes/pkg/apis/authentication/validation"
@@ -64,6 +65,7 @@ func (t *tokenIssuer) requestToken(ctx context.Context, namespace, name string, 
 		}
 		audit.AddAuditAnnotation(ctx, "authentication.k8s.io/token-request-uid-mismatch",
 			fmt.Sprintf("the UID in the token request (%s) does not match the UID of the service account (%s)", req.UID, sa.UID))
+		warning.AddWarning(ctx, "", fmt.Sprintf("the UID in the token request (%s) does not match the UID of the service account (%s) but TokenRequestServiceAccountUIDValidation is not enabled. In the future, this will return a conflict error", req.UID, sa.UID))
 	}
 	if len(req.Spec.Audiences) == 0 {
 		req.Spec.Audiences = t.tokens.Audiences

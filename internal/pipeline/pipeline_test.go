@@ -364,3 +364,70 @@ func TestUpdateRemovingLastFinalizerDeletes(t *testing.T) {
 		t.Fatalf("after the last finalizer: %v, want NotFound", err)
 	}
 }
+
+// TestUpdateUndoesTheHooksAllocations: what a type's BeforeUpdate hook
+// allocates is undone when the update is not stored (validating admission
+// refuses it, or it is a dry run) and kept once it is, when AfterUpdate
+// runs with the objects before and after it.
+func TestUpdateUndoesTheHooksAllocations(t *testing.T) {
+	rec := &recorder{}
+	p := newPipeline(t, rec)
+	store := lookup(t, p, configmaps)
+	backend := store.Backend()
+	var allocated, undone int
+	var after []string
+	spec := registry.Spec{StorageVersion: backend.StorageVersion, Strategy: backend.Strategy, Hooks: registry.Hooks{
+		BeforeUpdate: func(context.Context, runtime.Object, runtime.Object, bool) (func(), error) {
+			allocated++
+			return func() { undone++ }, nil
+		},
+		AfterUpdate: func(_ context.Context, old, updated runtime.Object) {
+			after = append(after, old.(*corev1.ConfigMap).Data["v"]+">"+updated.(*corev1.ConfigMap).Data["v"])
+		},
+	}}
+	for _, s := range backend.Stores {
+		spec.Versions = append(spec.Versions, s.Info)
+	}
+	if err := p.Registry().Put(spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Registry().WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	store = lookup(t, p, configmaps)
+	if _, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "default"}, Data: map[string]string{"v": "1"}}, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	update := func(v string, opts pipeline.Options) error {
+		_, err := p.Update(ctx, store, "default", "cm", opts, func(current runtime.Object) (runtime.Object, error) {
+			next := current.DeepCopyObject().(*corev1.ConfigMap)
+			next.Data["v"] = v
+			return next, nil
+		})
+		return err
+	}
+
+	refused := errors.New("refused")
+	rec.refuse = func(a *admission.Attributes) error {
+		if a.Operation == admission.Update {
+			return refused
+		}
+		return nil
+	}
+	if err := update("2", pipeline.Options{}); !errors.Is(err, refused) {
+		t.Fatalf("a refused update: %v", err)
+	}
+	if allocated != 1 || undone != 1 || len(after) != 0 {
+		t.Errorf("after a refused update: %d allocated, %d undone, after-update hooks %v; want 1, 1, none", allocated, undone, after)
+	}
+	rec.refuse = nil
+	if err := update("3", pipeline.Options{DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := update("4", pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if allocated != 3 || undone != 2 || !slices.Equal(after, []string{"1>4"}) {
+		t.Errorf("after a dry run and an update: %d allocated, %d undone, after-update hooks %v; want 3, 2, [1>4]", allocated, undone, after)
+	}
+}

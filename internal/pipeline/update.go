@@ -38,6 +38,7 @@ func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace,
 		if err != nil {
 			return nil, err
 		}
+		defer func() { undo() }() // nothing is stored
 		return prepare(current)
 	}
 	for {
@@ -63,6 +64,7 @@ func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace,
 			return updated, nil
 		}
 		undo() // the update deletes the object instead
+		undo = noUndo
 		rv := mustAccessor(read).GetResourceVersion()
 		deleted, err := store.Delete(ctx, namespace, name, func(cur runtime.Object) error {
 			if mustAccessor(cur).GetResourceVersion() != rv {
@@ -122,63 +124,66 @@ func (p *Pipeline) UpdateObject(ctx context.Context, store *registry.Store, obj 
 
 // prepareUpdate runs the update stages on one attempt, in kube-apiserver's
 // order: the desired object is defaulted as a decoded body is, its managed
-// fields are recorded, mutating admission runs, then the type's strategy
-// prepares and validates it, then validating admission.
-// It returns what undoes the type's hook's allocations for it (nothing to
-// undo when it fails).
-func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, namespace, name string, opts Options, current runtime.Object, desired registry.UpdateFunc) (_ runtime.Object, undo func(), err error) {
-	undo = noUndo
-	defer func() {
-		if err != nil {
-			undo()
-			undo = noUndo
-		}
-	}()
+// fields are recorded, the type's hook allocates what it needs, mutating
+// admission runs, then the type's strategy prepares and validates it, then
+// validating admission. It returns what undoes the hook's allocations
+// (nothing to undo when it fails).
+func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, namespace, name string, opts Options, current runtime.Object, desired registry.UpdateFunc) (runtime.Object, func(), error) {
 	strategy := strategyOf(store)
 	next, err := desired(current)
 	if err != nil {
-		return nil, undo, err
+		return nil, noUndo, err
 	}
 	strategy.Default(next)
 	if opts.Manager != "" {
 		if next, err = p.trackUpdate(store.Info, opts.Subresource, current, next, opts.Manager); err != nil {
-			return nil, undo, err
+			return nil, noUndo, err
 		}
 	}
-	cur := mustAccessor(current)
 	rv := mustAccessor(next).GetResourceVersion()
 	if rv == "" && !strategy.AllowUnconditionalUpdate(ctx, opts.Subresource) {
 		// kube-apiserver names the resource where the kind goes here.
 		gr := store.GroupResource()
-		return nil, undo, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
+		return nil, noUndo, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
 		})
 	}
-	if rv != "" && rv != cur.GetResourceVersion() {
-		return nil, undo, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
+	if rv != "" && rv != mustAccessor(current).GetResourceVersion() {
+		return nil, noUndo, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
 	}
+	undo := noUndo
 	if hook := store.Backend().Hooks.BeforeUpdate; hook != nil && opts.Subresource == "" {
 		if undo, err = hook(ctx, next, current, opts.DryRun); err != nil {
-			undo = noUndo
-			return nil, undo, err
+			return nil, noUndo, err
 		}
 	}
+	if next, err = p.admitUpdate(ctx, store, namespace, name, opts, next, current); err != nil {
+		undo()
+		return nil, noUndo, err
+	}
+	return next, undo, nil
+}
+
+// admitUpdate runs mutating admission, the type's strategy and validating
+// admission on the desired object of an update.
+func (p *Pipeline) admitUpdate(ctx context.Context, store *registry.Store, namespace, name string, opts Options, next, current runtime.Object) (runtime.Object, error) {
 	attrs := attributes(admission.Update, store, opts.Subresource, namespace, name, next, current, opts.DryRun)
 	if err := p.admission.Admit(ctx, attrs); err != nil {
-		return nil, undo, err
+		return nil, err
 	}
 	// The write applies to the current object (its resourceVersion was
 	// checked above, or the update is unconditional).
 	next = attrs.Object
-	mustAccessor(next).SetResourceVersion(cur.GetResourceVersion())
+	mustAccessor(next).SetResourceVersion(mustAccessor(current).GetResourceVersion())
 	mustAccessor(next).SetSelfLink("")
 	w := registry.Write{Info: store.Info, Subresource: opts.Subresource, Namespace: namespace, Name: name, Verb: "update"}
-	if next, err = strategy.Update(ctx, w, next, current); err != nil {
-		return nil, undo, err
+	next, err := strategyOf(store).Update(ctx, w, next, current)
+	if err != nil {
+		return nil, err
 	}
 	attrs.Object = next
 	if err := p.admission.Validate(ctx, attrs); err != nil {
-		return nil, undo, err
+		return nil, err
 	}
-	return next, undo, nil
+	return next, nil
 }

@@ -505,12 +505,17 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// answers.
 	s.background(func() { keepKubernetesService(runCtx, writes, endpoints, port, cfg.Clock, cfg.Logger) })
 	// kube-apiserver's controller of the default ServiceCIDR, which
-	// publishes the range ClusterIPs come from. Readiness does not wait
-	// for it, as kube-apiserver's does: kapi's allocator does not read it.
-	serviceCIDRs := defaultservicecidr.NewController(builtin.ServiceIPRange(), net.IPNet{}, kubernetes.NewForConfigOrDie(loopbackClient()))
+	// publishes the range ClusterIPs come from. Unlike kube-apiserver's,
+	// readiness does not wait for it (nor lists its post-start hook):
+	// kapi's allocator does not read ServiceCIDRs, and its first sync
+	// waits a tenth of a second for its informer, as long as a start.
+	var cidrRequests inFlight
+	serviceCIDRs := defaultservicecidr.NewController(builtin.ServiceIPRange(), net.IPNet{},
+		kubernetes.NewForConfigOrDie(cidrRequests.client(loopbackClient())))
 	s.background(func() {
 		serviceCIDRs.Start(runCtx)
 		<-runCtx.Done()
+		cidrRequests.stop()
 	})
 	stepDone("kubernetes service")
 	if err := syncStart(); err != nil {
