@@ -191,7 +191,7 @@ func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.Req
 // limited to resourceNames allows watching its object this way) and
 // audit's objectRef see it; the handlers serve the path.
 func requestedName(r *http.Request, info *request.Info) string {
-	if info.Name != "" || (info.Verb != "list" && info.Verb != "watch") {
+	if info.Name != "" || info.WatchPath || (info.Verb != "list" && info.Verb != "watch") {
 		return info.Name
 	}
 	raw := r.URL.Query().Get("fieldSelector")
@@ -212,6 +212,9 @@ func requestedName(r *http.Request, info *request.Info) string {
 // selector is a list's selector parameter, which kube-apiserver gives its
 // authorizers (a rule may allow a list only with a field selector).
 func selector(r *http.Request, info *request.Info, param string) string {
+	if info.WatchPath {
+		return ""
+	}
 	switch info.Verb {
 	case "list", "watch", "deletecollection":
 		return r.URL.Query().Get(param)

@@ -22,6 +22,10 @@ type Info struct {
 	Subresource       string
 	// Extra holds path segments past the sub-resource (proxy paths).
 	Extra []string
+	// WatchPath is set when the deprecated /watch/ path prefix made the
+	// request a watch: kube-apiserver then reads no list options into its
+	// request info (no name from a field selector, no selectors).
+	WatchPath bool
 }
 
 // Parse classifies r. Paths that are not /api/v1/... or /apis/GROUP/VERSION/...
@@ -53,6 +57,7 @@ func Parse(r *http.Request) *Info {
 	if parts[0] == "watch" { // the deprecated /watch/ path prefix
 		watchPath, parts = true, parts[1:]
 	}
+	info.WatchPath = watchPath
 	if len(parts) >= 2 && parts[0] == "namespaces" {
 		info.Namespace = parts[1]
 		// namespaces/NAME/finalize and namespaces/NAME/status are
