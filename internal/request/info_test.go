@@ -80,17 +80,17 @@ func TestParseResourceRequests(t *testing.T) {
 
 		// the /watch/ path prefix
 		{name: "watch prefix all namespaces", method: "GET", url: "/api/v1/watch/pods",
-			want: Info{Verb: "watch", Prefix: "api", Version: "v1", Resource: "pods"}},
+			want: Info{WatchPath: true, Verb: "watch", Prefix: "api", Version: "v1", Resource: "pods"}},
 		{name: "watch prefix namespaced", method: "GET", url: "/api/v1/watch/namespaces/default/pods",
-			want: Info{Verb: "watch", Prefix: "api", Version: "v1", Namespace: "default", Resource: "pods"}},
+			want: Info{WatchPath: true, Verb: "watch", Prefix: "api", Version: "v1", Namespace: "default", Resource: "pods"}},
 		{name: "watch prefix named object", method: "GET", url: "/api/v1/watch/namespaces/default/pods/foo",
-			want: Info{Verb: "watch", Prefix: "api", Version: "v1", Namespace: "default", Resource: "pods", Name: "foo"}},
+			want: Info{WatchPath: true, Verb: "watch", Prefix: "api", Version: "v1", Namespace: "default", Resource: "pods", Name: "foo"}},
 		{name: "watch prefix named group", method: "GET", url: "/apis/apps/v1/watch/namespaces/ns1/deployments",
-			want: Info{Verb: "watch", Prefix: "apis", Group: "apps", Version: "v1", Namespace: "ns1", Resource: "deployments"}},
+			want: Info{WatchPath: true, Verb: "watch", Prefix: "apis", Group: "apps", Version: "v1", Namespace: "ns1", Resource: "deployments"}},
 		{name: "watch prefix namespaces", method: "GET", url: "/api/v1/watch/namespaces",
-			want: Info{Verb: "watch", Prefix: "api", Version: "v1", Resource: "namespaces"}},
+			want: Info{WatchPath: true, Verb: "watch", Prefix: "api", Version: "v1", Resource: "namespaces"}},
 		{name: "watch prefix one namespace", method: "GET", url: "/api/v1/watch/namespaces/foo",
-			want: Info{Verb: "watch", Prefix: "api", Version: "v1", Namespace: "foo", Resource: "namespaces", Name: "foo"}},
+			want: Info{WatchPath: true, Verb: "watch", Prefix: "api", Version: "v1", Namespace: "foo", Resource: "namespaces", Name: "foo"}},
 
 		// ?watch=
 		{name: "watch=1", method: "GET", url: "/api/v1/namespaces/default/pods?watch=1",
