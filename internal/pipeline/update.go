@@ -124,10 +124,11 @@ func (p *Pipeline) UpdateObject(ctx context.Context, store *registry.Store, obj 
 
 // prepareUpdate runs the update stages on one attempt, in kube-apiserver's
 // order: the desired object is defaulted as a decoded body is, its managed
-// fields are recorded, the type's hook allocates what it needs, mutating
-// admission runs, then the type's strategy prepares and validates it, then
-// validating admission. It returns what undoes the hook's allocations
-// (nothing to undo when it fails).
+// fields are recorded, mutating admission runs, the type's hook carries
+// over and allocates what it needs (kube's BeginUpdate), then the type's
+// strategy prepares and validates it, then validating admission. It
+// returns what undoes the hook's allocations (nothing to undo when it
+// fails).
 func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, namespace, name string, opts Options, current runtime.Object, desired registry.UpdateFunc) (runtime.Object, func(), error) {
 	strategy := strategyOf(store)
 	next, err := desired(current)
@@ -151,32 +152,32 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 	if rv != "" && rv != mustAccessor(current).GetResourceVersion() {
 		return nil, noUndo, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
 	}
-	undo := noUndo
-	if hook := store.Backend().Hooks.BeforeUpdate; hook != nil && opts.Subresource == "" {
-		if undo, err = hook(ctx, next, current, opts.DryRun); err != nil {
-			return nil, noUndo, err
-		}
-	}
-	if next, err = p.admitUpdate(ctx, store, namespace, name, opts, next, current); err != nil {
-		undo()
-		return nil, noUndo, err
-	}
-	return next, undo, nil
-}
-
-// admitUpdate runs mutating admission, the type's strategy and validating
-// admission on the desired object of an update.
-func (p *Pipeline) admitUpdate(ctx context.Context, store *registry.Store, namespace, name string, opts Options, next, current runtime.Object) (runtime.Object, error) {
 	attrs := attributes(admission.Update, store, opts.Subresource, namespace, name, next, current, opts.DryRun)
 	if err := p.admission.Admit(ctx, attrs); err != nil {
-		return nil, err
+		return nil, noUndo, err
 	}
 	// The write applies to the current object (its resourceVersion was
 	// checked above, or the update is unconditional).
 	next = attrs.Object
 	mustAccessor(next).SetResourceVersion(mustAccessor(current).GetResourceVersion())
 	mustAccessor(next).SetSelfLink("")
-	w := registry.Write{Info: store.Info, Subresource: opts.Subresource, Namespace: namespace, Name: name, Verb: "update"}
+	undo := noUndo
+	if hook := store.Backend().Hooks.BeforeUpdate; hook != nil && opts.Subresource == "" {
+		if undo, err = hook(ctx, next, current, opts.DryRun); err != nil {
+			return nil, noUndo, err
+		}
+	}
+	if next, err = p.validateUpdate(ctx, store, opts, attrs, next, current); err != nil {
+		undo()
+		return nil, noUndo, err
+	}
+	return next, undo, nil
+}
+
+// validateUpdate runs the type's strategy and validating admission on the
+// desired object of an update.
+func (p *Pipeline) validateUpdate(ctx context.Context, store *registry.Store, opts Options, attrs *admission.Attributes, next, current runtime.Object) (runtime.Object, error) {
+	w := registry.Write{Info: store.Info, Subresource: opts.Subresource, Namespace: attrs.Namespace, Name: attrs.Name, Verb: "update"}
 	next, err := strategyOf(store).Update(ctx, w, next, current)
 	if err != nil {
 		return nil, err
