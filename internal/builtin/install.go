@@ -27,6 +27,11 @@ type Options struct {
 	TokenReviewer authenticator.Request
 }
 
+func init() {
+	// Bodies of built-in kinds only exchanged get Kubernetes' defaults.
+	registry.DefaultBuiltin = legacyscheme.Scheme.Default
+}
+
 // storageVersions names the version kube-apiserver stores a resource in
 // where it serves more than one.
 var storageVersions = map[schema.GroupResource]string{

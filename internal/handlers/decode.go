@@ -98,10 +98,9 @@ func logRequestObject(r *http.Request, store *registry.Store, obj runtime.Object
 	if !ac.Enabled() {
 		return
 	}
-	// A store of a sub-resource's kind may have no backend (TokenRequest).
-	if backend := store.Backend(); backend != nil && backend.Strategy != nil && !ac.GetEventLevel().Less(auditinternal.LevelRequest) {
+	if !ac.GetEventLevel().Less(auditinternal.LevelRequest) {
 		obj = obj.DeepCopyObject()
-		backend.Strategy.Default(obj)
+		store.Default(obj)
 	}
 	var subresource string
 	if req, ok := request.From(ctx); ok {

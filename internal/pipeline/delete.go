@@ -297,6 +297,7 @@ func (p *Pipeline) Act(ctx context.Context, store, body *registry.Store, namespa
 	if action == nil {
 		return nil, apierrors.NewMethodNotSupported(store.GroupResource(), "create")
 	}
+	body.Default(obj) // as a decoded body gets them, before its managed fields
 	if opts.Manager != "" {
 		var err error
 		if obj, err = p.trackUpdate(body.Info, subresource, body.New(), obj, opts.Manager); err != nil {

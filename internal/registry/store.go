@@ -126,6 +126,24 @@ func StoreOfKind(gvk schema.GroupVersionKind) *Store {
 // process's life.
 var kindStores sync.Map
 
+// DefaultBuiltin sets Kubernetes' defaults on a built-in object of a kind
+// that has no backend (a token request, an eviction). The package of the
+// built-in types sets it, so that the generic layers need not import
+// Kubernetes' scheme.
+var DefaultBuiltin = func(runtime.Object) {}
+
+// Default sets the defaults a request body of the store's kind gets as it
+// is decoded (as kube-apiserver's decoder sets them): its type's
+// strategy's, or Kubernetes' for a built-in kind only exchanged.
+func (s *Store) Default(obj runtime.Object) {
+	switch {
+	case s.backend != nil && s.backend.Strategy != nil:
+		s.backend.Strategy.Default(obj)
+	case s.backend == nil && s.typed:
+		DefaultBuiltin(obj)
+	}
+}
+
 // Bookmark is a watch bookmark: an object of the resource's kind holding
 // only a resource version.
 func (s *Store) Bookmark(rev int64) runtime.Object {
