@@ -86,6 +86,9 @@ func Install(p *pipeline.Pipeline, opts Options) error {
 		}
 		if s, ok := typeStrategies[gr]; ok {
 			spec.Strategy = s
+			for _, info := range versions {
+				info.ResetFields = s.resetFields
+			}
 		}
 		specs = append(specs, spec)
 	}

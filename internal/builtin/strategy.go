@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,6 +38,25 @@ type kubeStrategy struct {
 }
 
 var _ registry.Strategy = (*kubeStrategy)(nil)
+
+// resetFields are the fields kube's strategy of a sub-resource resets
+// (rest.ResetFieldsStrategy or ResetFieldsFilterStrategy), which the
+// managed fields of its writes leave out, as kube-apiserver's installer
+// gives its field managers; a sub-resource without a strategy of its own
+// (scale) is not the strategy's to say.
+func (k *kubeStrategy) resetFields(subresource string) (map[fieldpath.APIVersion]fieldpath.Filter, bool) {
+	s, ok := k.update[subresource]
+	if !ok {
+		return nil, false
+	}
+	switch s := s.(type) {
+	case rest.ResetFieldsStrategy:
+		return fieldpath.NewExcludeFilterSetMap(s.GetResetFields()), true
+	case rest.ResetFieldsFilterStrategy:
+		return s.GetResetFieldsFilter(), true
+	}
+	return nil, true
+}
 
 // strategy is the kubeStrategy of a type whose strategy value serves
 // create and update, with the strategies of its sub-resources.

@@ -117,6 +117,11 @@ func (f *fieldManagers) customConverter(info *resources.Info) (managedfields.Typ
 // leaves status to its sub-resource, and the status sub-resource
 // everything but status.
 func resetFields(info *resources.Info, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
+	if info.ResetFields != nil {
+		if reset, ok := info.ResetFields(subresource); ok {
+			return reset
+		}
+	}
 	if info.Subresource("status") == nil {
 		return nil
 	}

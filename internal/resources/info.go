@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Info is what discovery reports about one resource, plus the few facts the
@@ -44,6 +45,11 @@ type Info struct {
 	// kube registers for the kind (scheme.ConvertFieldLabel); it takes the
 	// place of this package's own table.
 	FieldLabelConversion func(label, value string) (string, string, error)
+	// ResetFields, when set, returns the fields a write of a sub-resource
+	// ("" for the object itself) resets, which its writer does not own,
+	// as the type's strategy says (ok false where it says nothing: the
+	// status sub-resource owns status, the object the rest).
+	ResetFields func(subresource string) (reset map[fieldpath.APIVersion]fieldpath.Filter, ok bool)
 	// FieldAttrs, when set, are the fields a field selector matches on an
 	// object besides its metadata (a custom resource's selectableFields);
 	// it takes the place of this package's own table.
