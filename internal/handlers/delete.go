@@ -14,6 +14,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/features"
+	"k8s.io/apiserver/pkg/util/apihelpers"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/utils/ptr"
 
@@ -120,15 +121,28 @@ func deleteOptions(r *http.Request, store *registry.Store) (*metav1.DeleteOption
 		return nil, false, err
 	}
 	if len(data) > 0 {
-		info, err := codecs.NegotiateInput(r.Header.Get("Content-Type"), codecs.Factory.SupportedMediaTypes())
+		// Decoded as kube-apiserver decodes it, by the codecs of the meta
+		// types, to which DeleteOptions of any group or version are one
+		// kind: audit records it in the version the decoder gave it
+		// (meta.k8s.io/__internal).
+		metaCodecs := apihelpers.GetMetaInternalVersionCodecs()
+		info, err := codecs.NegotiateInput(r.Header.Get("Content-Type"), metaCodecs.SupportedMediaTypes())
 		if err != nil {
 			return nil, false, err
 		}
-		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
-		if _, _, err := info.Serializer.Decode(data, &gvk, opts); err != nil {
+		defaultGVK := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		obj, gvk, err := metaCodecs.DecoderToVersion(info.Serializer, defaultGVK.GroupVersion()).Decode(data, &defaultGVK, opts)
+		if err != nil {
 			return nil, false, apierrors.NewBadRequest(err.Error())
 		}
-		audit.LogRequestObject(r.Context(), opts, metav1.SchemeGroupVersion, store.Info.GroupVersionResource(), "", codecs.Factory)
+		if obj != opts {
+			return nil, false, apierrors.NewBadRequest("decoded object cannot be converted to DeleteOptions")
+		}
+		var subresource string
+		if req, ok := request.From(r.Context()); ok {
+			subresource = req.Subresource
+		}
+		audit.LogRequestObject(r.Context(), obj, gvk.GroupVersion(), store.Info.GroupVersionResource(), subresource, metaCodecs)
 	} else if err := codecs.ParameterCodec.DecodeParameters(r.URL.Query(), coreV1, opts); err != nil {
 		// As kube-apiserver, the query is read only without a body.
 		return nil, false, apierrors.NewBadRequest(err.Error())

@@ -515,7 +515,9 @@ rules:
 			return "list", e.Level == "RequestResponse" && e.ResponseObject["kind"] == "ConfigMapList" && holdsAudited(e, "items", "metadata.name")
 		case e.Verb == "deletecollection" && configMaps:
 			return "deletecollection", e.Level == "RequestResponse" && e.ResponseStatus.Code == 200 &&
-				e.RequestObject["kind"] == "DeleteOptions" && e.ResponseObject["kind"] == "ConfigMapList" && holdsAudited(e, "items", "metadata.name")
+				// The options as kube-apiserver's decoder gives them.
+				e.RequestObject["kind"] == "DeleteOptions" && e.RequestObject["apiVersion"] == "meta.k8s.io/__internal" &&
+				e.ResponseObject["kind"] == "ConfigMapList" && holdsAudited(e, "items", "metadata.name")
 		case e.ResponseStatus.Code == 401:
 			return "unauthorized", true
 		case e.User.Username == "system:apiserver" || strings.HasPrefix(e.User.Username, "system:serviceaccount:kube-system:"):
