@@ -2,9 +2,11 @@ package builtin
 
 import (
 	"fmt"
-	"k8s.io/apiserver/pkg/authentication/authenticator"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/endpoints/deprecation"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kapi-dev/kapi/internal/auth"
@@ -25,6 +27,10 @@ type Options struct {
 	// TokenReviewer authenticates the tokens of TokenReviews (nil: none
 	// is authenticated).
 	TokenReviewer authenticator.Request
+	// Release is the Kubernetes release served: requests to a resource it
+	// deprecates get kube-apiserver's warning (unset: every deprecated
+	// resource warns).
+	Release version.Info
 }
 
 func init() {
@@ -67,6 +73,7 @@ func Install(p *pipeline.Pipeline, opts Options) error {
 					order = append(order, gr)
 				}
 				useKubeFieldLabels(info)
+				warnIfDeprecated(info, opts.Release)
 				byGR[gr] = append(byGR[gr], info)
 			}
 		}
@@ -103,6 +110,22 @@ func infoOf(versions []*resources.Info, version string) *resources.Info {
 		}
 	}
 	return nil
+}
+
+// warnIfDeprecated gives a resource whose kind the release deprecates
+// kube-apiserver's warning for every request to it ("v1 Endpoints is
+// deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice").
+func warnIfDeprecated(info *resources.Info, release version.Info) {
+	gvk := info.GroupVersionKind()
+	obj, err := legacyscheme.Scheme.New(gvk)
+	if err != nil {
+		return
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	major, minor, _ := deprecation.MajorMinor(release)
+	if deprecation.IsDeprecated(obj, major, minor) {
+		info.Warnings = append(info.Warnings, deprecation.WarningMessage(obj))
+	}
 }
 
 // useKubeFieldLabels makes a built-in resource convert field selector

@@ -66,7 +66,7 @@ type Audit struct {
 }
 
 // Chain wraps handler in the filters, outermost first, in kube-apiserver's
-// order: the audit ID, recovery, the time received, warnings, request info,
+// order: Cache-Control, the audit ID, recovery, the time received, warnings, request info,
 // authentication, audit, impersonation, priority and fairness, metrics,
 // authorisation, deadline.
 func Chain(handler http.Handler, cfg Config) http.Handler {
@@ -88,7 +88,9 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	failed := endpointsfilters.WithFailedAuthenticationAudit(http.HandlerFunc(unauthorized), cfg.Audit.Sink, cfg.Audit.Policy)
 	h = cfg.Authenticator.Middleware(h, failed.ServeHTTP)
 	h = recoverPanics(withRequestInfo(withWarmStacks(h, cfg.Done)), cfg.Logger)
-	return endpointsfilters.WithAuditInit(h)
+	// Every answer says no cache may keep it, unless its handler said
+	// otherwise (kube-apiserver's filter).
+	return endpointsfilters.WithCacheControl(endpointsfilters.WithAuditInit(h))
 }
 
 // LongRunning tells the requests that stream (watches, proxied

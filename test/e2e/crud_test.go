@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -436,5 +437,34 @@ func TestServiceAllocations(t *testing.T) {
 	back := k.mustKubectl("get", "service", "turns", "-o", "jsonpath={.spec.clusterIP}")
 	if addr, err := cs.NetworkingV1().IPAddresses().Get(ctx, back, metav1.GetOptions{}); err != nil || addr.Spec.ParentRef.Name != "turns" {
 		t.Errorf("service back to ClusterIP: address %q, IPAddress %+v, %v", back, addr, err)
+	}
+}
+
+// TestDeprecatedResourceWarnsAndNothingIsCached: every request to a
+// resource the release deprecates carries kube-apiserver's warning, and
+// every answer tells caches not to keep it.
+func TestDeprecatedResourceWarnsAndNothingIsCached(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	const warning = "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+	for _, args := range [][]string{{"create", "-f", "-"}, {"get", "endpoints", "old"}} {
+		cmd := exec.Command("kubectl", append([]string{"--kubeconfig", k.kubeconfig()}, args...)...)
+		cmd.Stdin = strings.NewReader(`{"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"old","namespace":"default"}}`)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), warning) {
+			t.Errorf("kubectl %v: %v\n%s", args, err, out)
+		}
+	}
+	if out := k.mustKubectl("get", "configmaps"); strings.Contains(out, "deprecated") {
+		t.Errorf("a resource that is not deprecated warned:\n%s", out)
+	}
+	for _, path := range []string{"/api/v1/namespaces/default/endpoints/old", "/api/v1/namespaces/default/configmaps/absent", "/readyz"} {
+		resp, err := k.rawClient().Get(k.config.Host + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Cache-Control"); got != "no-cache, private" {
+			t.Errorf("GET %s: Cache-Control %q, want kube-apiserver's", path, got)
+		}
 	}
 }
