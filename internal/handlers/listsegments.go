@@ -16,6 +16,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/respond"
 )
 
 // Compressing is most of what a large list costs once its items are
@@ -197,6 +198,10 @@ func (s *listSegments) dropSentBefore(t time.Time) {
 // its own for the next (a deletecollection's deleted items are not listed
 // again).
 func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings, keep bool) {
+	if info.MediaType == runtime.ContentTypeJSON && respond.Pretty(r) {
+		a.writeIndentedList(w, r, store, info, listMeta, items, encs)
+		return
+	}
 	gzip := acceptsGzip(r)
 	if gzip {
 		if seg := a.segments.get(store, info, items); seg != nil {
@@ -257,3 +262,19 @@ func markRead(encs []*cache.Encodings, id runtime.Identifier) {
 // keepBuffers collect a compressed items section before it is copied out
 // at its exact size.
 var keepBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// writeIndentedList sends a list a client asked to read indented, made of
+// its items' compact encodings and indented whole (kept sections hold
+// compact bytes).
+func (a *API) writeIndentedList(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings) {
+	l, err := spliceList(store, info, listMeta, items, encs)
+	if err != nil {
+		writeError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	b := &body{}
+	b.add(l.head)
+	b.add(l.items.parts...)
+	b.add(l.tail)
+	writeBody(w, r, http.StatusOK, b, info.MediaType)
+}

@@ -2,8 +2,11 @@ package handlers
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,6 +135,9 @@ func writeBytes(w http.ResponseWriter, r *http.Request, code int, data []byte, m
 // writeBody sends a body in parts, compressed when it is large and the
 // client accepts gzip; no part is copied into a buffer of the whole.
 func writeBody(w http.ResponseWriter, r *http.Request, code int, b *body, mediaType string) {
+	if mediaType == runtime.ContentTypeJSON && respond.Pretty(r) {
+		b = indented(b)
+	}
 	if b.size >= gzipThreshold && acceptsGzip(r) {
 		writeGzipHeader(w, code, mediaType)
 		g := newGzipWriter(w)
@@ -140,6 +146,19 @@ func writeBody(w http.ResponseWriter, r *http.Request, code int, b *body, mediaT
 		return
 	}
 	writePlain(w, code, mediaType, b.size, b.parts)
+}
+
+// indented is a JSON body as kube-apiserver's pretty serializer writes it
+// (json.MarshalIndent's two spaces, no newline after): the compact
+// encoding, which kapi keeps and splices, indented.
+func indented(b *body) *body {
+	compact := slices.Concat(b.parts...)
+	var out bytes.Buffer
+	out.Grow(len(compact) * 2)
+	if err := json.Indent(&out, bytes.TrimRight(compact, "\n"), "", "  "); err != nil {
+		return b
+	}
+	return &body{parts: [][]byte{out.Bytes()}, size: out.Len()}
 }
 
 // writeGzipHeader starts a compressed response, which is compressed as it

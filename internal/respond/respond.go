@@ -51,8 +51,12 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	status.SetGroupVersionKind(StatusGVK)
 	audit.LogResponseObject(r.Context(), status, StatusGVK.GroupVersion(), codecs.Factory)
+	serializer := info.Serializer
+	if info.PrettySerializer != nil && Pretty(r) {
+		serializer = info.PrettySerializer
+	}
 	var buf bytes.Buffer
-	if err := info.Serializer.Encode(status, &buf); err != nil {
+	if err := serializer.Encode(status, &buf); err != nil {
 		http.Error(w, fmt.Sprintf("encoding error: %v", err), http.StatusInternalServerError)
 		return
 	}

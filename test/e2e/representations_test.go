@@ -14,8 +14,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
@@ -313,5 +316,61 @@ func TestGzipLargeLists(t *testing.T) {
 	resp.Body.Close()
 	if resp.Header.Get("Content-Encoding") != "" {
 		t.Fatalf("small response compressed")
+	}
+}
+
+// TestPrettyJSON: with ?pretty=true, or for curl, a JSON answer is
+// indented exactly as kube-apiserver's pretty serializer writes it: an
+// object, a list spliced from its items' encodings, and an error.
+func TestPrettyJSON(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "configmap", "pretty", "--from-literal=a=<b>")
+	pretty := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, kjson.SerializerOptions{Pretty: true})
+	get := func(path, agent string) []byte {
+		req, _ := http.NewRequest("GET", k.config.Host+path, nil)
+		req.Header.Set("Accept", "application/json")
+		if agent != "" {
+			req.Header.Set("User-Agent", agent)
+		}
+		resp, err := k.rawClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return data
+	}
+	want := func(obj runtime.Object, gvk schema.GroupVersionKind) []byte {
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+		var buf bytes.Buffer
+		if err := pretty.Encode(obj, &buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	cm, err := k.clientset().CoreV1().ConfigMaps("default").Get(ctx, "pretty", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCM := want(cm, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	if got := get("/api/v1/namespaces/default/configmaps/pretty?pretty=true", ""); !bytes.Equal(got, wantCM) {
+		t.Errorf("?pretty=true:\n%s\nwant\n%s", got, wantCM)
+	}
+	if got := get("/api/v1/namespaces/default/configmaps/pretty", "curl/8.5.0"); !bytes.Equal(got, wantCM) {
+		t.Errorf("for curl:\n%s\nwant\n%s", got, wantCM)
+	}
+	if got := get("/api/v1/namespaces/default/configmaps/pretty?pretty=false", "curl/8.5.0"); bytes.Contains(got, []byte("\n  ")) {
+		t.Errorf("?pretty=false for curl is indented:\n%s", got)
+	}
+	list, err := k.clientset().CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=pretty"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := get("/api/v1/namespaces/default/configmaps?pretty=1&fieldSelector=metadata.name%3Dpretty&resourceVersion="+list.ResourceVersion+"&resourceVersionMatch=Exact", "")
+	if wantList := want(list, corev1.SchemeGroupVersion.WithKind("ConfigMapList")); !bytes.Equal(got, wantList) {
+		t.Errorf("a list:\n%s\nwant\n%s", got, wantList)
+	}
+	if got := get("/api/v1/namespaces/default/configmaps/absent", "curl/8.5.0"); !bytes.HasPrefix(got, []byte("{\n  \"kind\": \"Status\",")) {
+		t.Errorf("an error for curl:\n%s", got)
 	}
 }

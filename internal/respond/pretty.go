@@ -1,0 +1,21 @@
+package respond
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Pretty reports whether a JSON answer to r is indented, as kube-apiserver
+// decides it: by the pretty query parameter when it is given, otherwise
+// for a browser, curl or Wget.
+func Pretty(r *http.Request) bool {
+	if strings.Contains(r.URL.RawQuery, "pretty") {
+		if v := r.URL.Query().Get("pretty"); v != "" {
+			pretty, _ := strconv.ParseBool(v)
+			return pretty
+		}
+	}
+	agent := r.UserAgent()
+	return strings.HasPrefix(agent, "curl") || strings.HasPrefix(agent, "Wget") || strings.HasPrefix(agent, "Mozilla/5.0")
+}
