@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	crdtable "k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition/tableconvertor"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,6 +36,10 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	_ "k8s.io/kubernetes/pkg/apis/storagemigration/install"
+
+	// and the groups of kube-apiserver's other servers (apiextensions,
+	// apiregistration), which the codecs package installs.
+	_ "github.com/kapi-dev/kapi/internal/codecs"
 )
 
 // generator is kube-apiserver's table generator with every built-in
@@ -89,7 +94,8 @@ func generateTable(obj runtime.Object) (*metav1.Table, error) {
 // convertor of their own storage instead of its printers: those of
 // kube-apiserver's other servers.
 var tableConvertors = map[schema.GroupResource]rest.TableConvertor{
-	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: &apiserviceetcd.REST{},
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             &apiserviceetcd.REST{},
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: crdtable.New(),
 }
 
 // kubePrinter prints objects of kind gvk by converting each to its

@@ -118,7 +118,7 @@ func TestColumns(t *testing.T) {
 		{gr("flowcontrol.apiserver.k8s.io", "flowschemas"), "NAME PRIORITYLEVEL MATCHINGPRECEDENCE DISTINGUISHERMETHOD AGE MISSINGPL"},
 		{gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"), "NAME TYPE NOMINALCONCURRENCYSHARES QUEUES HANDSIZE QUEUELENGTHLIMIT AGE"},
 		{gr("", "podtemplates"), "NAME CONTAINERS IMAGES POD LABELS"},
-		{gr("apiextensions.k8s.io", "customresourcedefinitions"), "NAME CREATED AT"},
+		{gr("apiextensions.k8s.io", "customresourcedefinitions"), "NAME SCOPE VERSIONS CREATED AT GROUP* KIND* SHORTNAMES* ESTABLISHED*"},
 		{gr("example.com", "widgets"), "NAME CREATED AT"},
 	}
 	for _, tc := range cases {
