@@ -23,6 +23,7 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/persistentvolume/resize"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageclass/setdefault"
+	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageobjectinuseprotection"
 )
 
 // builtinPlugins are the admission plugins a default kube-apiserver 1.37
@@ -30,11 +31,11 @@ import (
 // NamespaceLifecycle, the policy and webhook plugins and ResourceQuota
 // apart). LimitRanger defaults pods' and containers' resources from their
 // namespace's LimitRanges and refuses pods and PersistentVolumeClaims
-// outside a LimitRange's min, max or ratio, with its 403 message. Left out are the plugins whose marks only
-// controllers kapi does not run take off again: StorageObjectInUseProtection
-// (finalizers the PV and PVC protection controllers remove) and
-// TaintNodesByCondition (the not-ready taint the node lifecycle controller
-// removes once a node is Ready).
+// outside a LimitRange's min, max or ratio, with its 403 message.
+// StorageObjectInUseProtection gives PersistentVolumes and their claims the
+// finalizers kapi's PV and PVC protection controllers remove. Left out is
+// TaintNodesByCondition, whose not-ready taint only the node lifecycle
+// controller, which kapi does not run, takes off once a node is Ready.
 var builtinPlugins = []struct {
 	name     string
 	register func(*apiadmission.Plugins)
@@ -45,6 +46,7 @@ var builtinPlugins = []struct {
 	{priority.PluginName, priority.Register},
 	{defaulttolerationseconds.PluginName, defaulttolerationseconds.Register},
 	{setdefault.PluginName, setdefault.Register},
+	{storageobjectinuseprotection.PluginName, storageobjectinuseprotection.Register},
 	{resize.PluginName, resize.Register},
 	{runtimeclass.PluginName, runtimeclass.Register},
 	{approval.PluginName, approval.Register},
@@ -58,7 +60,7 @@ var builtinPlugins = []struct {
 // builtinResources are the resources those plugins look at: other writes
 // skip them (and the conversion to the internal form they need).
 var builtinResources = map[schema.GroupResource]bool{
-	{Resource: "pods"}: true, {Resource: "nodes"}: true, {Resource: "namespaces"}: true,
+	{Resource: "pods"}: true, {Resource: "nodes"}: true, {Resource: "namespaces"}: true, {Resource: "persistentvolumes"}: true,
 	{Resource: "persistentvolumeclaims"}: true, {Resource: "replicationcontrollers"}: true, {Resource: "podtemplates"}: true,
 	{Group: "apps", Resource: "deployments"}: true, {Group: "apps", Resource: "replicasets"}: true,
 	{Group: "apps", Resource: "statefulsets"}: true, {Group: "apps", Resource: "daemonsets"}: true,

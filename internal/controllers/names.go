@@ -30,6 +30,8 @@ const (
 	ClusterRoleAggregationController     = "clusterrole-aggregation-controller"
 	PodGarbageCollector                  = "pod-garbage-collector-controller"
 	PersistentVolumeBinderController     = "persistentvolume-binder-controller"
+	PVCProtectionController              = "persistentvolumeclaim-protection-controller"
+	PVProtectionController               = "persistentvolume-protection-controller"
 
 	// Beyond kube-controller-manager's: kube-scheduler, and the kubelets
 	// of the simulated nodes.
@@ -43,7 +45,7 @@ var All = []string{
 	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
 	EndpointSliceController, EndpointsController, EndpointSliceMirroringController, ServiceCIDRController, ResourceQuotaController, PolicyStatusController, DisruptionController,
-	ClusterRoleAggregationController, PodGarbageCollector, PersistentVolumeBinderController, Scheduler, SimulatedNodes,
+	ClusterRoleAggregationController, PodGarbageCollector, PersistentVolumeBinderController, PVCProtectionController, PVProtectionController, Scheduler, SimulatedNodes,
 }
 
 // serviceAccounts are the kube-system service accounts the controllers act
@@ -73,6 +75,8 @@ var serviceAccounts = map[string]string{
 	ClusterRoleAggregationController:     "clusterrole-aggregation-controller",
 	PodGarbageCollector:                  "pod-garbage-collector",
 	PersistentVolumeBinderController:     "persistent-volume-binder",
+	PVCProtectionController:              "pvc-protection-controller",
+	PVProtectionController:               "pv-protection-controller",
 }
 
 // ServiceAccount is the name of the kube-system service account a

@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/controller/cronjob"
 	"k8s.io/kubernetes/pkg/controller/daemon"
 	"k8s.io/kubernetes/pkg/controller/deployment"
@@ -21,6 +22,8 @@ import (
 	"k8s.io/kubernetes/pkg/controller/statefulset"
 	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
 	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
+	"k8s.io/kubernetes/pkg/controller/volume/pvcprotection"
+	"k8s.io/kubernetes/pkg/controller/volume/pvprotection"
 )
 
 // The workers of each controller are kube-controller-manager's defaults
@@ -127,6 +130,20 @@ var workloads = []workload{
 			return nil, err
 		}
 		return func() { c.Run(ctx) }, nil
+	}},
+	{PVCProtectionController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c, err := pvcprotection.NewPVCProtectionController(klog.FromContext(ctx), f.Core().V1().PersistentVolumeClaims(), f.Core().V1().Pods(), client)
+		if err != nil {
+			return nil, err
+		}
+		return func() { c.Run(ctx, 1) }, nil
+	}},
+	{PVProtectionController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c, err := pvprotection.NewPVProtectionController(klog.FromContext(ctx), f.Core().V1().PersistentVolumes(), client)
+		if err != nil {
+			return nil, err
+		}
+		return func() { c.Run(ctx, 1) }, nil
 	}},
 	{EndpointsController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
 		c := endpointcontroller.NewEndpointController(ctx, f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Endpoints(), client, 0)

@@ -79,9 +79,11 @@ const withoutDeploymentController = "--controllers=*,-deployment-controller"
 
 // onlyLifecycleControllers runs the namespace, service account and garbage
 // collector controllers only (and the one that fills the aggregated
-// ClusterRoles admin, edit and view), for tests whose output would change
+// ClusterRoles admin, edit and view, and those that take the protection
+// finalizers off PersistentVolumes and claims), for tests whose output would change
 // with the pods, ReplicaSets and CA ConfigMaps the other controllers create.
-const onlyLifecycleControllers = "--controllers=namespace-controller,serviceaccount-controller,garbage-collector-controller,clusterrole-aggregation-controller"
+const onlyLifecycleControllers = "--controllers=namespace-controller,serviceaccount-controller,garbage-collector-controller,clusterrole-aggregation-controller," +
+	"persistentvolumeclaim-protection-controller,persistentvolume-protection-controller"
 
 func startKapi(t *testing.T, extraArgs ...string) *kapi {
 	t.Helper()

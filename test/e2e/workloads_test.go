@@ -178,3 +178,35 @@ func TestEviction(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	})
 }
+
+// TestStorageObjectInUseProtection: PersistentVolumes and their claims are
+// created with kube's protection finalizers, which the protection
+// controllers take off once nothing uses them, so that they go.
+func TestStorageObjectInUseProtection(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	apply(t, k, `apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-protected}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/pv}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: pvc-protected}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+  storageClassName: ""
+  volumeName: pv-protected
+`)
+	if out := k.mustKubectl("get", "pv", "pv-protected", "-o", "jsonpath={.metadata.finalizers}"); out != `["kubernetes.io/pv-protection"]` {
+		t.Errorf("PersistentVolume finalizers %s", out)
+	}
+	if out := k.mustKubectl("get", "pvc", "pvc-protected", "-o", "jsonpath={.metadata.finalizers}"); out != `["kubernetes.io/pvc-protection"]` {
+		t.Errorf("PersistentVolumeClaim finalizers %s", out)
+	}
+	k.mustKubectl("delete", "pvc", "pvc-protected", "--timeout=30s")
+	k.mustKubectl("delete", "pv", "pv-protected", "--timeout=30s")
+}
