@@ -62,12 +62,12 @@ no_runtime_focus() {
 }
 if [[ -z ${FOCUS:-} ]]; then
 	FOCUS='\[sig-api-machinery\]|'"$(no_runtime_focus)"
-	FOCUS_DOC="\`\\[sig-api-machinery\\]\`, and the $(grep -c -v -e '^#' -e '^[[:space:]]*$' "$NO_RUNTIME_LIST") [Conformance] tests of other SIGs listed in \`$NO_RUNTIME_LIST\` (those that need no container runtime)"
+	FOCUS_DOC="\`\\[sig-api-machinery\\]\`, and the [Conformance] tests of other SIGs listed in \`$NO_RUNTIME_LIST\` (those that need no container runtime)"
 else
 	FOCUS_DOC="\`$FOCUS\`"
 fi
 
-# Skip categories: "regex<TAB>why". Each is a group of sig-api-machinery tests
+# Skip categories: "regex<TAB>why". Each is a group of the focused tests
 # that cannot pass on kapi alone whatever kapi does (they need a container
 # runtime, or break the cluster on purpose, or need optional features), with
 # the reason recorded in CONFORMANCE.md. SKIP (when not given) is the

@@ -308,11 +308,20 @@ func firstLine(s string) string {
 			break
 		}
 	}
+	out = withoutPaths(out)
 	if len(out) > max {
 		out = out[:max] + "…"
 	}
 	return out
 }
+
+// absolutePath matches a file path of the machine the run was on (a
+// kubectl binary, a run's kubeconfig), after a space, '=' or the start.
+var absolutePath = regexp.MustCompile(`(^|[ =])/[^ ]*/([^/ ]+)`)
+
+// withoutPaths shortens the file paths in a message to their base names:
+// the page names no directory of the machine the suite ran on.
+func withoutPaths(s string) string { return absolutePath.ReplaceAllString(s, "$1$2") }
 
 func shortLabel(ctype string) string {
 	switch ctype {
