@@ -131,14 +131,14 @@ func strategies() map[schema.GroupResource]*kubeStrategy {
 		core("podtemplates"):           strategy(podtemplate.Strategy, nil),
 		core("replicationcontrollers"): strategy(replicationcontroller.Strategy, status(replicationcontroller.StatusStrategy)),
 		core("resourcequotas"):         strategy(resourcequota.Strategy, status(resourcequota.StatusStrategy)),
-		core("secrets"):                strategy(secret.Strategy, nil),
+		core("secrets"):                roundTripping(strategy(secret.Strategy, nil)),
 		core("services"):               strategy(service.Strategy, status(service.StatusStrategy)),
 
 		gr("apps", "controllerrevisions"): strategy(controllerrevision.Strategy, nil),
 		gr("apps", "daemonsets"):          strategy(daemonset.Strategy, status(daemonset.StatusStrategy)),
 		gr("apps", "deployments"):         strategy(deployment.Strategy, status(deployment.StatusStrategy)),
 		gr("apps", "replicasets"):         strategy(replicaset.Strategy, status(replicaset.StatusStrategy)),
-		gr("apps", "statefulsets"):        strategy(statefulset.Strategy, status(statefulset.StatusStrategy)),
+		gr("apps", "statefulsets"):        roundTripping(strategy(statefulset.Strategy, status(statefulset.StatusStrategy))),
 
 		gr("autoscaling", "horizontalpodautoscalers"): strategy(horizontalpodautoscaler.Strategy, status(horizontalpodautoscaler.StatusStrategy)),
 		gr("batch", "cronjobs"):                       strategy(cronjob.Strategy, status(cronjob.StatusStrategy)),

@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +36,10 @@ type kubeStrategy struct {
 	// unstructured strategies (custom resources') work on the written
 	// object itself, which has no internal type and no scheme defaults.
 	unstructured bool
+	// roundTrips types are made what kube's conversion to the internal
+	// version and back makes of them, as they are decoded or read (see
+	// roundTrip).
+	roundTrips bool
 }
 
 var _ registry.Strategy = (*kubeStrategy)(nil)
@@ -84,9 +89,44 @@ func UnstructuredStrategy(main interface {
 }
 
 func (k *kubeStrategy) Default(obj runtime.Object) {
-	if !k.unstructured {
-		legacyscheme.Scheme.Default(obj)
+	if k.unstructured {
+		return
 	}
+	legacyscheme.Scheme.Default(obj)
+	if k.roundTrips {
+		roundTrip(obj)
+	}
+}
+
+// roundTripping marks a type whose conversion to the internal version and
+// back changes it: kube-apiserver decodes a body to the internal version,
+// and its field manager, storage and answers see the object converted
+// back; it reads stored objects the same way. A Secret's stringData is
+// merged into its data; a StatefulSet's claim templates get their
+// apiVersion and kind (which protobuf storage does not keep).
+func roundTripping(s *kubeStrategy) *kubeStrategy {
+	s.roundTrips = true
+	return s
+}
+
+// roundTrip makes obj, in place, what the conversion to the internal
+// version and back makes of it.
+func roundTrip(obj runtime.Object) {
+	kinds, _, err := legacyscheme.Scheme.ObjectKinds(obj)
+	if err != nil {
+		return
+	}
+	internal, err := legacyscheme.Scheme.ConvertToVersion(obj, runtime.InternalGroupVersioner)
+	if err != nil {
+		return
+	}
+	back, err := legacyscheme.Scheme.New(kinds[0])
+	if err != nil || legacyscheme.Scheme.Convert(internal, back, nil) != nil {
+		return
+	}
+	typeMeta := obj.GetObjectKind().GroupVersionKind()
+	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(back).Elem())
+	obj.GetObjectKind().SetGroupVersionKind(typeMeta)
 }
 
 func (k *kubeStrategy) AllowUnconditionalUpdate(ctx context.Context, subresource string) bool {

@@ -468,3 +468,55 @@ func TestDeprecatedResourceWarnsAndNothingIsCached(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectsAsKubesConversionLeavesThem: objects of the types whose
+// conversion to kube's internal version and back changes them are
+// recorded and read as kube-apiserver records and reads them: a Secret's
+// stringData is owned as the data it becomes, and a StatefulSet read back
+// keeps its claim templates' apiVersion and kind.
+func TestObjectsAsKubesConversionLeavesThem(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	apply(t, k, `apiVersion: v1
+kind: Secret
+metadata: {name: string-data}
+stringData: {password: hunter2}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: claims}
+spec:
+  serviceName: claims
+  replicas: 0
+  selector: {matchLabels: {app: claims}}
+  template:
+    metadata: {labels: {app: claims}}
+    spec: {containers: [{name: c, image: nginx}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+`)
+	secret, err := k.clientset().CoreV1().Secrets("default").Get(ctx, "string-data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(secret.Data["password"]) != "hunter2" || len(secret.StringData) != 0 {
+		t.Errorf("secret data %q, stringData %v", secret.Data, secret.StringData)
+	}
+	for _, m := range secret.ManagedFields {
+		fields := string(m.FieldsV1.Raw)
+		if strings.Contains(fields, "stringData") || !strings.Contains(fields, `"f:data":{".":{},"f:password":{}}`) {
+			t.Errorf("managed fields of %s: %s", m.Manager, fields)
+		}
+	}
+	for _, how := range []string{"get", "list"} {
+		var out string
+		if how == "get" {
+			out = k.mustKubectl("get", "statefulset", "claims", "-o", "jsonpath={.spec.volumeClaimTemplates[0].apiVersion}/{.spec.volumeClaimTemplates[0].kind}")
+		} else {
+			out = k.mustKubectl("get", "statefulsets", "-o", "jsonpath={.items[0].spec.volumeClaimTemplates[0].apiVersion}/{.items[0].spec.volumeClaimTemplates[0].kind}")
+		}
+		if out != "v1/PersistentVolumeClaim" {
+			t.Errorf("a StatefulSet's claim template on %s: %q", how, out)
+		}
+	}
+}
