@@ -135,7 +135,7 @@ func strategies() map[schema.GroupResource]*kubeStrategy {
 		core("services"):               strategy(service.Strategy, status(service.StatusStrategy)),
 
 		gr("apps", "controllerrevisions"): strategy(controllerrevision.Strategy, nil),
-		gr("apps", "daemonsets"):          strategy(daemonset.Strategy, status(daemonset.StatusStrategy)),
+		gr("apps", "daemonsets"):          roundTripping(strategy(daemonset.Strategy, status(daemonset.StatusStrategy))),
 		gr("apps", "deployments"):         strategy(deployment.Strategy, status(deployment.StatusStrategy)),
 		gr("apps", "replicasets"):         strategy(replicaset.Strategy, status(replicaset.StatusStrategy)),
 		gr("apps", "statefulsets"):        roundTripping(strategy(statefulset.Strategy, status(statefulset.StatusStrategy))),

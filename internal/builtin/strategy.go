@@ -102,8 +102,9 @@ func (k *kubeStrategy) Default(obj runtime.Object) {
 // back changes it: kube-apiserver decodes a body to the internal version,
 // and its field manager, storage and answers see the object converted
 // back; it reads stored objects the same way. A Secret's stringData is
-// merged into its data; a StatefulSet's claim templates get their
-// apiVersion and kind (which protobuf storage does not keep).
+// merged into its data; a DaemonSet's template generation is written as
+// its annotation; a StatefulSet's claim templates get their apiVersion
+// and kind (which protobuf storage does not keep).
 func roundTripping(s *kubeStrategy) *kubeStrategy {
 	s.roundTrips = true
 	return s

@@ -472,7 +472,8 @@ func TestDeprecatedResourceWarnsAndNothingIsCached(t *testing.T) {
 // TestObjectsAsKubesConversionLeavesThem: objects of the types whose
 // conversion to kube's internal version and back changes them are
 // recorded and read as kube-apiserver records and reads them: a Secret's
-// stringData is owned as the data it becomes, and a StatefulSet read back
+// stringData is owned as the data it becomes, a DaemonSet's template
+// generation annotation is its creator's, and a StatefulSet read back
 // keeps its claim templates' apiVersion and kind.
 func TestObjectsAsKubesConversionLeavesThem(t *testing.T) {
 	k := startKapi(t, onlyLifecycleControllers)
@@ -494,7 +495,22 @@ spec:
   volumeClaimTemplates:
   - metadata: {name: data}
     spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: generations}
+spec:
+  selector: {matchLabels: {app: generations}}
+  template:
+    metadata: {labels: {app: generations}}
+    spec: {containers: [{name: c, image: nginx}]}
 `)
+	// kube's conversion back from the internal version writes a
+	// DaemonSet's template generation annotation, so its creator owns it.
+	ds := k.mustKubectl("get", "daemonset", "generations", "--show-managed-fields", "-o", `jsonpath={.metadata.annotations.deprecated\.daemonset\.template\.generation} {.metadata.managedFields[0].fieldsV1}`)
+	if !strings.HasPrefix(ds, "1 ") || !strings.Contains(ds, `"f:deprecated.daemonset.template.generation":{}`) {
+		t.Errorf("a DaemonSet's template generation and its owner: %s", ds)
+	}
 	secret, err := k.clientset().CoreV1().Secrets("default").Get(ctx, "string-data", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
