@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"os/exec"
 	"sort"
 	"strconv"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"

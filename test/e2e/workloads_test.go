@@ -190,7 +190,7 @@ metadata: {name: pv-protected}
 spec:
   capacity: {storage: 1Gi}
   accessModes: [ReadWriteOnce]
-  hostPath: {path: /tmp/pv}
+  hostPath: {path: /srv/pv}
 ---
 apiVersion: v1
 kind: PersistentVolumeClaim
