@@ -185,7 +185,10 @@ func (s *services) releaseIP(ctx context.Context, svc *corev1.Service, ip string
 		return
 	}
 	address, ok := obj.(*networkingv1.IPAddress)
-	if ref := address.Spec.ParentRef; !ok || ref == nil || ref.Resource != "services" || ref.Namespace != svc.Namespace || ref.Name != svc.Name {
+	if !ok {
+		return
+	}
+	if ref := address.Spec.ParentRef; ref == nil || ref.Resource != "services" || ref.Namespace != svc.Namespace || ref.Name != svc.Name {
 		return
 	}
 	s.deleteAddress(ctx, address)

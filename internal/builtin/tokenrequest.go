@@ -110,9 +110,9 @@ func (t *tokenIssuer) requestToken(ctx context.Context, namespace, name string, 
 	return out, nil
 }
 
-// toInternalTokenRequest defaults a request (an hour) and converts it.
+// toInternalTokenRequest converts a request, which the pipeline has
+// given its defaults (an hour) as it decoded it.
 func toInternalTokenRequest(obj runtime.Object) (*authenticationapi.TokenRequest, error) {
-	legacyscheme.Scheme.Default(obj)
 	req := &authenticationapi.TokenRequest{}
 	if err := legacyscheme.Scheme.Convert(obj, req, nil); err != nil {
 		return nil, apierrors.NewInternalError(err)

@@ -170,6 +170,7 @@ func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.Req
 			parts = append(parts, info.Subresource)
 		}
 	}
+	labelSelector, fieldSelector := selectors(r, info)
 	return &genericapirequest.RequestInfo{
 		IsResourceRequest: info.IsResourceRequest,
 		Path:              r.URL.Path,
@@ -180,10 +181,10 @@ func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.Req
 		Namespace:         info.Namespace,
 		Resource:          info.Resource,
 		Subresource:       info.Subresource,
-		Name:              requestedName(r, info),
+		Name:              requestedName(info, fieldSelector),
 		Parts:             parts,
-		LabelSelector:     selector(r, info, "labelSelector"),
-		FieldSelector:     selector(r, info, "fieldSelector"),
+		LabelSelector:     labelSelector,
+		FieldSelector:     fieldSelector,
 	}
 }
 
@@ -192,15 +193,11 @@ func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.Req
 // name, as kube-apiserver's request info has it. Authorisation (a role
 // limited to resourceNames allows watching its object this way) and
 // audit's objectRef see it; the handlers serve the path.
-func requestedName(r *http.Request, info *request.Info) string {
-	if info.Name != "" || info.WatchPath || (info.Verb != "list" && info.Verb != "watch") {
+func requestedName(info *request.Info, fieldSelector string) string {
+	if info.Name != "" || fieldSelector == "" || (info.Verb != "list" && info.Verb != "watch") {
 		return info.Name
 	}
-	raw := r.URL.Query().Get("fieldSelector")
-	if raw == "" {
-		return ""
-	}
-	selected, err := fields.ParseSelector(raw)
+	selected, err := fields.ParseSelector(fieldSelector)
 	if err != nil {
 		return ""
 	}
@@ -211,17 +208,19 @@ func requestedName(r *http.Request, info *request.Info) string {
 	return name
 }
 
-// selector is a list's selector parameter, which kube-apiserver gives its
-// authorizers (a rule may allow a list only with a field selector).
-func selector(r *http.Request, info *request.Info, param string) string {
+// selectors are a list's selector parameters, which kube-apiserver gives
+// its authorizers (a rule may allow a list only with a field selector); a
+// watch through the deprecated /watch/ prefix reads none, as in kube.
+func selectors(r *http.Request, info *request.Info) (label, field string) {
 	if info.WatchPath {
-		return ""
+		return "", ""
 	}
 	switch info.Verb {
 	case "list", "watch", "deletecollection":
-		return r.URL.Query().Get(param)
+		q := r.URL.Query()
+		return q.Get("labelSelector"), q.Get("fieldSelector")
 	}
-	return ""
+	return "", ""
 }
 
 // unauthorized answers a request without valid credentials.

@@ -26,12 +26,12 @@ func TestRequestedName(t *testing.T) {
 		{"/api/v1/watch/namespaces/ns/configmaps?fieldSelector=metadata.name%3Dx", ""},
 	} {
 		r := httptest.NewRequest("GET", tc.url, nil)
-		if got := requestedName(r, request.Parse(r)); got != tc.want {
+		if got := kubeRequestInfo(r, request.Parse(r)).Name; got != tc.want {
 			t.Errorf("%s: name %q, want %q", tc.url, got, tc.want)
 		}
 	}
 	r := httptest.NewRequest("DELETE", "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%3Dx", nil)
-	if got := requestedName(r, request.Parse(r)); got != "" {
+	if got := kubeRequestInfo(r, request.Parse(r)).Name; got != "" {
 		t.Errorf("a deletecollection by name: name %q, want none", got)
 	}
 }

@@ -102,12 +102,17 @@ func logRequestObject(r *http.Request, store *registry.Store, obj runtime.Object
 		obj = obj.DeepCopyObject()
 		store.Default(obj)
 	}
-	var subresource string
-	if req, ok := request.From(ctx); ok {
-		subresource = req.Subresource
-	}
 	audit.LogRequestObject(ctx, obj, store.Info.GroupVersionKind().GroupVersion(),
-		store.Info.GroupVersionResource(), subresource, codecs.Factory)
+		store.Info.GroupVersionResource(), subresourceOf(r), codecs.Factory)
+}
+
+// subresourceOf is the sub-resource a request addresses, as audit records
+// it.
+func subresourceOf(r *http.Request) string {
+	if req, ok := request.From(r.Context()); ok {
+		return req.Subresource
+	}
+	return ""
 }
 
 // logRequestPatch records a patch in the request's audit event, if it has

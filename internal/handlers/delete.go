@@ -138,11 +138,7 @@ func deleteOptions(r *http.Request, store *registry.Store) (*metav1.DeleteOption
 		if obj != opts {
 			return nil, false, apierrors.NewBadRequest("decoded object cannot be converted to DeleteOptions")
 		}
-		var subresource string
-		if req, ok := request.From(r.Context()); ok {
-			subresource = req.Subresource
-		}
-		audit.LogRequestObject(r.Context(), obj, gvk.GroupVersion(), store.Info.GroupVersionResource(), subresource, metaCodecs)
+		audit.LogRequestObject(r.Context(), obj, gvk.GroupVersion(), store.Info.GroupVersionResource(), subresourceOf(r), metaCodecs)
 	} else if err := codecs.ParameterCodec.DecodeParameters(r.URL.Query(), coreV1, opts); err != nil {
 		// As kube-apiserver, the query is read only without a body.
 		return nil, false, apierrors.NewBadRequest(err.Error())

@@ -16,7 +16,6 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/registry"
-	"github.com/kapi-dev/kapi/internal/respond"
 )
 
 // Compressing is most of what a large list costs once its items are
@@ -198,7 +197,7 @@ func (s *listSegments) dropSentBefore(t time.Time) {
 // its own for the next (a deletecollection's deleted items are not listed
 // again).
 func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, listMeta *metav1.ListMeta, items []runtime.Object, encs []*cache.Encodings, keep bool) {
-	if info.MediaType == runtime.ContentTypeJSON && respond.Pretty(r) {
+	if prettyJSON(r, info.MediaType) {
 		a.writeIndentedList(w, r, store, info, listMeta, items, encs)
 		return
 	}

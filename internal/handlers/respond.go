@@ -135,7 +135,7 @@ func writeBytes(w http.ResponseWriter, r *http.Request, code int, data []byte, m
 // writeBody sends a body in parts, compressed when it is large and the
 // client accepts gzip; no part is copied into a buffer of the whole.
 func writeBody(w http.ResponseWriter, r *http.Request, code int, b *body, mediaType string) {
-	if mediaType == runtime.ContentTypeJSON && respond.Pretty(r) {
+	if prettyJSON(r, mediaType) {
 		b = indented(b)
 	}
 	if b.size >= gzipThreshold && acceptsGzip(r) {
@@ -146,6 +146,11 @@ func writeBody(w http.ResponseWriter, r *http.Request, code int, b *body, mediaT
 		return
 	}
 	writePlain(w, code, mediaType, b.size, b.parts)
+}
+
+// prettyJSON reports whether a body in mediaType is indented for r.
+func prettyJSON(r *http.Request, mediaType string) bool {
+	return mediaType == runtime.ContentTypeJSON && respond.Pretty(r)
 }
 
 // indented is a JSON body as kube-apiserver's pretty serializer writes it

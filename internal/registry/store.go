@@ -250,8 +250,8 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 // its default, and a field a newer release defaults reads so on objects
 // stored before. (A custom resource's schema defaults it as it is read.)
 func (s *Store) defaultStored(obj runtime.Object) {
-	if s.typed && s.backend != nil && s.backend.Strategy != nil {
-		s.backend.Strategy.Default(obj)
+	if s.typed {
+		s.Default(obj)
 	}
 }
 
