@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -29,9 +31,17 @@ func (r *recorder) got() []string {
 	return slices.Clone(r.seen)
 }
 
-func (r *recorder) OnAdd(obj any, _ bool) { r.note("add " + obj.(string)) }
-func (r *recorder) OnUpdate(_, obj any)   { r.note("update " + obj.(string)) }
-func (r *recorder) OnDelete(obj any)      { r.note("delete " + obj.(string)) }
+func (r *recorder) OnAdd(obj any, _ bool) { r.note("add " + nameOf(obj)) }
+func (r *recorder) OnUpdate(_, obj any)   { r.note("update " + nameOf(obj)) }
+func (r *recorder) OnDelete(obj any)      { r.note("delete " + nameOf(obj)) }
+
+// nameOf is an object's name, or the string that stands for an object.
+func nameOf(obj any) string {
+	if o, err := meta.Accessor(obj); err == nil {
+		return o.GetName()
+	}
+	return obj.(string)
+}
 
 var _ cache.ResourceEventHandler = (*recorder)(nil)
 
@@ -81,4 +91,64 @@ func TestEventRunLosesAndReordersNothing(t *testing.T) {
 	if got := rec.got(); !slices.Equal(got, want) {
 		t.Fatalf("the handler got %d events, want the %d sent, in order", len(got), len(want))
 	}
+}
+
+// TestEventRunHandsOverTheInitialListWholeWithTheDeletedLast: an initial
+// list is held until the informer has delivered all of it, then handed
+// over with the objects being deleted after the others, and what came
+// after the list after it, in order. An owner being deleted with the
+// orphan finalizer thus reaches the collector after its dependents.
+func TestEventRunHandsOverTheInitialListWholeWithTheDeletedLast(t *testing.T) {
+	rec := &recorder{}
+	run := &eventRun{next: rec, window: time.Hour, listing: true}
+	listed := make(chan struct{})
+	handedOver := make(chan struct{})
+	go func() {
+		run.handOverListWhen(listed, time.Hour)
+		close(handedOver)
+	}()
+	owner := object("owner", true)
+	run.OnAdd(owner, true)
+	run.OnAdd(object("dependent-1", false), true)
+	run.OnAdd(object("other-owner", true), true)
+	run.OnAdd(object("dependent-2", false), true)
+	run.OnUpdate(owner, object("owner", true))
+	run.OnDelete(object("dependent-1", false))
+	if got := rec.got(); len(got) != 0 {
+		t.Fatalf("before the list is whole the handler has %q, want nothing", got)
+	}
+	close(listed)
+	<-handedOver
+	want := []string{"add dependent-1", "add dependent-2", "add owner", "add other-owner", "update owner", "delete dependent-1"}
+	if got := rec.got(); !slices.Equal(got, want) {
+		t.Fatalf("the handler has %q, want %q", got, want)
+	}
+	run.OnAdd(object("later", false), false)
+	run.handOver()
+	if got := rec.got(); !slices.Equal(got, append(want, "add later")) {
+		t.Fatalf("after the list the handler has %q, want the later add last", got)
+	}
+}
+
+// TestEventRunHandsOverAListThatNeverCompletes: an informer stopped
+// before its list came whole does not keep what came of it forever.
+func TestEventRunHandsOverAListThatNeverCompletes(t *testing.T) {
+	rec := &recorder{}
+	run := &eventRun{next: rec, window: time.Hour, listing: true}
+	run.OnAdd(object("a", false), true)
+	run.handOverListWhen(make(chan struct{}), time.Millisecond)
+	if got := rec.got(); !slices.Equal(got, []string{"add a"}) {
+		t.Fatalf("the handler has %q, want the add handed over after the wait", got)
+	}
+}
+
+// object is an object's metadata, being deleted or not.
+func object(name string, beingDeleted bool) *metav1.PartialObjectMetadata {
+	o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if beingDeleted {
+		now := metav1.Now()
+		o.DeletionTimestamp = &now
+		o.Finalizers = []string{metav1.FinalizerOrphanDependents}
+	}
+	return o
 }
