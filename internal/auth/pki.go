@@ -32,10 +32,14 @@ const validity = 10 * 365 * 24 * time.Hour
 
 // PKI is the set of credentials kept in the data directory.
 type PKI struct {
-	CA     *x509.Certificate
-	caKey  *ecdsa.PrivateKey
-	CAPEM  []byte
-	Server tls.Certificate
+	CA    *x509.Certificate
+	caKey *ecdsa.PrivateKey
+	CAPEM []byte
+	// CACertFile and CAKeyFile are where the CA is kept, for the CSR
+	// signing controller (kube-controller-manager's
+	// --cluster-signing-cert-file and --cluster-signing-key-file).
+	CACertFile, CAKeyFile string
+	Server                tls.Certificate
 	// AdminCertPEM and AdminKeyPEM are the admin's client credentials.
 	AdminCertPEM []byte
 	AdminKeyPEM  []byte
@@ -74,6 +78,7 @@ func LoadOrCreate(dir, host string) (*PKI, error) {
 		return nil, err
 	}
 	p.CAPEM = pemCert(p.CA)
+	p.CACertFile, p.CAKeyFile = filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")
 
 	sans := servingSANs(host)
 	serverCert, serverKey, err := loadOrCreate(dir, "server", func() (*x509.Certificate, *ecdsa.PrivateKey, error) {

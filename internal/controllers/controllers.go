@@ -45,6 +45,10 @@ type Config struct {
 	// RootCA is the PEM of the CA clients verify the server with, which
 	// every namespace gets in its kube-root-ca.crt ConfigMap.
 	RootCA []byte
+	// Signing is the CA that signs approved certificate requests; with
+	// no files, the signing controller does not run (as
+	// kube-controller-manager's without --cluster-signing-cert-file).
+	Signing Signing
 	// Scheduler is kube-scheduler's connection to the server.
 	Scheduler *rest.Config
 	// Kubelet is the simulated nodes' connection to the server, and
@@ -155,6 +159,17 @@ func runManager(ctx context.Context, cfg Config) error {
 		if err := runRootCAPublisher(ctx, start, own(RootCACertificatePublisherController).client, factory, cfg.RootCA); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
+	}
+	if cfg.Controllers.Enabled(CSRSigningController) && cfg.Signing.CertFile != "" {
+		if err := runSigning(ctx, start, own(CSRSigningController).client, factory, cfg.Signing); err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
+	}
+	if cfg.Controllers.Enabled(CSRApprovingController) {
+		runApproving(ctx, start, own(CSRApprovingController).client, factory)
+	}
+	if cfg.Controllers.Enabled(CSRCleanerController) {
+		runCSRCleaner(ctx, start, own(CSRCleanerController).client, factory)
 	}
 	if cfg.Controllers.Enabled(ClusterRoleAggregationController) {
 		runClusterRoleAggregation(ctx, start, own(ClusterRoleAggregationController).client, factory)

@@ -32,6 +32,9 @@ const (
 	PersistentVolumeBinderController     = "persistentvolume-binder-controller"
 	PVCProtectionController              = "persistentvolumeclaim-protection-controller"
 	PVProtectionController               = "persistentvolume-protection-controller"
+	CSRSigningController                 = "certificatesigningrequest-signing-controller"
+	CSRApprovingController               = "certificatesigningrequest-approving-controller"
+	CSRCleanerController                 = "certificatesigningrequest-cleaner-controller"
 
 	// Beyond kube-controller-manager's: kube-scheduler, and the kubelets
 	// of the simulated nodes.
@@ -42,7 +45,7 @@ const (
 // All lists the controllers kapi can run.
 var All = []string{
 	NamespaceController, ServiceAccountController, RootCACertificatePublisherController, GarbageCollector,
-	ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
+	CSRSigningController, CSRApprovingController, CSRCleanerController, ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
 	EndpointSliceController, EndpointsController, EndpointSliceMirroringController, ServiceCIDRController, ResourceQuotaController, PolicyStatusController, DisruptionController,
 	ClusterRoleAggregationController, PodGarbageCollector, PersistentVolumeBinderController, PVCProtectionController, PVProtectionController, Scheduler, SimulatedNodes,
@@ -77,6 +80,9 @@ var serviceAccounts = map[string]string{
 	PersistentVolumeBinderController:     "persistent-volume-binder",
 	PVCProtectionController:              "pvc-protection-controller",
 	PVProtectionController:               "pv-protection-controller",
+	CSRSigningController:                 "certificate-controller",
+	CSRApprovingController:               "certificate-controller",
+	CSRCleanerController:                 "certificate-controller",
 }
 
 // ServiceAccount is the name of the kube-system service account a

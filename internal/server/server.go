@@ -549,6 +549,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.background(func() {
 		err := controllers.Run(runCtx, controllers.Config{
 			Client: controllerClient, ClientFor: controllerAs, Logger: cfg.Logger, RootCA: pki.CAPEM, Controllers: cfg.Controllers,
+			Signing:        controllers.Signing{CertFile: pki.CACertFile, KeyFile: pki.CAKeyFile},
 			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),
 			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
 			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
