@@ -45,7 +45,7 @@ func main() {
 	minTimeout := flags.Duration("min-request-timeout", 30*time.Minute, "watches without timeoutSeconds end at a random time between this and twice this")
 	eventTTL := flags.Duration("event-ttl", time.Hour, "how long events are kept after their last write, as kube-apiserver's flag")
 	maxWatches := flags.Int("max-watches", 10000, "how many watches may be open at once; more get 429 Too Many Requests with Retry-After, for clients to retry")
-	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how often watches that allow bookmarks get one")
+	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how long after its start, and after each bookmark, a watch that allows bookmarks gets one (it also gets one 2s before its timeout)")
 	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir), memory (gone when kapi stops) or etcd (in the etcd cluster --etcd-servers names)")
 	etcdServers := flags.String("etcd-servers", "", "with --storage etcd: comma-separated client URLs of etcd members (https://10.0.0.1:2379,...), as kube-apiserver's flag")
 	etcdCAFile := flags.String("etcd-cafile", "", "with --storage etcd: PEM bundle of the CAs that sign etcd's serving certificates")

@@ -50,8 +50,10 @@ type Options struct {
 	// page at once, and a later continuation reads the same revision from
 	// storage instead, which keeps it until compaction.
 	SnapshotIdle time.Duration
-	// BookmarkInterval is how often watchers that asked for bookmarks get
-	// one.
+	// BookmarkInterval is how long after its start, and then after each
+	// bookmark, a watcher that asked for bookmarks gets one (1 minute by
+	// default, kube-apiserver's). It also gets one two seconds before its
+	// deadline, its context's: see bookmarks.go.
 	BookmarkInterval time.Duration
 	// KeepEncodings is how long an object's encoding made for a reader
 	// (a list's or a watch's) is kept without another reader taking it
@@ -173,8 +175,13 @@ type Cache struct {
 	// cooled counts the leading events that keep no objects.
 	cooled   int
 	watchers map[*Watcher]struct{}
-	stopped  bool          // Run has returned: new watches end at once
-	done     chan struct{} // closed when stopped is set
+	// bookmarks schedules the bookmarks of the watchers that allowed
+	// them; dueBookmarks is where those due are gathered, kept between
+	// rounds.
+	bookmarks    *bookmarkQueue
+	dueBookmarks []*Watcher
+	stopped      bool          // Run has returned: new watches end at once
+	done         chan struct{} // closed when stopped is set
 	// snapshots keep the index as of a revision for paged lists.
 	snapshots map[int64]*snapshot
 	// dropped are the indexes of snapshots dropped since the last check,
@@ -247,6 +254,7 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 		tree:        btree.NewG[*entry](32, lessEntry),
 		revAdvanced: make(chan struct{}),
 		watchers:    map[*Watcher]struct{}{},
+		bookmarks:   newBookmarkQueue(opts.Clock.Now()),
 		snapshots:   map[int64]*snapshot{},
 		ready:       make(chan struct{}),
 		done:        make(chan struct{}),
@@ -306,11 +314,12 @@ func (c *Cache) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The bookmark timer starts before the index is installed, so that
-	// whoever sees the cache ready (a test stepping a fake clock, say) sees
-	// it running. It is re-armed each time it fires, as clock.Clock has no
-	// stoppable ticker.
+	// The bookmark timer is set only while a bookmark is to come, for the
+	// first one (see armBookmarks). It is made stopped before the index is
+	// installed, so that whoever sees the cache ready (a test stepping a
+	// fake clock, say) sees the timers it runs.
 	bookmarks := c.opts.Clock.NewTimer(c.opts.BookmarkInterval)
+	bookmarks.Stop()
 	defer bookmarks.Stop()
 	sweeps := c.opts.Clock.NewTimer(c.opts.KeepEncodings)
 	defer sweeps.Stop()
@@ -322,7 +331,13 @@ func (c *Cache) sync(ctx context.Context) error {
 		w.RequestProgress() // to learn when the replay is done, if no event says so
 	}
 
+	// bookmarkDue says that bookmarks are due: they go with the next
+	// progress event, so that they carry the current revision.
 	bookmarkDue := false
+	dueBookmarks := func() {
+		bookmarkDue = true
+		w.RequestProgress()
+	}
 	for {
 		select {
 		case ev, ok := <-w.Events():
@@ -334,7 +349,12 @@ func (c *Cache) sync(ctx context.Context) error {
 			}
 			if ev.Type == storage.EventProgress {
 				c.advance(ev.KV.ModRevision, bookmarkDue)
-				bookmarkDue = false
+				if bookmarkDue {
+					bookmarkDue = false
+					if c.armBookmarks(bookmarks) {
+						dueBookmarks()
+					}
+				}
 				continue
 			}
 			if err := c.apply(ev); err != nil {
@@ -349,10 +369,12 @@ func (c *Cache) sync(ctx context.Context) error {
 			c.expire()
 			snapshotChecks.Reset(c.opts.SnapshotIdle)
 		case <-bookmarks.C():
-			bookmarks.Reset(c.opts.BookmarkInterval)
-			// Learn the current revision first, so the bookmark carries it.
-			bookmarkDue = true
-			w.RequestProgress()
+			dueBookmarks()
+		case <-c.bookmarks.wake:
+			// A watcher is due before the timer: set it again.
+			if !bookmarkDue && c.armBookmarks(bookmarks) {
+				dueBookmarks()
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -445,6 +467,7 @@ func (c *Cache) reset(tree *btree.BTreeG[*entry], rev int64, progress func(), re
 		w.stop(nil)
 	}
 	c.watchers = map[*Watcher]struct{}{}
+	c.bookmarks.clear()
 	c.tree = tree
 	c.startRev = rev
 	c.lastChange = rev
@@ -485,18 +508,14 @@ func (c *Cache) setRev(rev int64) {
 	c.markReady()
 }
 
-// advance records that the index is current at rev, and sends bookmarks
-// if they are due.
-func (c *Cache) advance(rev int64, bookmark bool) {
+// advance records that the index is current at rev, and sends the
+// bookmarks due if they are.
+func (c *Cache) advance(rev int64, bookmarks bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.setRev(rev)
-	if bookmark {
-		for w := range c.watchers {
-			if w.bookmarks {
-				w.push(Delivery{Bookmark: c.rev})
-			}
-		}
+	if bookmarks {
+		c.sendBookmarks(c.rev)
 	}
 }
 
@@ -684,6 +703,11 @@ func (c *Cache) Revision() int64 {
 
 // WaitReady blocks until the index has been built once.
 func (c *Cache) WaitReady(ctx context.Context) error {
+	if c.Ready() {
+		// Whatever ctx says: a watch whose deadline passed while it waited
+		// for a revision still starts, and ends at once, as kube-apiserver's.
+		return nil
+	}
 	select {
 	case <-c.ready:
 		return nil

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -194,11 +193,6 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
-	rev, err := parseRevision(opts.ResourceVersion)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
 	if !loopback.FromServer(r.Context()) {
 		if a.watches.Add(1) > int64(a.opts.MaxWatches) {
 			a.watches.Add(-1)
@@ -218,6 +212,15 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, codecs.NotAcceptable(types))
 		return
 	}
+	// As kube-apiserver's storage, which reads the version as the watch
+	// starts (after the media type is agreed on).
+	rev, err := storageRevision(opts.ResourceVersion)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	// The watch's context carries its deadline down to the cache, for the
+	// bookmark that comes before it.
 	ctx, cancel := context.WithTimeout(r.Context(), a.watchTimeout(opts.TimeoutSeconds))
 	defer cancel()
 
@@ -225,25 +228,18 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	filter := filterFor(req, store, opts)
 	initialEvents := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 
-	// Wait for the state the watch starts from before answering, so that
-	// "Too large resource version" can still be a plain error response.
-	switch {
-	case initialEvents && opts.ResourceVersion == "", !initialEvents && opts.ResourceVersion == "":
-		err = c.WaitFresh(ctx)
-	case initialEvents && rev > 0:
-		err = c.WaitNotOlderThan(ctx, rev)
+	err = waitForStart(r.Context(), c, opts.ResourceVersion, rev, initialEvents)
+	if err != nil && r.Context().Err() != nil {
+		return // the client has gone
 	}
-	if err != nil {
-		writeError(w, r, cacheError(err))
-		return
-	}
-
 	var watcher *cache.Watcher
 	var initial []runtime.Object
 	var initialEnc []*cache.Encodings
 	var backlog []cache.Delivery
 	var startRev int64
 	switch {
+	case err != nil:
+		// The cache did not get there: the watch answers its ERROR event.
 	case initialEvents:
 		watcher, initial, initialEnc, startRev, err = c.WatchWithState(ctx, filter, opts.AllowWatchBookmarks)
 	case opts.ResourceVersion == "":
@@ -287,7 +283,8 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	flusher.Flush()
 	if err != nil {
 		// Like kube-apiserver, a watch that cannot start from the asked
-		// version answers 200 with one ERROR event.
+		// version (too old, or not reached in time) answers 200 with one
+		// ERROR event.
 		status := apiStatus(cacheError(err))
 		status.SetGroupVersionKind(statusGVK)
 		if stream.send(watch.Error, status) == nil {
@@ -377,6 +374,21 @@ func (s *watchStream) sendInitial(initial []runtime.Object, initialEnc []*cache.
 	return s.endBurst() == nil
 }
 
+// waitForStart waits until the cache holds the state a watch starts
+// from, as kube-apiserver's watch cache waits for a streaming list's: up to
+// its three seconds, whatever the watch's own timeout (ctx is the
+// request's, which only the client's going ends). A watch of changes from
+// a version still to come does not wait: it sends them once they come.
+func waitForStart(ctx context.Context, c *cache.Cache, rv string, rev int64, initialEvents bool) error {
+	switch {
+	case rv == "":
+		return c.WaitFresh(ctx)
+	case initialEvents && rev > 0:
+		return c.WaitNotOlderThan(ctx, rev)
+	}
+	return nil
+}
+
 // watchTimeout is the client's timeoutSeconds, or else a random time
 // between the minimum request timeout and twice it, as kube-apiserver
 // spreads the ends of long watches.
@@ -389,16 +401,10 @@ func (a *API) watchTimeout(timeoutSeconds *int64) time.Duration {
 }
 
 // initialEventsEnd is the bookmark that ends a streaming list's initial
-// events.
+// events: kube-apiserver 1.37's carries only the annotation that says so.
 func (a *API) initialEventsEnd(store *registry.Store, rev int64) runtime.Object {
 	obj := store.Bookmark(rev)
 	m, _ := meta.Accessor(obj)
-	empty, _ := store.NewListOf(nil)
-	var blueprint bytes.Buffer
-	store.Serializers()[0].Serializer.Encode(empty, &blueprint)
-	m.SetAnnotations(map[string]string{
-		metav1.InitialEventsAnnotationKey:             "true",
-		"kubernetes.io/initial-events-list-blueprint": base64.StdEncoding.EncodeToString(bytes.TrimSpace(blueprint.Bytes())),
-	})
+	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 	return obj
 }

@@ -91,7 +91,8 @@ type Config struct {
 	// MaxWatches bounds the watches open at once (default 10,000); more
 	// get 429 with Retry-After.
 	MaxWatches int
-	// BookmarkInterval is how often watches get bookmarks (default 1 minute).
+	// BookmarkInterval is how long after its start, and after each
+	// bookmark, a watch gets one (default 1 minute, kube-apiserver's).
 	BookmarkInterval time.Duration
 	// OpenStorage opens the storage backend; nil means Pebble in DataDir.
 	OpenStorage storage.Opener

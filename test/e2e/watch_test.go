@@ -822,6 +822,9 @@ func TestWatchBookmarks(t *testing.T) {
 
 	t.Run("allowed", func(t *testing.T) {
 		w := openWatch(t, k, base+"?watch=1&allowWatchBookmarks=true&resourceVersion="+listed)
+		// As kube-apiserver's, a bookmark is sent only past the watch's
+		// start: a write elsewhere takes the revision there.
+		createConfigMap(t, cs.CoreV1().ConfigMaps("default"), "elsewhere", nil)
 		ev := w.next()
 		if ev.Type != "BOOKMARK" {
 			t.Fatalf("idle watch got %s %s, want BOOKMARK", ev.Type, objName(ev.Object))
@@ -862,6 +865,87 @@ func TestWatchTimeoutSeconds(t *testing.T) {
 	if d := time.Since(start); d < 900*time.Millisecond {
 		t.Fatalf("watch with timeoutSeconds=1 ended after %v", d)
 	}
+}
+
+// TestWatchAsKubeAPIServer137 checks watches against what kube-apiserver
+// 1.37 answers: a bookmark shortly before the timeout, streaming lists and
+// watches from a version still to come, and a version that is no number.
+func TestWatchAsKubeAPIServer137(t *testing.T) {
+	k := startKapi(t, withoutRootCA) // the default, one-minute bookmark interval
+	cs := k.clientset()
+	createNamespace(t, cs, "edges")
+	const base = "/api/v1/namespaces/edges/configmaps"
+	listed := listRV(t, k, base)
+	future := strconv.FormatInt(rv(t, listed)+100000, 10)
+	// writeElsewhere moves the revision past every watch's start, for
+	// bookmarks to be due, without an event in the watched namespace.
+	writeElsewhere := func(t *testing.T, name string) {
+		createConfigMap(t, cs.CoreV1().ConfigMaps("default"), name, nil)
+	}
+
+	t.Run("bookmark before the timeout", func(t *testing.T) {
+		t.Parallel()
+		start := time.Now()
+		w := openWatch(t, k, base+"?watch=1&allowWatchBookmarks=true&timeoutSeconds=4&resourceVersion="+listed)
+		writeElsewhere(t, "before-timeout")
+		ev := w.next()
+		// Due two seconds before the end, it comes in the second before.
+		if took := time.Since(start); ev.Type != "BOOKMARK" || took < 900*time.Millisecond || took > 3*time.Second {
+			t.Fatalf("%s %s after %v; want a BOOKMARK 1 to 2 seconds into a 4-second watch", ev.Type, objName(ev.Object), took)
+		}
+		for _, ev := range w.waitEnd(5 * time.Second) {
+			if ev.Type != "BOOKMARK" {
+				t.Fatalf("event %s %s, want only bookmarks", ev.Type, objName(ev.Object))
+			}
+		}
+	})
+
+	t.Run("streaming list from a future version", func(t *testing.T) {
+		t.Parallel()
+		start := time.Now()
+		// kube-apiserver waits its three seconds, past the watch's timeout.
+		w := openWatch(t, k, base+"?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=2&resourceVersion="+future)
+		if took := time.Since(start); took < 3*time.Second {
+			t.Errorf("answered after %v, want after three seconds", took)
+		}
+		evs := w.waitEnd(5 * time.Second)
+		if len(evs) != 1 || evs[0].Type != "ERROR" {
+			t.Fatalf("events %s, want one ERROR event", describe(evs))
+		}
+		var status metav1.Status
+		data, _ := json.Marshal(evs[0].Object)
+		if err := json.Unmarshal(data, &status); err != nil {
+			t.Fatal(err)
+		}
+		if status.Kind != "Status" || status.Code != http.StatusGatewayTimeout || status.Reason != metav1.StatusReasonTimeout ||
+			!strings.HasPrefix(status.Message, "Timeout: Too large resource version: "+future+", current: ") {
+			t.Fatalf("ERROR event object %s, want a Status 504 Timeout \"Too large resource version\"", data)
+		}
+		if d := status.Details; d == nil || d.RetryAfterSeconds != 1 || len(d.Causes) != 1 ||
+			d.Causes[0].Type != metav1.CauseTypeResourceVersionTooLarge || d.Causes[0].Message != "Too large resource version" {
+			t.Fatalf("details %+v, want retryAfterSeconds 1 and a ResourceVersionTooLarge cause", status.Details)
+		}
+	})
+
+	t.Run("changes from a future version", func(t *testing.T) {
+		t.Parallel()
+		w := openWatch(t, k, base+"?watch=1&allowWatchBookmarks=true&timeoutSeconds=4&resourceVersion="+future)
+		writeElsewhere(t, "future")
+		// Nothing: a bookmark would be behind the version asked for.
+		if evs := w.waitEnd(8 * time.Second); len(evs) != 0 {
+			t.Fatalf("events %s, want none", describe(evs))
+		}
+	})
+
+	t.Run("non-numeric version", func(t *testing.T) {
+		t.Parallel()
+		resp, body := getRaw(t, k, base+"?watch=1&resourceVersion=abc")
+		status := decodeStatus(t, resp, body)
+		const want = `resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`
+		if resp.StatusCode != http.StatusInternalServerError || status.Reason != "" || status.Message != want {
+			t.Fatalf("HTTP %d %s %q, want 500, no reason, %q", resp.StatusCode, status.Reason, status.Message, want)
+		}
+	})
 }
 
 // ---------------------------------------------------------------------------
