@@ -143,14 +143,12 @@ func decodeObject(w http.ResponseWriter, data []byte, info runtime.SerializerInf
 }
 
 // decodePatched decodes the result of a patch, answering as
-// kube-apiserver does for patches: an object that does not decode, or has
-// unknown fields under Strict validation, is a 422 on the patch, whose
-// value (patchValue) the cause shows.
-func decodePatched(w http.ResponseWriter, data []byte, patchValue string, info runtime.SerializerInfo, validation string, store *registry.Store) (runtime.Object, error) {
+// kube-apiserver does for patches: an object that does not decode is a
+// 422 on the patch, whose value (patchValue) the cause shows; its unknown
+// or duplicate fields and the patch's own (patchStrict) are one 422 too
+// under Strict validation, warnings under Warn.
+func decodePatched(w http.ResponseWriter, data []byte, patchValue string, info runtime.SerializerInfo, validation string, store *registry.Store, patchStrict []error) (runtime.Object, error) {
 	obj, strictErr, err := decodeStrict(data, info, validation, store)
-	if err == nil && strictErr != nil && validation == metav1.FieldValidationStrict {
-		err = strictErr
-	}
 	if err != nil {
 		if _, isStatus := err.(apierrors.APIStatus); isStatus {
 			return nil, err
@@ -159,7 +157,18 @@ func decodePatched(w http.ResponseWriter, data []byte, patchValue string, info r
 			field.Invalid(field.NewPath("patch"), patchValue, err.Error()),
 		})
 	}
-	warnStrict(w, strictErr)
+	if strict, ok := runtime.AsStrictDecodingError(strictErr); ok {
+		patchStrict = append(patchStrict, strict.Errors()...)
+	}
+	if len(patchStrict) == 0 {
+		return obj, nil
+	}
+	if validation == metav1.FieldValidationStrict {
+		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), patchValue, runtime.NewStrictDecodingError(patchStrict).Error()),
+		})
+	}
+	warnStrict(w, runtime.NewStrictDecodingError(patchStrict))
 	return obj, nil
 }
 
@@ -209,9 +218,24 @@ func strictMessages(err error) []string {
 	}
 	var out []string
 	for _, e := range strict.Errors() {
-		out = append(out, e.Error())
+		out = append(out, yamlStrictMessages(e.Error())...)
 	}
 	return out
+}
+
+// yamlStrictMessages splits a YAML decoder's strict error (duplicate
+// keys, one line each after its heading) into its lines, as
+// kube-apiserver warns of each; any other error is one message.
+func yamlStrictMessages(msg string) []string {
+	rest, ok := strings.CutPrefix(msg, "error converting YAML to JSON: ")
+	if rest, ok = strings.CutPrefix(rest, "yaml: unmarshal errors:\n"); !ok {
+		return []string{msg}
+	}
+	lines := strings.Split(rest, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return lines
 }
 
 // addWarning adds a Warning header, once per message.

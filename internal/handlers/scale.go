@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -34,7 +35,7 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	case "get":
 		obj, err = store.Get(r.Context(), req.Namespace, req.Name)
 	case "update", "patch":
-		obj, err = a.writeScale(r, req, store, scale)
+		obj, err = a.writeScale(w, r, req, store, scale)
 	}
 	if err != nil {
 		writeError(w, r, err)
@@ -50,8 +51,8 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 
 // writeScale applies a Scale (PUT) or a patch of one (PATCH) to the
 // workload's replicas.
-func (a *API) writeScale(r *http.Request, req *request.Info, store *registry.Store, scale *registry.Scale) (runtime.Object, error) {
-	dry, err := dryRun(r)
+func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store, scale *registry.Scale) (runtime.Object, error) {
+	dry, validation, err := dryRunAndValidation(r)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ func (a *API) writeScale(r *http.Request, req *request.Info, store *registry.Sto
 	if err != nil {
 		return nil, err
 	}
-	desiredScale, err := scaleRequest(r, req, body)
+	desiredScale, err := scaleRequest(w, r, req, body, validation)
 	if err != nil {
 		return nil, err
 	}
@@ -92,17 +93,14 @@ func (a *API) writeScale(r *http.Request, req *request.Info, store *registry.Sto
 
 // scaleRequest reads the body of a scale write into a function from the
 // current Scale to the wanted one.
-func scaleRequest(r *http.Request, req *request.Info, body []byte) (func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error), error) {
+func scaleRequest(w http.ResponseWriter, r *http.Request, req *request.Info, body []byte, validation string) (func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error), error) {
 	infos := codecs.Factory.SupportedMediaTypes()
 	decode := func(data []byte, info runtime.SerializerInfo) (*autoscalingv1.Scale, error) {
 		s := &autoscalingv1.Scale{}
 		if _, _, err := info.Serializer.Decode(data, &scaleGVK, s); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", decodeErrorText(err)))
 		}
-		if s.Name != req.Name {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, req.Name))
-		}
-		return s, nil
+		return checkScaleName(s, req)
 	}
 	if req.Verb == "update" {
 		info, err := codecs.NegotiateInput(r.Header.Get("Content-Type"), infos)
@@ -119,7 +117,10 @@ func scaleRequest(r *http.Request, req *request.Info, body []byte) (func(*autosc
 	if err != nil {
 		return nil, err
 	}
-	apply, err := patcher(patchType, body, scaleStore)
+	if !json.Valid(body) {
+		return nil, apierrors.NewBadRequest("invalid JSON patch")
+	}
+	apply, patchStrict, err := patcher(patchType, body, validation, scaleStore)
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +134,20 @@ func scaleRequest(r *http.Request, req *request.Info, body []byte) (func(*autosc
 		if err != nil {
 			return nil, err
 		}
-		return decode(patched, infos[0])
+		obj, err := decodePatched(w, patched, patchValue(patchType, patched, body), infos[0], validation, scaleStore, patchStrict)
+		if err != nil {
+			return nil, err
+		}
+		return checkScaleName(obj.(*autoscalingv1.Scale), req)
 	}, nil
+}
+
+// checkScaleName refuses a Scale named otherwise than the URL's object.
+func checkScaleName(s *autoscalingv1.Scale, req *request.Info) (*autoscalingv1.Scale, error) {
+	if s.Name != req.Name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, req.Name))
+	}
+	return s, nil
 }
 
 // scaleStore lets the patch machinery treat Scale as a typed kind.

@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestPatchAndApplyAnswerAsKube: patches and applies that kube-apiserver
+// 1.37 accepts or refuses in a particular way get the same answer from
+// kapi (found by sending both the same requests).
+func TestPatchAndApplyAnswerAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	const cm = "/api/v1/namespaces/default/configmaps/answers"
+	const applyYAML, merge, jsonPatch = "application/apply-patch+yaml", "application/merge-patch+json", "application/json-patch+json"
+	for _, tc := range []struct {
+		name, method, path, contentType, body string
+		code                                  int
+		message, warning                      string
+	}{
+		{"an apply that creates, ignoring its resourceVersion", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: answers, resourceVersion: '12345'}\ndata: {a: '1'}\n", http.StatusCreated, "", ""},
+		{"an apply to an existing object that leaves its name out", http.MethodPatch, cm + "?fieldManager=b", applyYAML,
+			"apiVersion: v1\nkind: ConfigMap\ndata: {b: '1'}\n", http.StatusOK, "", ""},
+		{"an apply that would create an object without its name", http.MethodPatch, "/api/v1/namespaces/default/configmaps/unnamed?fieldManager=b", applyYAML,
+			"apiVersion: v1\nkind: ConfigMap\n", http.StatusBadRequest, "the name of the object () does not match the name on the URL (unnamed)", ""},
+		{"an apply of an integer to a custom resource's scale replicas", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w?fieldManager=a", applyYAML,
+			"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {replicas: 2}\n", http.StatusCreated, "", ""},
+		{"an apply of another kind", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: answers}\n", http.StatusBadRequest, "invalid object type: /v1, Kind=Secret", ""},
+		{"an apply that is not YAML", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
+			"apiVersion: v1\nkind: [\n", http.StatusBadRequest, "error encoding patch: yaml: line 2: did not find expected node content", ""},
+		{"an apply with a duplicate key", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: answers}\ndata:\n  a: '1'\n  a: '2'\n", http.StatusOK, "", `299 - "line 6: key \"a\" already set in map"`},
+		{"an apply of a field the type lacks", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: answers}\nbogus: 1\n", http.StatusInternalServerError,
+			"failed to create typed patch object (/answers; /v1, Kind=ConfigMap): .bogus: field not declared in schema", ""},
+		{"a patch that is not JSON", http.MethodPatch, cm, merge, `{"data":`, http.StatusBadRequest, "invalid JSON patch", ""},
+		{"a merge patch that is a list", http.MethodPatch, cm, merge, `[1,2]`, http.StatusBadRequest,
+			"error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}", ""},
+		{"a JSON patch that is not a list", http.MethodPatch, cm, jsonPatch, `{"op":"add"}`, http.StatusBadRequest,
+			"error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp", ""},
+		{"a merge patch with a duplicate field", http.MethodPatch, cm, merge, `{"data":{"x":"1","x":"2"}}`, http.StatusOK, "", `299 - "duplicate field \"data.x\""`},
+		{"a strict merge patch with a duplicate field", http.MethodPatch, cm + "?fieldValidation=Strict", merge, `{"data":{"x":"1","x":"2"}}`,
+			http.StatusUnprocessableEntity, `strict decoding error: duplicate field "data.x"`, ""},
+		{"a strict patch of a scale with a field it lacks", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w/scale?fieldValidation=Strict", merge,
+			`{"spec":{"replicas":3,"bogus":1}}`, http.StatusUnprocessableEntity, `strict decoding error: unknown field "spec.bogus"`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := rawDo(t, k, tc.method, tc.path, tc.contentType, "", []byte(tc.body))
+			if resp.StatusCode != tc.code {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, body, tc.code)
+			}
+			if tc.message != "" {
+				var status struct{ Message string }
+				if err := json.Unmarshal(body, &status); err != nil || !strings.Contains(status.Message, tc.message) {
+					t.Errorf("message %q, want it to hold %q", status.Message, tc.message)
+				}
+			}
+			// Warnings as the header carries them (RFC 7234: code, agent, quoted text).
+			if got := strings.Join(resp.Header.Values("Warning"), "; "); !strings.Contains(got, tc.warning) {
+				t.Errorf("warnings %q, want %q", got, tc.warning)
+			}
+		})
+	}
+}
