@@ -56,6 +56,10 @@ func (b byVersion) AllowUnconditionalUpdate(ctx context.Context, subresource str
 	return false // custom resources' strategy never allows it
 }
 
+func (b byVersion) AllowCreateOnUpdate(context.Context) bool {
+	return false // custom resources' strategy never allows it
+}
+
 func (b byVersion) GarbageCollectionPolicy(ctx context.Context, w registry.Write) string {
 	return b.of(w.Info.Version).GarbageCollectionPolicy(ctx, w)
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestPatchAndApplyAnswerAsKube: patches and applies that kube-apiserver
@@ -64,5 +66,31 @@ func TestPatchAndApplyAnswerAsKube(t *testing.T) {
 				t.Errorf("warnings %q, want %q", got, tc.warning)
 			}
 		})
+	}
+}
+
+// TestPutCreatesWhereTheTypeAllows: a PUT of an object that does not
+// exist creates it (201) where kube's strategy of the type allows it
+// (Leases, Services), ignoring a resourceVersion, and is a 404 elsewhere
+// (ConfigMaps), as in kube-apiserver.
+func TestPutCreatesWhereTheTypeAllows(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	for _, tc := range []struct {
+		path, body string
+		code       int
+	}{
+		{"/apis/coordination.k8s.io/v1/namespaces/default/leases/put", `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"put","resourceVersion":"12345"}}`, http.StatusCreated},
+		{"/api/v1/namespaces/default/services/put", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"put"},"spec":{"ports":[{"port":80}]}}`, http.StatusCreated},
+		{"/api/v1/namespaces/default/services/put", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"put"},"spec":{"ports":[{"port":81}]}}`, http.StatusOK},
+		{"/api/v1/namespaces/default/configmaps/put", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"put"}}`, http.StatusNotFound},
+	} {
+		resp, body := rawDo(t, k, http.MethodPut, tc.path, "application/json", "", []byte(tc.body))
+		if resp.StatusCode != tc.code {
+			t.Errorf("PUT %s: %d %s, want %d", tc.path, resp.StatusCode, body, tc.code)
+		}
+	}
+	svc, err := k.clientset().CoreV1().Services("default").Get(ctx, "put", metav1.GetOptions{})
+	if err != nil || svc.Spec.ClusterIP == "" || svc.Spec.Ports[0].Port != 81 {
+		t.Errorf("the Service a PUT created: %v %+v, want a ClusterIP and the second PUT's port", err, svc.Spec)
 	}
 }
