@@ -2,11 +2,16 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 )
 
 // TestPatchAndApplyAnswerAsKube: patches and applies that kube-apiserver
@@ -92,5 +97,42 @@ func TestPutCreatesWhereTheTypeAllows(t *testing.T) {
 	svc, err := k.clientset().CoreV1().Services("default").Get(ctx, "put", metav1.GetOptions{})
 	if err != nil || svc.Spec.ClusterIP == "" || svc.Spec.Ports[0].Port != 81 {
 		t.Errorf("the Service a PUT created: %v %+v, want a ClusterIP and the second PUT's port", err, svc.Spec)
+	}
+}
+
+// TestPodDeletedWithoutGraceIsMarkedFirst: a pod deleted with no grace
+// period (here one never scheduled) is, as in kube-apiserver, first marked
+// with its deletion timestamp and a grace period of 0, which watchers see
+// as MODIFIED, then deleted; the delete answers the marked pod.
+func TestPodDeletedWithoutGraceIsMarkedFirst(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	pods := k.clientset().CoreV1().Pods("default")
+	pod, err := pods.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "unscheduled"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: pod.ResourceVersion, FieldSelector: "metadata.name=unscheduled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	resp, body := rawDo(t, k, http.MethodDelete, "/api/v1/namespaces/default/pods/unscheduled", "", "", nil)
+	var deleted corev1.Pod
+	if err := json.Unmarshal(body, &deleted); resp.StatusCode != http.StatusOK || err != nil || deleted.DeletionTimestamp == nil || deleted.Generation != 2 {
+		t.Fatalf("the delete answered %d %s, want the pod with its deletion timestamp and generation 2", resp.StatusCode, body)
+	}
+	var got []string
+	for ev := range w.ResultChan() {
+		p := ev.Object.(*corev1.Pod)
+		got = append(got, fmt.Sprintf("%s deleting=%v grace=%v", ev.Type, p.DeletionTimestamp != nil, ptr.Deref(p.DeletionGracePeriodSeconds, -1)))
+		if ev.Type == watch.Deleted {
+			break
+		}
+	}
+	if want := []string{"MODIFIED deleting=true grace=0", "DELETED deleting=true grace=0"}; !slices.Equal(got, want) {
+		t.Errorf("watch events %q, want %q", got, want)
 	}
 }
