@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 )
@@ -134,5 +135,30 @@ func TestPodDeletedWithoutGraceIsMarkedFirst(t *testing.T) {
 	}
 	if want := []string{"MODIFIED deleting=true grace=0", "DELETED deleting=true grace=0"}; !slices.Equal(got, want) {
 		t.Errorf("watch events %q, want %q", got, want)
+	}
+}
+
+// TestStatusWriterOwnsNoMetadata: a custom resource's status write that
+// also sends labels changes no labels, and its manager owns none of
+// them, as apiextensions' status strategy resets metadata.
+func TestStatusWriterOwnsNoMetadata(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	res := dynamicClient(t, k).Resource(widgets).Namespace("default")
+	if _, err := res.Create(ctx, widget("st", map[string]interface{}{"replicas": int64(1)}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	patched, err := res.Patch(ctx, "st", types.MergePatchType, []byte(`{"status":{"replicas":1},"metadata":{"labels":{"st":"1"}}}`),
+		metav1.PatchOptions{FieldManager: "status-writer"}, "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(patched.GetLabels()) != 0 {
+		t.Errorf("the status write set labels %v", patched.GetLabels())
+	}
+	for _, e := range patched.GetManagedFields() {
+		if e.Manager == "status-writer" && strings.Contains(string(e.FieldsV1.Raw), "f:metadata") {
+			t.Errorf("the status writer owns metadata: %s", e.FieldsV1.Raw)
+		}
 	}
 }
