@@ -162,3 +162,50 @@ func TestStatusWriterOwnsNoMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleWritesTrackFieldsAsKube: writes of the scale sub-resource are
+// tracked by a Scale's field manager over the replicas' owners, as in
+// kube-apiserver: the workload's entry for the write has subresource
+// scale and no time, an apply conflicts with the replicas' manager and
+// force takes them over; a custom resource's Scale takes no strategic
+// merge patch, and its replicas are checked by its own schema.
+func TestScaleWritesTrackFieldsAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "deployment", "d", "--image=busybox", "--replicas=1")
+	const scale = "/apis/apps/v1/namespaces/default/deployments/d/scale"
+	resp, body := rawDo(t, k, http.MethodPut, scale+"?fieldManager=putter", "application/json", "",
+		[]byte(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d"},"spec":{"replicas":3}}`))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT scale: %d %s", resp.StatusCode, body)
+	}
+	d, err := k.clientset().AppsV1().Deployments("default").Get(ctx, "d", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := d.ManagedFields[0]; e.Manager != "putter" || e.Subresource != "scale" || e.Time != nil || string(e.FieldsV1.Raw) != `{"f:spec":{"f:replicas":{}}}` {
+		t.Errorf("the scale write's entry: %+v %s, want putter's, of subresource scale, first, with no time, owning spec.replicas", e, e.FieldsV1.Raw)
+	}
+	apply := []byte(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d"},"spec":{"replicas":8}}`)
+	resp, body = rawDo(t, k, http.MethodPatch, scale+"?fieldManager=scaler", "application/apply-patch+yaml", "", apply)
+	if want := `Apply failed with 1 conflict: conflict with \"putter\" with subresource \"scale\" using autoscaling/v1: .spec.replicas`; resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), want) {
+		t.Errorf("an apply of the replicas: %d %s, want a conflict with putter", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodPatch, scale+"?fieldManager=scaler&force=true", "application/apply-patch+yaml", "", apply)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"replicas":8`) {
+		t.Errorf("a forced apply of the replicas: %d %s", resp.StatusCode, body)
+	}
+
+	if _, err := dynamicClient(t, k).Resource(widgets).Namespace("default").Create(ctx, widget("w", map[string]interface{}{"replicas": int64(1)}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const crScale = "/apis/example.com/v1/namespaces/default/widgets/w/scale"
+	resp, body = rawDo(t, k, http.MethodPatch, crScale, "application/strategic-merge-patch+json", "", []byte(`{"spec":{"replicas":2}}`))
+	if resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("a strategic merge patch of a custom resource's Scale: %d %s, want 415", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodPatch, crScale, "application/merge-patch+json", "", []byte(`{"spec":{"replicas":-4}}`))
+	if want := `Widget.example.com \"w\" is invalid`; resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), want) {
+		t.Errorf("negative replicas for a custom resource: %d %s, want its schema's 422", resp.StatusCode, body)
+	}
+}
