@@ -110,6 +110,9 @@ func negotiatePatchType(r *http.Request, store *registry.Store) (types.PatchType
 			}
 		}
 	}
+	if store.Typed() { // a built-in resource's PATCH route
+		return "", codecs.UnsupportedMediaTypeAtRoute()
+	}
 	return "", unsupportedPatch(supported)
 }
 

@@ -209,3 +209,24 @@ func TestScaleWritesTrackFieldsAsKube(t *testing.T) {
 		t.Errorf("negative replicas for a custom resource: %d %s, want its schema's 422", resp.StatusCode, body)
 	}
 }
+
+// TestPatchOfAnUnsupportedType: a patch of a built-in resource in a type
+// its PATCH endpoint does not consume gets kube-apiserver's router's 415;
+// one of a custom resource (served by a handler, not the router) gets
+// the handler's, which lists the types it accepts.
+func TestPatchOfAnUnsupportedType(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "configmap", "cm")
+	resp, body := rawDo(t, k, http.MethodPatch, "/api/v1/namespaces/default/configmaps/cm", "application/json", "", []byte(`{}`))
+	if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(body), `"message":"415: Unsupported Media Type"`) {
+		t.Errorf("a JSON body as a patch of a ConfigMap: %d %s, want the router's 415", resp.StatusCode, body)
+	}
+	if _, err := dynamicClient(t, k).Resource(widgets).Namespace("default").Create(ctx, widget("w", map[string]interface{}{}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body = rawDo(t, k, http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w", "application/strategic-merge-patch+json", "", []byte(`{}`))
+	if want := "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"; resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(body), want) {
+		t.Errorf("a strategic merge patch of a custom resource: %d %s, want the handler's 415", resp.StatusCode, body)
+	}
+}
