@@ -123,8 +123,8 @@ func scaleRequest(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 	infos := codecs.Factory.SupportedMediaTypes()
 	decode := func(data []byte, info runtime.SerializerInfo) (*autoscalingv1.Scale, error) {
 		s := &autoscalingv1.Scale{}
-		if _, _, err := info.Serializer.Decode(data, &scaleGVK, s); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", decodeErrorText(err)))
+		if _, actual, err := info.Serializer.Decode(data, &scaleGVK, s); err != nil {
+			return nil, decodeError(err, actual, "Scale", data)
 		}
 		return checkScaleName(s, req)
 	}

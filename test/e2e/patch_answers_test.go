@@ -230,3 +230,39 @@ func TestPatchOfAnUnsupportedType(t *testing.T) {
 		t.Errorf("a strategic merge patch of a custom resource: %d %s, want the handler's 415", resp.StatusCode, body)
 	}
 }
+
+// TestBodiesThatDoNotDecode: a body that is not the object of its URL
+// gets kube-apiserver's answer: named after the kind the body gave, or
+// summarised when it gave none; a custom resource of another kind is
+// refused by its validation.
+func TestBodiesThatDoNotDecode(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "configmap", "cm")
+	const cm = "/api/v1/namespaces/default/configmaps/cm"
+	for _, tc := range []struct {
+		name, method, path, body string
+		code                     int
+		message                  string
+	}{
+		{"truncated JSON", http.MethodPut, cm, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"`, http.StatusBadRequest,
+			`the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({"apiVersion":"v1","kind":"Con ...)`},
+		{"no body", http.MethodPut, cm, ``, http.StatusBadRequest,
+			`the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)`},
+		{"another kind", http.MethodPut, cm, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"cm"}}`, http.StatusBadRequest,
+			`Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`},
+		{"a field of another type", http.MethodPut, cm, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"a":1}}`, http.StatusBadRequest,
+			`ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string`},
+		{"a custom resource of another kind", http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets",
+			`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"}}`, http.StatusUnprocessableEntity,
+			`Gadget.example.com "g" is invalid: kind: Invalid value: "Gadget": must be Widget`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := rawDo(t, k, tc.method, tc.path, "application/json", "", []byte(tc.body))
+			var status struct{ Message string }
+			if err := json.Unmarshal(body, &status); err != nil || resp.StatusCode != tc.code || status.Message != tc.message {
+				t.Errorf("%d %q, want %d %q", resp.StatusCode, status.Message, tc.code, tc.message)
+			}
+		})
+	}
+}
