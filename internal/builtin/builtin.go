@@ -35,10 +35,10 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 		},
 		{Resource: "bindings"}: {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
 
-		{Group: "apps", Resource: "deployments"}:  {Scale: workloadScale},
-		{Group: "apps", Resource: "replicasets"}:  {Scale: workloadScale},
-		{Group: "apps", Resource: "statefulsets"}: {Scale: workloadScale},
-		{Resource: "replicationcontrollers"}:      {Scale: workloadScale},
+		{Group: "apps", Resource: "deployments"}:  {Scale: deploymentScale},
+		{Group: "apps", Resource: "replicasets"}:  {Scale: replicaSetScale},
+		{Group: "apps", Resource: "statefulsets"}: {Scale: statefulSetScale},
+		{Resource: "replicationcontrollers"}:      {Scale: controllerScale},
 	}
 	for _, more := range []map[schema.GroupResource]registry.Hooks{
 		reviewHooks(opts), rbacHooks(opts.Authorizer), tokenHooks(p, opts.Tokens),

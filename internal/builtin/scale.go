@@ -9,16 +9,33 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
-// workloadScale is the scale sub-resource of the built-in workloads
+// The scale sub-resources of the built-in workloads
 // (Deployments, ReplicaSets, StatefulSets, ReplicationControllers): their
 // spec.replicas as an autoscaling/v1 Scale, with status.replicas and the
 // selector rendered as a string.
-var workloadScale = &registry.Scale{Of: scaleOf, WithReplicas: withReplicas}
+var (
+	deploymentScale  = workloadScale("apps/v1beta1", "apps/v1beta2", "apps/v1")
+	replicaSetScale  = workloadScale("apps/v1beta2", "apps/v1")
+	statefulSetScale = workloadScale("apps/v1beta1", "apps/v1beta2", "apps/v1")
+	controllerScale  = workloadScale("v1")
+)
+
+// workloadScale is a workload's scale, whose replicas are spec.replicas
+// in every version listed (kube's mappings of each workload's storage).
+func workloadScale(versions ...string) *registry.Scale {
+	paths := managedfields.ResourcePathMappings{}
+	for _, v := range versions {
+		paths[v] = fieldpath.MakePathOrDie("spec", "replicas")
+	}
+	return &registry.Scale{Of: scaleOf, WithReplicas: withReplicas, ReplicasPaths: paths}
+}
 
 // scaleOf describes a workload's replicas as a Scale.
 func scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {

@@ -30,7 +30,7 @@ func TestWorkloadScale(t *testing.T) {
 		{&corev1.ReplicationController{ObjectMeta: meta, Spec: corev1.ReplicationControllerSpec{Replicas: ptr.To[int32](3), Selector: map[string]string{"app": "web"}}, Status: corev1.ReplicationControllerStatus{Replicas: 2}}, 3, "app=web"},
 		{&appsv1.Deployment{ObjectMeta: meta}, 1, ""}, // replicas unset: the default
 	} {
-		s, err := workloadScale.Of(tc.obj)
+		s, err := deploymentScale.Of(tc.obj)
 		if err != nil {
 			t.Fatalf("%T: %v", tc.obj, err)
 		}
@@ -42,18 +42,18 @@ func TestWorkloadScale(t *testing.T) {
 			t.Errorf("%T: status replicas %d, want 2", tc.obj, s.Status.Replicas)
 		}
 
-		scaled, err := workloadScale.WithReplicas(tc.obj, 9)
+		scaled, err := deploymentScale.WithReplicas(tc.obj, 9)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s, _ := workloadScale.Of(scaled); s.Spec.Replicas != 9 {
+		if s, _ := deploymentScale.Of(scaled); s.Spec.Replicas != 9 {
 			t.Errorf("%T scaled to 9 reads back %d", tc.obj, s.Spec.Replicas)
 		}
-		if s, _ := workloadScale.Of(tc.obj); s.Spec.Replicas != tc.wantReplicas {
+		if s, _ := deploymentScale.Of(tc.obj); s.Spec.Replicas != tc.wantReplicas {
 			t.Errorf("%T: scaling changed the original", tc.obj)
 		}
 	}
-	if _, err := workloadScale.Of(&corev1.Pod{}); err == nil {
+	if _, err := deploymentScale.Of(&corev1.Pod{}); err == nil {
 		t.Error("a pod has a scale")
 	}
 }

@@ -137,6 +137,11 @@ func (k *kubeStrategy) AllowUnconditionalUpdate(ctx context.Context, subresource
 	return true // an action's write, which prepares the object itself
 }
 
+func (k *kubeStrategy) AllowCreateOnUpdate(ctx context.Context) bool {
+	s := k.update[""]
+	return s != nil && s.AllowCreateOnUpdate(ctx)
+}
+
 func (k *kubeStrategy) Create(ctx context.Context, w registry.Write, obj runtime.Object) (runtime.Object, error) {
 	if k.unstructured {
 		return obj, rest.BeforeCreate(k.create, requestContext(ctx, w), obj)

@@ -179,6 +179,16 @@ func notAcceptableAtRoute(types []string) error {
 		fmt.Sprintf("406: Not Acceptable\n\nAvailable representations: %s", strings.Join(types, ", ")))
 }
 
+// UnsupportedMediaTypeAtRoute is the 415 kube-apiserver's router answers
+// for a patch of a built-in resource in a media type its PATCH endpoint
+// does not consume, before any handler reads it (its other endpoints
+// consume any type, and their handlers answer UnsupportedMediaType).
+func UnsupportedMediaTypeAtRoute() error {
+	err := failure(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType, "415: Unsupported Media Type")
+	err.ErrStatus.Details = &metav1.StatusDetails{}
+	return err
+}
+
 // UnsupportedMediaType is the 415 for a body the server cannot read.
 func UnsupportedMediaType(types []string) error {
 	return failure(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,

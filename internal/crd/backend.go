@@ -194,7 +194,7 @@ func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv
 		info.Subresources = append(info.Subresources, resources.SubresourceInfo{
 			Name: "scale", Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}, Served: true,
 		})
-		hooks.Scale = scaleHooks(subresources.Scale)
+		hooks.Scale = scaleHooks(subresources.Scale, replicasPaths(crd))
 	}
 	info.OpenAPI = lazyOpenAPISchemas(crd, v.Name, logger)
 	info.PreserveUnknownFields = crd.Spec.PreserveUnknownFields

@@ -7,12 +7,15 @@ import (
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kapi-dev/kapi/internal/registry"
 )
@@ -56,6 +59,10 @@ func (b byVersion) AllowUnconditionalUpdate(ctx context.Context, subresource str
 	return false // custom resources' strategy never allows it
 }
 
+func (b byVersion) AllowCreateOnUpdate(context.Context) bool {
+	return false // custom resources' strategy never allows it
+}
+
 func (b byVersion) GarbageCollectionPolicy(ctx context.Context, w registry.Write) string {
 	return b.of(w.Info.Version).GarbageCollectionPolicy(ctx, w)
 }
@@ -71,8 +78,9 @@ func (c converter) Convert(obj runtime.Object, to schema.GroupVersion) (runtime.
 
 // scaleHooks serve the scale sub-resource from the JSON paths the CRD
 // names, as apiextensions' scale storage does.
-func scaleHooks(scale *apiextensionsv1.CustomResourceSubresourceScale) *registry.Scale {
+func scaleHooks(scale *apiextensionsv1.CustomResourceSubresourceScale, paths managedfields.ResourcePathMappings) *registry.Scale {
 	return &registry.Scale{
+		ReplicasPaths: paths, ValidatesReplicas: true,
 		Of: func(obj runtime.Object) (*autoscalingv1.Scale, error) {
 			u := obj.(*unstructured.Unstructured)
 			out := &autoscalingv1.Scale{}
@@ -103,6 +111,33 @@ func scaleHooks(scale *apiextensionsv1.CustomResourceSubresourceScale) *registry
 			return u, nil
 		},
 	}
+}
+
+// replicasPaths are where each version of the CRD's resources has its
+// replicas, nil in a version without the scale sub-resource, as
+// apiextensions maps a Scale's managed fields.
+func replicasPaths(crd *apiextensionsv1.CustomResourceDefinition) managedfields.ResourcePathMappings {
+	paths := managedfields.ResourcePathMappings{}
+	for _, v := range crd.Spec.Versions {
+		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}.String()
+		paths[gv] = nil
+		subresources, err := apiextensionshelpers.GetSubresourcesForVersion(crd, v.Name)
+		if err != nil || subresources == nil || subresources.Scale == nil {
+			continue
+		}
+		if path, err := fieldpath.MakePath(toInterfaces(pathFields(subresources.Scale.SpecReplicasPath))...); err == nil {
+			paths[gv] = path
+		}
+	}
+	return paths
+}
+
+func toInterfaces(fields []string) []interface{} {
+	out := make([]interface{}, len(fields))
+	for i, f := range fields {
+		out[i] = f
+	}
+	return out
 }
 
 // nestedInt reads an integer at a JSON path of the form .a.b.

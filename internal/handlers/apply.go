@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -46,7 +45,7 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return
 	}
 	logRequestPatch(r, body)
-	applied, err := decodeApplied(w, r, body, opts.validation, store, req)
+	applied, err := decodeApplied(r, body)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -60,9 +59,12 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		live.GetObjectKind().SetGroupVersionKind(store.Info.GroupVersionKind())
 		obj, err := fm.Apply(live, applied.DeepCopy(), opts.manager, opts.force)
 		if err != nil {
-			return nil, applyError(err)
+			return nil, err
 		}
-		return obj, nil
+		if err := checkAppliedStrictly(w, r, body, opts.validation); err != nil {
+			return nil, err
+		}
+		return obj, checkApplied(obj, req, store)
 	}
 	for attempt := 0; ; attempt++ {
 		obj, code, err := a.applyOnce(r.Context(), req, store, opts.dry, merge)
@@ -82,16 +84,13 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.Store, dry bool, merge registry.UpdateFunc) (runtime.Object, int, error) {
 	_, err := store.Get(ctx, req.Namespace, req.Name)
 	if apierrors.IsNotFound(err) && req.Subresource == "" {
-		live := store.New()
-		m := mustAccessor(live)
-		m.SetName(req.Name)
-		if err := matchNamespace(m, req, store); err != nil {
-			return nil, 0, err
-		}
-		obj, err := merge(live)
+		obj, err := merge(store.New())
 		if err != nil {
 			return nil, 0, err
 		}
+		// A create by apply ignores a resourceVersion the configuration
+		// sets, as kube-apiserver's create through an update does.
+		mustAccessor(obj).SetResourceVersion("")
 		created, err := a.pipeline.Create(ctx, store, obj, pipeline.Options{DryRun: dry, Subresource: req.Subresource})
 		return created, http.StatusCreated, err
 	}
@@ -122,56 +121,62 @@ func applyOptions(r *http.Request) (applyOpts, error) {
 	return opts, nil
 }
 
-// decodeApplied reads an applied configuration (YAML or CBOR) and checks
-// that it is for the object of the URL.
-func decodeApplied(w http.ResponseWriter, r *http.Request, body []byte, validation string, store *registry.Store, req *request.Info) (*unstructured.Unstructured, error) {
+// decodeApplied reads an applied configuration (YAML or CBOR), integers
+// as int64, as kube-apiserver reads it. Its kind is checked by the field
+// manager, its name and namespace once it is merged (checkApplied).
+func decodeApplied(r *http.Request, body []byte) (*unstructured.Unstructured, error) {
 	applied := &unstructured.Unstructured{Object: map[string]interface{}{}}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt == applyCBORType {
 		info, _ := runtime.SerializerInfoForMediaType(codecs.UnstructuredSerializers, runtime.ContentTypeCBOR)
 		if _, _, err := info.Serializer.Decode(body, nil, applied); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding CBOR: %v", err))
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 		}
-	} else {
-		if err := yaml.Unmarshal(body, &applied.Object); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
-		}
-		if validation != metav1.FieldValidationIgnore {
-			if err := yaml.UnmarshalStrict(body, &map[string]interface{}{}); err != nil {
-				if validation == metav1.FieldValidationStrict {
-					return nil, apierrors.NewBadRequest(fmt.Sprintf("error strict decoding YAML: %v", err))
-				}
-				addWarning(w, err.Error())
-			}
-		}
+		return applied, nil
+	}
+	// kube-apiserver first turns the configuration into JSON, for audit.
+	if _, err := utilyaml.ToJSON(body); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
+	}
+	if err := utilyaml.Unmarshal(body, &applied.Object); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 	}
 	if applied.Object == nil {
-		return nil, apierrors.NewBadRequest("the applied configuration is empty")
-	}
-	gvk := store.Info.GroupVersionKind()
-	if got := applied.GroupVersionKind(); got != gvk {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s), or the kind (%s) does not match (%s)",
-			got.GroupVersion(), gvk.GroupVersion(), got.Kind, gvk.Kind))
-	}
-	if applied.GetName() != req.Name {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", applied.GetName(), req.Name))
-	}
-	if ns := applied.GetNamespace(); ns != "" && store.Info.Namespaced && ns != req.Namespace {
-		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		applied.Object = map[string]interface{}{}
 	}
 	return applied, nil
 }
 
-// applyError keeps the Status of conflicts and turns a configuration that
-// does not fit the type's schema into a 400 (kube-apiserver answers some of
-// these with a 500).
-func applyError(err error) error {
-	if _, ok := err.(apierrors.APIStatus); ok {
+// checkAppliedStrictly reports the duplicate keys of an applied YAML
+// configuration: an error with the Strict validation, warnings with Warn.
+// As kube-apiserver, it runs after the merge, whose errors come first.
+func checkAppliedStrictly(w http.ResponseWriter, r *http.Request, body []byte, validation string) error {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != applyYAMLType || validation == metav1.FieldValidationIgnore {
+		return nil
+	}
+	err := utilyaml.UnmarshalStrict(body, &map[string]interface{}{})
+	if err == nil {
+		return nil
+	}
+	if validation == metav1.FieldValidationStrict {
+		return apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
+	}
+	for _, msg := range yamlStrictMessages(err.Error()) {
+		addWarning(w, msg)
+	}
+	return nil
+}
+
+// checkApplied checks that a merged object is the one of the URL: its
+// namespace (where the resource has one) and its name, which an applied
+// configuration may leave out when the object exists.
+func checkApplied(obj runtime.Object, req *request.Info, store *registry.Store) error {
+	m := mustAccessor(obj)
+	if err := matchNamespace(m, req, store); err != nil {
 		return err
 	}
-	msg := err.Error()
-	if strings.Contains(msg, "not declared in schema") || strings.Contains(msg, "failed to create typed") {
-		return apierrors.NewBadRequest(msg)
+	if m.GetName() != req.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.Name))
 	}
-	return apierrors.NewInternalError(err)
+	return nil
 }

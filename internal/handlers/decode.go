@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/audit"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -126,31 +129,54 @@ func logRequestPatch(r *http.Request, patch []byte) {
 // decodeObject decodes a request body into a new object of the store's
 // kind, handling unknown and duplicate fields according to validation.
 func decodeObject(w http.ResponseWriter, data []byte, info runtime.SerializerInfo, validation string, store *registry.Store) (runtime.Object, error) {
-	gvk := store.Info.GroupVersionKind()
-	obj, strictErr, err := decodeStrict(data, info, validation, store)
+	obj, actual, strictErr, err := decodeStrict(data, info, validation, store)
 	if err == nil && strictErr != nil && validation == metav1.FieldValidationStrict {
 		err = strictErr
 	}
+	if _, isStatus := err.(apierrors.APIStatus); err != nil && !isStatus {
+		err = decodeError(err, actual, store.Info.Kind, data)
+	}
 	if err != nil {
-		if _, isStatus := err.(apierrors.APIStatus); isStatus {
-			return nil, err
-		}
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
-			gvk.Kind, gvk.Version, gvk.Kind, decodeErrorText(err)))
+		return nil, err
 	}
 	warnStrict(w, strictErr)
 	return obj, nil
 }
 
-// decodePatched decodes the result of a patch, answering as
-// kube-apiserver does for patches: an object that does not decode, or has
-// unknown fields under Strict validation, is a 422 on the patch, whose
-// value (patchValue) the cause shows.
-func decodePatched(w http.ResponseWriter, data []byte, patchValue string, info runtime.SerializerInfo, validation string, store *registry.Store) (runtime.Object, error) {
-	obj, strictErr, err := decodeStrict(data, info, validation, store)
-	if err == nil && strictErr != nil && validation == metav1.FieldValidationStrict {
-		err = strictErr
+// decodeError is kube-apiserver's answer to a body that does not decode
+// into the kind named into: after the kind the body gave, when it gave
+// one, else with the start of the body.
+func decodeError(err error, actual *schema.GroupVersionKind, into string, body []byte) error {
+	if actual != nil && actual.Kind != "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", actual.Kind, actual.Version, into, err))
 	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", into, err, bodySummary(body)))
+}
+
+// bodySummary is how kube-apiserver shows a body it could not read: its
+// first 30 bytes, as text if it looks like JSON, else in hex.
+func bodySummary(body []byte) string {
+	const most = 30
+	shown, more := body, ""
+	if len(body) > most {
+		shown, more = body[:most], " ..."
+	}
+	switch {
+	case len(body) == 0:
+		return "<empty>"
+	case body[0] == '{':
+		return string(shown) + more
+	}
+	return hex.EncodeToString(shown) + more
+}
+
+// decodePatched decodes the result of a patch, answering as
+// kube-apiserver does for patches: an object that does not decode is a
+// 422 on the patch, whose value (patchValue) the cause shows; its unknown
+// or duplicate fields and the patch's own (patchStrict) are one 422 too
+// under Strict validation, warnings under Warn.
+func decodePatched(w http.ResponseWriter, data []byte, patchValue string, info runtime.SerializerInfo, validation string, store *registry.Store, patchStrict []error) (runtime.Object, error) {
+	obj, _, strictErr, err := decodeStrict(data, info, validation, store)
 	if err != nil {
 		if _, isStatus := err.(apierrors.APIStatus); isStatus {
 			return nil, err
@@ -159,32 +185,58 @@ func decodePatched(w http.ResponseWriter, data []byte, patchValue string, info r
 			field.Invalid(field.NewPath("patch"), patchValue, err.Error()),
 		})
 	}
-	warnStrict(w, strictErr)
+	if strict, ok := runtime.AsStrictDecodingError(strictErr); ok {
+		patchStrict = append(patchStrict, strict.Errors()...)
+	}
+	if len(patchStrict) == 0 {
+		return obj, nil
+	}
+	if validation == metav1.FieldValidationStrict {
+		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), patchValue, runtime.NewStrictDecodingError(patchStrict).Error()),
+		})
+	}
+	warnStrict(w, runtime.NewStrictDecodingError(patchStrict))
 	return obj, nil
 }
 
-// decodeStrict decodes data into a new object of the store's kind. Unknown
-// or duplicate fields are reported apart (strictErr) unless validation is
-// Ignore; err is any other failure, or a Status for a body of another
-// version.
-func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, store *registry.Store) (obj runtime.Object, strictErr, err error) {
+// decodeStrict decodes data into a new object of the store's kind, and
+// tells the kind the data gave. Unknown or duplicate fields are reported
+// apart (strictErr) unless validation is Ignore; err is any other failure
+// (decodeError makes kube-apiserver's answer of it), or the Status of a
+// body of another version. A custom resource of another kind is left to
+// its validation, which names the kind it must be.
+func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, store *registry.Store) (obj runtime.Object, actual *schema.GroupVersionKind, strictErr, err error) {
 	gvk := store.Info.GroupVersionKind()
 	decoder := info.Serializer
 	if validation != metav1.FieldValidationIgnore && info.StrictSerializer != nil {
 		decoder = info.StrictSerializer
 	}
-	obj, actual, err := decoder.Decode(data, &gvk, store.New())
+	obj, actual, err = decoder.Decode(data, &gvk, store.New())
 	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
 		strictErr, err = err, nil
 	}
-	if err != nil {
-		return nil, nil, err
+	if err != nil || actual == nil || actual.Kind == "" {
+		return obj, actual, strictErr, err
 	}
-	if actual != nil && (actual.Kind != gvk.Kind || actual.GroupVersion() != gvk.GroupVersion()) && actual.Kind != "" {
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
+	if actual.GroupVersion() != gvk.GroupVersion() {
+		return nil, actual, nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
 			actual.GroupVersion(), gvk.GroupVersion()))
 	}
-	return obj, strictErr, nil
+	if actual.Kind != gvk.Kind && store.Typed() {
+		return nil, actual, nil, notConvertible(obj, gvk)
+	}
+	return obj, actual, strictErr, nil
+}
+
+// notConvertible is the error of kube's conversion of a decoded object of
+// another kind to the internal type of kind.
+func notConvertible(obj runtime.Object, kind schema.GroupVersionKind) error {
+	internal, err := legacyscheme.Scheme.New(kind.GroupKind().WithVersion(runtime.APIVersionInternal))
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("converting (%s) to (%s): unknown conversion", reflect.TypeOf(obj).Elem(), reflect.TypeOf(internal).Elem())
 }
 
 // warnStrict reports unknown and duplicate fields as warnings (the Warn
@@ -198,10 +250,6 @@ func warnStrict(w http.ResponseWriter, strictErr error) {
 	}
 }
 
-func decodeErrorText(err error) string {
-	return strings.TrimPrefix(err.Error(), "couldn't get version/kind; json parse error: ")
-}
-
 func strictMessages(err error) []string {
 	strict, ok := runtime.AsStrictDecodingError(err)
 	if !ok {
@@ -209,9 +257,24 @@ func strictMessages(err error) []string {
 	}
 	var out []string
 	for _, e := range strict.Errors() {
-		out = append(out, e.Error())
+		out = append(out, yamlStrictMessages(e.Error())...)
 	}
 	return out
+}
+
+// yamlStrictMessages splits a YAML decoder's strict error (duplicate
+// keys, one line each after its heading) into its lines, as
+// kube-apiserver warns of each; any other error is one message.
+func yamlStrictMessages(msg string) []string {
+	rest, ok := strings.CutPrefix(msg, "error converting YAML to JSON: ")
+	if rest, ok = strings.CutPrefix(rest, "yaml: unmarshal errors:\n"); !ok {
+		return []string{msg}
+	}
+	lines := strings.Split(rest, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return lines
 }
 
 // addWarning adds a Warning header, once per message.

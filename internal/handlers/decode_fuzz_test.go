@@ -54,7 +54,7 @@ func FuzzPatchBodies(f *testing.F) {
 	original := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"x":"y"}},"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":80}]}]}}`)
 	patchTypes := []types.PatchType{types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType}
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
-		apply, err := patcher(patchTypes[int(which)%len(patchTypes)], body, store)
+		apply, _, err := patcher(patchTypes[int(which)%len(patchTypes)], body, metav1.FieldValidationStrict, store)
 		if err != nil {
 			if code := apiStatus(err).Code; code < 400 || code >= 500 {
 				t.Fatalf("refusal with %d: %v", code, err)

@@ -9,12 +9,14 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -60,8 +62,12 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
+	if !json.Valid(body) {
+		writeError(w, r, apierrors.NewBadRequest("invalid JSON patch"))
+		return
+	}
 	logRequestPatch(r, body)
-	apply, err := patcher(patchType, body, store)
+	apply, patchStrict, err := patcher(patchType, body, validation, store)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -76,7 +82,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		if err != nil {
 			return nil, err
 		}
-		obj, err := decodePatched(w, patched, patchValue(patchType, patched, body), jsonInfo, validation, store)
+		obj, err := decodePatched(w, patched, patchValue(patchType, patched, body), jsonInfo, validation, store, patchStrict)
 		if err != nil {
 			return nil, err
 		}
@@ -104,6 +110,9 @@ func negotiatePatchType(r *http.Request, store *registry.Store) (types.PatchType
 			}
 		}
 	}
+	if store.Typed() { // a built-in resource's PATCH route
+		return "", codecs.UnsupportedMediaTypeAtRoute()
+	}
 	return "", unsupportedPatch(supported)
 }
 
@@ -111,20 +120,41 @@ func unsupportedPatch(supported []string) error {
 	return codecs.UnsupportedMediaType(supported)
 }
 
+// jsonPatchOp is one operation of a JSON patch, as kube-apiserver reads
+// it to report its duplicate and unknown fields (and names it, as
+// handlers.jsonPatchOp, in the error of a patch that is not a list).
+type jsonPatchOp struct {
+	Op    string      `json:"op"`
+	Path  string      `json:"path"`
+	From  string      `json:"from"`
+	Value interface{} `json:"value"`
+}
+
 // patcher checks the patch body and returns the function that applies it
-// to an object's JSON.
-func patcher(patchType types.PatchType, body []byte, store *registry.Store) (func([]byte) ([]byte, error), error) {
-	if !json.Valid(body) {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: invalid JSON: %q", truncate(body)))
-	}
+// to an object's JSON, and the patch's own duplicate or unknown fields,
+// which the Strict and Warn validations report with the patched
+// object's.
+func patcher(patchType types.PatchType, body []byte, validation string, store *registry.Store) (func([]byte) ([]byte, error), []error, error) {
+	strict := validation != metav1.FieldValidationIgnore
 	switch patchType {
 	case types.JSONPatchType:
+		var strictErrs []error
+		if strict {
+			var v []jsonPatchOp
+			errs, err := kjson.UnmarshalStrict(body, &v)
+			if err != nil {
+				return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+			for _, e := range errs {
+				strictErrs = append(strictErrs, fmt.Errorf("json patch %v", e))
+			}
+		}
 		ops, err := jsonpatch.DecodePatch(body)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
+			return nil, nil, apierrors.NewBadRequest(err.Error())
 		}
 		if len(ops) > maxJSONPatchOperations {
-			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+			return nil, nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
 				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(ops)))
 		}
 		return func(original []byte) ([]byte, error) {
@@ -133,18 +163,32 @@ func patcher(patchType types.PatchType, body []byte, store *registry.Store) (fun
 				return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 			}
 			return patched, nil
-		}, nil
+		}, strictErrs, nil
 	case types.MergePatchType:
+		var strictErrs []error
+		if strict {
+			var err error
+			if strictErrs, err = kjson.UnmarshalStrict(body, &map[string]interface{}{}); err != nil {
+				return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+		}
 		return func(original []byte) ([]byte, error) {
 			patched, err := jsonpatch.MergePatch(original, body)
-			if err != nil {
+			if err == jsonpatch.ErrBadJSONPatch {
 				return nil, apierrors.NewBadRequest(err.Error())
 			}
-			return patched, nil
-		}, nil
+			return patched, err
+		}, strictErrs, nil
 	case applyYAMLType, applyCBORType:
-		return nil, apierrors.NewBadRequest("server-side apply is not supported on this sub-resource")
+		return nil, nil, apierrors.NewBadRequest("server-side apply is not supported on this sub-resource")
 	default: // strategic merge
+		var strictErrs []error
+		if strict {
+			var err error
+			if strictErrs, err = kjson.UnmarshalStrict(body, &map[string]interface{}{}); err != nil {
+				return nil, nil, apierrors.NewBadRequest(err.Error())
+			}
+		}
 		schemaObj := store.New()
 		return func(original []byte) ([]byte, error) {
 			patched, err := strategicpatch.StrategicMergePatch(original, body, schemaObj)
@@ -152,7 +196,7 @@ func patcher(patchType types.PatchType, body []byte, store *registry.Store) (fun
 				return nil, strategicMergeError(err)
 			}
 			return patched, nil
-		}, nil
+		}, strictErrs, nil
 	}
 }
 
@@ -176,7 +220,7 @@ func patchValue(patchType types.PatchType, patched, patch []byte) string {
 		return string(patched)
 	}
 	var m map[string]interface{}
-	if err := json.Unmarshal(patch, &m); err != nil {
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(patch, &m); err != nil {
 		return string(patch)
 	}
 	return fmt.Sprintf("%+v", m)

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -47,7 +48,7 @@ func TestPatchEdgeCases(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			apply, err := patcher(tc.patchType, []byte(tc.patch), store)
+			apply, _, err := patcher(tc.patchType, []byte(tc.patch), metav1.FieldValidationIgnore, store)
 			var patched []byte
 			if err == nil {
 				patched, err = apply([]byte(original))

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -9,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -34,7 +37,7 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	case "get":
 		obj, err = store.Get(r.Context(), req.Namespace, req.Name)
 	case "update", "patch":
-		obj, err = a.writeScale(r, req, store, scale)
+		obj, err = a.writeScale(w, r, req, store, scale)
 	}
 	if err != nil {
 		writeError(w, r, err)
@@ -48,31 +51,51 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	writeObject(w, r, http.StatusOK, s, scaleGVK, infos)
 }
 
-// writeScale applies a Scale (PUT) or a patch of one (PATCH) to the
-// workload's replicas.
-func (a *API) writeScale(r *http.Request, req *request.Info, store *registry.Store, scale *registry.Scale) (runtime.Object, error) {
-	dry, err := dryRun(r)
+// writeScale applies a Scale (PUT), a patch of one (PATCH) or an
+// applied configuration of one to the workload's replicas. As in
+// kube-apiserver, a Scale's field manager tracks the write, over the
+// managed fields of the replicas that the workload's entries convert to
+// (managedfields.ScaleHandler), and the result is converted back to the
+// workload's entries.
+func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store, scale *registry.Scale) (runtime.Object, error) {
+	dry, validation, err := dryRunAndValidation(r)
 	if err != nil {
 		return nil, err
+	}
+	var opts applyOpts
+	if isApply(r) {
+		if opts, err = applyOptions(r); err != nil {
+			return nil, err
+		}
 	}
 	body, err := readBody(r)
 	if err != nil {
 		return nil, err
 	}
-	desiredScale, err := scaleRequest(r, req, body)
+	fm, err := a.pipeline.FieldManager(scaleStore.Info, req.Subresource)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	desiredScale, err := scaleRequest(w, r, req, store, body, validation, fm, opts)
 	if err != nil {
 		return nil, err
 	}
-	return a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource}, func(current runtime.Object) (runtime.Object, error) {
+	gv := store.Info.GroupVersionKind().GroupVersion()
+	return a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Subresource: req.Subresource}, func(current runtime.Object) (runtime.Object, error) {
 		currentScale, err := scale.Of(current)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
+		fields := managedfields.NewScaleHandler(mustAccessor(current).GetManagedFields(), gv, scale.ReplicasPaths)
+		if currentScale.ManagedFields, err = fields.ToSubresource(); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		currentScale.SetGroupVersionKind(scaleGVK)
 		wanted, err := desiredScale(currentScale)
 		if err != nil {
 			return nil, err
 		}
-		if wanted.Spec.Replicas < 0 {
+		if wanted.Spec.Replicas < 0 && !scale.ValidatesReplicas {
 			return nil, apierrors.NewInvalid(schema.GroupKind{Group: "autoscaling", Kind: "Scale"}, req.Name, field.ErrorList{
 				field.Invalid(field.NewPath("spec", "replicas"), wanted.Spec.Replicas, "must be greater than or equal to 0"),
 			})
@@ -81,28 +104,33 @@ func (a *API) writeScale(r *http.Request, req *request.Info, store *registry.Sto
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		// A resourceVersion in the Scale is a precondition on the workload.
-		mustAccessor(next).SetResourceVersion(wanted.ResourceVersion)
-		if wanted.ResourceVersion == "" {
-			mustAccessor(next).SetResourceVersion(currentScale.ResourceVersion)
+		entries, err := fields.ToParent(wanted.ManagedFields)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
 		}
+		m := mustAccessor(next)
+		m.SetManagedFields(entries)
+		// A resourceVersion in the Scale is a precondition on the workload.
+		m.SetResourceVersion(cmp.Or(wanted.ResourceVersion, currentScale.ResourceVersion))
 		return next, nil
 	})
 }
 
 // scaleRequest reads the body of a scale write into a function from the
-// current Scale to the wanted one.
-func scaleRequest(r *http.Request, req *request.Info, body []byte) (func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error), error) {
+// current Scale to the wanted one, its managed fields tracked by fm.
+func scaleRequest(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store, body []byte, validation string,
+	fm *managedfields.FieldManager, apply applyOpts) (func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error), error) {
 	infos := codecs.Factory.SupportedMediaTypes()
 	decode := func(data []byte, info runtime.SerializerInfo) (*autoscalingv1.Scale, error) {
 		s := &autoscalingv1.Scale{}
-		if _, _, err := info.Serializer.Decode(data, &scaleGVK, s); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", decodeErrorText(err)))
+		if _, actual, err := info.Serializer.Decode(data, &scaleGVK, s); err != nil {
+			return nil, decodeError(err, actual, "Scale", data)
 		}
-		if s.Name != req.Name {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, req.Name))
-		}
-		return s, nil
+		return checkScaleName(s, req)
+	}
+	tracked := func(current *autoscalingv1.Scale, wanted *autoscalingv1.Scale) *autoscalingv1.Scale {
+		wanted.SetGroupVersionKind(scaleGVK)
+		return fm.UpdateNoErrors(current, wanted, managerName(r)).(*autoscalingv1.Scale)
 	}
 	if req.Verb == "update" {
 		info, err := codecs.NegotiateInput(r.Header.Get("Content-Type"), infos)
@@ -113,28 +141,76 @@ func scaleRequest(r *http.Request, req *request.Info, body []byte) (func(*autosc
 		if err != nil {
 			return nil, err
 		}
-		return func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return s, nil }, nil
+		return func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+			return tracked(current, s.DeepCopy()), nil
+		}, nil
 	}
-	patchType, err := negotiatePatchType(r, scaleStore)
+	// The Scale of a custom resource has no strategic merge patch, as
+	// its object has none.
+	patchType, err := negotiatePatchType(r, store)
 	if err != nil {
 		return nil, err
 	}
-	apply, err := patcher(patchType, body, scaleStore)
+	if isApply(r) {
+		return scaleApply(w, r, req, body, fm, apply)
+	}
+	if !json.Valid(body) {
+		return nil, apierrors.NewBadRequest("invalid JSON patch")
+	}
+	patch, patchStrict, err := patcher(patchType, body, validation, scaleStore)
 	if err != nil {
 		return nil, err
 	}
 	return func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 		var original bytes.Buffer
-		current.SetGroupVersionKind(scaleGVK)
 		if err := infos[0].Serializer.Encode(current, &original); err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		patched, err := apply(original.Bytes())
+		patched, err := patch(original.Bytes())
 		if err != nil {
 			return nil, err
 		}
-		return decode(patched, infos[0])
+		obj, err := decodePatched(w, patched, patchValue(patchType, patched, body), infos[0], validation, scaleStore, patchStrict)
+		if err != nil {
+			return nil, err
+		}
+		s, err := checkScaleName(obj.(*autoscalingv1.Scale), req)
+		if err != nil {
+			return nil, err
+		}
+		return tracked(current, s), nil
 	}, nil
+}
+
+// scaleApply merges an applied configuration of a Scale, as an apply to
+// any object: its conflicts are with the managers of the replicas.
+func scaleApply(w http.ResponseWriter, r *http.Request, req *request.Info, body []byte, fm *managedfields.FieldManager, opts applyOpts) (func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error), error) {
+	applied, err := decodeApplied(r, body)
+	if err != nil {
+		return nil, err
+	}
+	return func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		obj, err := fm.Apply(current, applied.DeepCopy(), opts.manager, opts.force)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkAppliedStrictly(w, r, body, opts.validation); err != nil {
+			return nil, err
+		}
+		s, ok := obj.(*autoscalingv1.Scale)
+		if !ok {
+			return nil, apierrors.NewInternalError(fmt.Errorf("an applied Scale became a %T", obj))
+		}
+		return checkScaleName(s, req)
+	}, nil
+}
+
+// checkScaleName refuses a Scale named otherwise than the URL's object.
+func checkScaleName(s *autoscalingv1.Scale, req *request.Info) (*autoscalingv1.Scale, error) {
+	if s.Name != req.Name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, req.Name))
+	}
+	return s, nil
 }
 
 // scaleStore lets the patch machinery treat Scale as a typed kind.

@@ -83,12 +83,16 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		return
 	}
 	opts := pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource}
-	updated, err := a.pipeline.UpdateObject(r.Context(), store, obj, opts)
+	updated, created, err := a.pipeline.Put(r.Context(), store, obj, opts)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeObject(w, r, http.StatusOK, updated, store.Info.GroupVersionKind(), store.Serializers())
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	writeObject(w, r, code, updated, store.Info.GroupVersionKind(), store.Serializers())
 }
 
 func mustAccessor(obj runtime.Object) metav1.Object {

@@ -42,9 +42,12 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 		case pending:
 			// Already being deleted gracefully: nothing changes.
 			return current, false, nil
-		case graceful && *probe.GracePeriodSeconds > 0:
+		case graceful:
 			// Kept for its grace period (a pod, until its kubelet has
-			// stopped it and deletes it for good).
+			// stopped it and deletes it for good). With no grace left it
+			// is marked all the same, then deleted: as in kube-apiserver,
+			// watchers see it MODIFIED with its deletion timestamp, then
+			// DELETED.
 			return p.markDeleting(ctx, store, namespace, name, opts, current, dry)
 		}
 	}
@@ -118,7 +121,11 @@ func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, name
 	}
 	if dry {
 		obj, err := mark(current)
-		return obj, false, err
+		if err != nil {
+			return nil, false, err
+		}
+		keep, err := p.keeps(store, obj.DeepCopyObject())
+		return obj, !keep, err
 	}
 	marked, err := store.Update(ctx, namespace, name, mark)
 	if err != nil {

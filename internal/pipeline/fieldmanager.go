@@ -114,8 +114,8 @@ func (f *fieldManagers) customConverter(info *resources.Info) (managedfields.Typ
 }
 
 // resetFields are the fields an endpoint does not own: the main resource
-// leaves status to its sub-resource, and the status sub-resource
-// everything but status.
+// leaves status to its sub-resource, and the status sub-resource spec and
+// metadata.
 func resetFields(info *resources.Info, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
 	if info.ResetFields != nil {
 		if reset, ok := info.ResetFields(subresource); ok {
@@ -127,8 +127,10 @@ func resetFields(info *resources.Info, subresource string) map[fieldpath.APIVers
 	}
 	version := fieldpath.APIVersion(info.GroupVersionKind().GroupVersion().String())
 	if subresource == "status" {
+		// As apiextensions' status strategy: a status write changes no
+		// metadata, so its manager owns none.
 		return map[fieldpath.APIVersion]fieldpath.Filter{
-			version: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))),
+			version: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))),
 		}
 	}
 	return map[fieldpath.APIVersion]fieldpath.Filter{

@@ -124,10 +124,14 @@ func (p *Pipeline) trackUpdate(info *resources.Info, subresource string, live, n
 		return nil, apierrors.NewInternalError(err)
 	}
 	// The field manager types objects by their kind, which decoded bodies
-	// and new objects may not carry.
+	// and new objects may not carry. A custom resource's body that names
+	// another kind keeps it, for its validation to refuse.
 	gvk := info.GroupVersionKind()
-	live.GetObjectKind().SetGroupVersionKind(gvk)
-	next.GetObjectKind().SetGroupVersionKind(gvk)
+	for _, obj := range []runtime.Object{live, next} {
+		if obj.GetObjectKind().GroupVersionKind().Kind == "" {
+			obj.GetObjectKind().SetGroupVersionKind(gvk)
+		}
+	}
 	types, err := builtinTypeConverter()
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)

@@ -29,6 +29,8 @@ func (genericStrategy) Default(runtime.Object) {}
 
 func (genericStrategy) AllowUnconditionalUpdate(context.Context, string) bool { return true }
 
+func (genericStrategy) AllowCreateOnUpdate(context.Context) bool { return false }
+
 func (genericStrategy) GarbageCollectionPolicy(context.Context, registry.Write) string {
 	return DeleteDependents
 }

@@ -122,6 +122,26 @@ func (p *Pipeline) UpdateObject(ctx context.Context, store *registry.Store, obj 
 	})
 }
 
+// Put writes obj over the object of its name, as a PUT does: an update,
+// or, for a type whose strategy allows it, the object's creation when
+// it does not exist (a resourceVersion it carries is then ignored, as
+// kube-apiserver's create through an update ignores it). created tells
+// which.
+func (p *Pipeline) Put(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (out runtime.Object, created bool, err error) {
+	out, err = p.UpdateObject(ctx, store, obj, opts)
+	if !apierrors.IsNotFound(err) || opts.Subresource != "" || !strategyOf(store).AllowCreateOnUpdate(ctx) {
+		return out, false, err
+	}
+	fresh := obj.DeepCopyObject()
+	mustAccessor(fresh).SetResourceVersion("")
+	out, err = p.Create(ctx, store, fresh, opts)
+	if apierrors.IsAlreadyExists(err) { // created in between: update it
+		out, err = p.UpdateObject(ctx, store, obj, opts)
+		return out, false, err
+	}
+	return out, err == nil, err
+}
+
 // prepareUpdate runs the update stages on one attempt, in kube-apiserver's
 // order: the desired object is defaulted as a decoded body is, its managed
 // fields are recorded, mutating admission runs, the type's hook carries

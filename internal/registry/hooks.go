@@ -5,6 +5,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 )
 
 // Hooks are what one type does around the generic write path, beyond its
@@ -56,4 +57,13 @@ type Scale struct {
 	Of func(obj runtime.Object) (*autoscalingv1.Scale, error)
 	// WithReplicas returns a copy of obj that asks for replicas.
 	WithReplicas func(obj runtime.Object, replicas int32) (runtime.Object, error)
+	// ReplicasPaths are where the replicas are in each version of the
+	// object (nil in one without the sub-resource): what the managed
+	// fields of a Scale write are moved to, and taken from, on the
+	// object (managedfields.ScaleHandler).
+	ReplicasPaths managedfields.ResourcePathMappings
+	// ValidatesReplicas says that the object's own validation checks the
+	// replicas a Scale sets (a custom resource's schema does); otherwise
+	// the Scale's validation does, as autoscaling validates it.
+	ValidatesReplicas bool
 }

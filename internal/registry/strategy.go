@@ -28,6 +28,9 @@ type Strategy interface {
 	// sub-resource may leave out the resourceVersion (and so apply to
 	// whatever is current).
 	AllowUnconditionalUpdate(ctx context.Context, subresource string) bool
+	// AllowCreateOnUpdate reports whether a PUT of an object that does
+	// not exist creates it.
+	AllowCreateOnUpdate(ctx context.Context) bool
 	// GarbageCollectionPolicy is what deletes do with the dependents of
 	// an object by default (pipeline.DeleteDependents, OrphanDependents or
 	// GCUnsupported).

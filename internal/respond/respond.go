@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strconv"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -34,7 +33,9 @@ func Status(err error) *metav1.Status {
 		}
 		return &s
 	}
-	return &apierrors.NewInternalError(err).ErrStatus
+	// As kube-apiserver answers an error its storage did not make a
+	// Status of: 500, with the error's own text and no reason.
+	return &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: err.Error()}
 }
 
 // writeError writes err as a Status in the negotiated media type, falling

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,11 +70,14 @@ func TestServerSideApplyWithClientGo(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "fieldManager: Required value") {
 		t.Fatalf("apply without fieldManager: %v", err)
 	}
-	// A field the type does not have is a client error.
+	// A field the type does not have fails the merge: kube-apiserver
+	// answers 500, with no reason, and the field manager's message.
 	_, err = cms.Patch(ctx, "app", types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app"},"bogus":1}`),
 		metav1.PatchOptions{FieldManager: "x", FieldValidation: "Strict"})
-	if !apierrors.IsBadRequest(err) {
-		t.Fatalf("apply with an unknown field: %v", err)
+	var refusal apierrors.APIStatus
+	if !errors.As(err, &refusal) || refusal.Status().Code != http.StatusInternalServerError || refusal.Status().Reason != metav1.StatusReasonUnknown ||
+		!strings.Contains(err.Error(), ".bogus: field not declared in schema") {
+		t.Fatalf("apply with an unknown field: %v, want kube's 500", err)
 	}
 }
 

@@ -1,0 +1,268 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+)
+
+// TestPatchAndApplyAnswerAsKube: patches and applies that kube-apiserver
+// 1.37 accepts or refuses in a particular way get the same answer from
+// kapi (found by sending both the same requests).
+func TestPatchAndApplyAnswerAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	const cm = "/api/v1/namespaces/default/configmaps/answers"
+	const applyYAML, merge, jsonPatch = "application/apply-patch+yaml", "application/merge-patch+json", "application/json-patch+json"
+	for _, tc := range []struct {
+		name, method, path, contentType, body string
+		code                                  int
+		message, warning                      string
+	}{
+		{"an apply that creates, ignoring its resourceVersion", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: answers, resourceVersion: '12345'}\ndata: {a: '1'}\n", http.StatusCreated, "", ""},
+		{"an apply to an existing object that leaves its name out", http.MethodPatch, cm + "?fieldManager=b", applyYAML,
+			"apiVersion: v1\nkind: ConfigMap\ndata: {b: '1'}\n", http.StatusOK, "", ""},
+		{"an apply that would create an object without its name", http.MethodPatch, "/api/v1/namespaces/default/configmaps/unnamed?fieldManager=b", applyYAML,
+			"apiVersion: v1\nkind: ConfigMap\n", http.StatusBadRequest, "the name of the object () does not match the name on the URL (unnamed)", ""},
+		{"an apply of an integer to a custom resource's scale replicas", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w?fieldManager=a", applyYAML,
+			"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {replicas: 2}\n", http.StatusCreated, "", ""},
+		{"an apply of another kind", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: answers}\n", http.StatusBadRequest, "invalid object type: /v1, Kind=Secret", ""},
+		{"an apply that is not YAML", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
+			"apiVersion: v1\nkind: [\n", http.StatusBadRequest, "error encoding patch: yaml: line 2: did not find expected node content", ""},
+		{"an apply with a duplicate key", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: answers}\ndata:\n  a: '1'\n  a: '2'\n", http.StatusOK, "", `299 - "line 6: key \"a\" already set in map"`},
+		{"an apply of a field the type lacks", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: answers}\nbogus: 1\n", http.StatusInternalServerError,
+			"failed to create typed patch object (/answers; /v1, Kind=ConfigMap): .bogus: field not declared in schema", ""},
+		{"a patch that is not JSON", http.MethodPatch, cm, merge, `{"data":`, http.StatusBadRequest, "invalid JSON patch", ""},
+		{"a merge patch that is a list", http.MethodPatch, cm, merge, `[1,2]`, http.StatusBadRequest,
+			"error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}", ""},
+		{"a JSON patch that is not a list", http.MethodPatch, cm, jsonPatch, `{"op":"add"}`, http.StatusBadRequest,
+			"error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp", ""},
+		{"a merge patch with a duplicate field", http.MethodPatch, cm, merge, `{"data":{"x":"1","x":"2"}}`, http.StatusOK, "", `299 - "duplicate field \"data.x\""`},
+		{"a strict merge patch with a duplicate field", http.MethodPatch, cm + "?fieldValidation=Strict", merge, `{"data":{"x":"1","x":"2"}}`,
+			http.StatusUnprocessableEntity, `strict decoding error: duplicate field "data.x"`, ""},
+		{"a strict patch of a scale with a field it lacks", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w/scale?fieldValidation=Strict", merge,
+			`{"spec":{"replicas":3,"bogus":1}}`, http.StatusUnprocessableEntity, `strict decoding error: unknown field "spec.bogus"`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := rawDo(t, k, tc.method, tc.path, tc.contentType, "", []byte(tc.body))
+			if resp.StatusCode != tc.code {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, body, tc.code)
+			}
+			if tc.message != "" {
+				var status struct{ Message string }
+				if err := json.Unmarshal(body, &status); err != nil || !strings.Contains(status.Message, tc.message) {
+					t.Errorf("message %q, want it to hold %q", status.Message, tc.message)
+				}
+			}
+			// Warnings as the header carries them (RFC 7234: code, agent, quoted text).
+			if got := strings.Join(resp.Header.Values("Warning"), "; "); !strings.Contains(got, tc.warning) {
+				t.Errorf("warnings %q, want %q", got, tc.warning)
+			}
+		})
+	}
+}
+
+// TestPutCreatesWhereTheTypeAllows: a PUT of an object that does not
+// exist creates it (201) where kube's strategy of the type allows it
+// (Leases, Services), ignoring a resourceVersion, and is a 404 elsewhere
+// (ConfigMaps), as in kube-apiserver.
+func TestPutCreatesWhereTheTypeAllows(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	for _, tc := range []struct {
+		path, body string
+		code       int
+	}{
+		{"/apis/coordination.k8s.io/v1/namespaces/default/leases/put", `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"put","resourceVersion":"12345"}}`, http.StatusCreated},
+		{"/api/v1/namespaces/default/services/put", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"put"},"spec":{"ports":[{"port":80}]}}`, http.StatusCreated},
+		{"/api/v1/namespaces/default/services/put", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"put"},"spec":{"ports":[{"port":81}]}}`, http.StatusOK},
+		{"/api/v1/namespaces/default/configmaps/put", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"put"}}`, http.StatusNotFound},
+	} {
+		resp, body := rawDo(t, k, http.MethodPut, tc.path, "application/json", "", []byte(tc.body))
+		if resp.StatusCode != tc.code {
+			t.Errorf("PUT %s: %d %s, want %d", tc.path, resp.StatusCode, body, tc.code)
+		}
+	}
+	svc, err := k.clientset().CoreV1().Services("default").Get(ctx, "put", metav1.GetOptions{})
+	if err != nil || svc.Spec.ClusterIP == "" || svc.Spec.Ports[0].Port != 81 {
+		t.Errorf("the Service a PUT created: %v %+v, want a ClusterIP and the second PUT's port", err, svc.Spec)
+	}
+}
+
+// TestPodDeletedWithoutGraceIsMarkedFirst: a pod deleted with no grace
+// period (here one never scheduled) is, as in kube-apiserver, first marked
+// with its deletion timestamp and a grace period of 0, which watchers see
+// as MODIFIED, then deleted; the delete answers the marked pod.
+func TestPodDeletedWithoutGraceIsMarkedFirst(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	pods := k.clientset().CoreV1().Pods("default")
+	pod, err := pods.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "unscheduled"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: pod.ResourceVersion, FieldSelector: "metadata.name=unscheduled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	resp, body := rawDo(t, k, http.MethodDelete, "/api/v1/namespaces/default/pods/unscheduled", "", "", nil)
+	var deleted corev1.Pod
+	if err := json.Unmarshal(body, &deleted); resp.StatusCode != http.StatusOK || err != nil || deleted.DeletionTimestamp == nil || deleted.Generation != 2 {
+		t.Fatalf("the delete answered %d %s, want the pod with its deletion timestamp and generation 2", resp.StatusCode, body)
+	}
+	var got []string
+	for ev := range w.ResultChan() {
+		p := ev.Object.(*corev1.Pod)
+		got = append(got, fmt.Sprintf("%s deleting=%v grace=%v", ev.Type, p.DeletionTimestamp != nil, ptr.Deref(p.DeletionGracePeriodSeconds, -1)))
+		if ev.Type == watch.Deleted {
+			break
+		}
+	}
+	if want := []string{"MODIFIED deleting=true grace=0", "DELETED deleting=true grace=0"}; !slices.Equal(got, want) {
+		t.Errorf("watch events %q, want %q", got, want)
+	}
+}
+
+// TestStatusWriterOwnsNoMetadata: a custom resource's status write that
+// also sends labels changes no labels, and its manager owns none of
+// them, as apiextensions' status strategy resets metadata.
+func TestStatusWriterOwnsNoMetadata(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	res := dynamicClient(t, k).Resource(widgets).Namespace("default")
+	if _, err := res.Create(ctx, widget("st", map[string]interface{}{"replicas": int64(1)}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	patched, err := res.Patch(ctx, "st", types.MergePatchType, []byte(`{"status":{"replicas":1},"metadata":{"labels":{"st":"1"}}}`),
+		metav1.PatchOptions{FieldManager: "status-writer"}, "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(patched.GetLabels()) != 0 {
+		t.Errorf("the status write set labels %v", patched.GetLabels())
+	}
+	for _, e := range patched.GetManagedFields() {
+		if e.Manager == "status-writer" && strings.Contains(string(e.FieldsV1.Raw), "f:metadata") {
+			t.Errorf("the status writer owns metadata: %s", e.FieldsV1.Raw)
+		}
+	}
+}
+
+// TestScaleWritesTrackFieldsAsKube: writes of the scale sub-resource are
+// tracked by a Scale's field manager over the replicas' owners, as in
+// kube-apiserver: the workload's entry for the write has subresource
+// scale and no time, an apply conflicts with the replicas' manager and
+// force takes them over; a custom resource's Scale takes no strategic
+// merge patch, and its replicas are checked by its own schema.
+func TestScaleWritesTrackFieldsAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "deployment", "d", "--image=busybox", "--replicas=1")
+	const scale = "/apis/apps/v1/namespaces/default/deployments/d/scale"
+	resp, body := rawDo(t, k, http.MethodPut, scale+"?fieldManager=putter", "application/json", "",
+		[]byte(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d"},"spec":{"replicas":3}}`))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT scale: %d %s", resp.StatusCode, body)
+	}
+	d, err := k.clientset().AppsV1().Deployments("default").Get(ctx, "d", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := d.ManagedFields[0]; e.Manager != "putter" || e.Subresource != "scale" || e.Time != nil || string(e.FieldsV1.Raw) != `{"f:spec":{"f:replicas":{}}}` {
+		t.Errorf("the scale write's entry: %+v %s, want putter's, of subresource scale, first, with no time, owning spec.replicas", e, e.FieldsV1.Raw)
+	}
+	apply := []byte(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d"},"spec":{"replicas":8}}`)
+	resp, body = rawDo(t, k, http.MethodPatch, scale+"?fieldManager=scaler", "application/apply-patch+yaml", "", apply)
+	if want := `Apply failed with 1 conflict: conflict with \"putter\" with subresource \"scale\" using autoscaling/v1: .spec.replicas`; resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), want) {
+		t.Errorf("an apply of the replicas: %d %s, want a conflict with putter", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodPatch, scale+"?fieldManager=scaler&force=true", "application/apply-patch+yaml", "", apply)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"replicas":8`) {
+		t.Errorf("a forced apply of the replicas: %d %s", resp.StatusCode, body)
+	}
+
+	if _, err := dynamicClient(t, k).Resource(widgets).Namespace("default").Create(ctx, widget("w", map[string]interface{}{"replicas": int64(1)}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const crScale = "/apis/example.com/v1/namespaces/default/widgets/w/scale"
+	resp, body = rawDo(t, k, http.MethodPatch, crScale, "application/strategic-merge-patch+json", "", []byte(`{"spec":{"replicas":2}}`))
+	if resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("a strategic merge patch of a custom resource's Scale: %d %s, want 415", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodPatch, crScale, "application/merge-patch+json", "", []byte(`{"spec":{"replicas":-4}}`))
+	if want := `Widget.example.com \"w\" is invalid`; resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), want) {
+		t.Errorf("negative replicas for a custom resource: %d %s, want its schema's 422", resp.StatusCode, body)
+	}
+}
+
+// TestPatchOfAnUnsupportedType: a patch of a built-in resource in a type
+// its PATCH endpoint does not consume gets kube-apiserver's router's 415;
+// one of a custom resource (served by a handler, not the router) gets
+// the handler's, which lists the types it accepts.
+func TestPatchOfAnUnsupportedType(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "configmap", "cm")
+	resp, body := rawDo(t, k, http.MethodPatch, "/api/v1/namespaces/default/configmaps/cm", "application/json", "", []byte(`{}`))
+	if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(body), `"message":"415: Unsupported Media Type"`) {
+		t.Errorf("a JSON body as a patch of a ConfigMap: %d %s, want the router's 415", resp.StatusCode, body)
+	}
+	if _, err := dynamicClient(t, k).Resource(widgets).Namespace("default").Create(ctx, widget("w", map[string]interface{}{}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body = rawDo(t, k, http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w", "application/strategic-merge-patch+json", "", []byte(`{}`))
+	if want := "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"; resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(body), want) {
+		t.Errorf("a strategic merge patch of a custom resource: %d %s, want the handler's 415", resp.StatusCode, body)
+	}
+}
+
+// TestBodiesThatDoNotDecode: a body that is not the object of its URL
+// gets kube-apiserver's answer: named after the kind the body gave, or
+// summarised when it gave none; a custom resource of another kind is
+// refused by its validation.
+func TestBodiesThatDoNotDecode(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "configmap", "cm")
+	const cm = "/api/v1/namespaces/default/configmaps/cm"
+	for _, tc := range []struct {
+		name, method, path, body string
+		code                     int
+		message                  string
+	}{
+		{"truncated JSON", http.MethodPut, cm, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"`, http.StatusBadRequest,
+			`the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({"apiVersion":"v1","kind":"Con ...)`},
+		{"no body", http.MethodPut, cm, ``, http.StatusBadRequest,
+			`the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)`},
+		{"another kind", http.MethodPut, cm, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"cm"}}`, http.StatusBadRequest,
+			`Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`},
+		{"a field of another type", http.MethodPut, cm, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"a":1}}`, http.StatusBadRequest,
+			`ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string`},
+		{"a custom resource of another kind", http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets",
+			`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"}}`, http.StatusUnprocessableEntity,
+			`Gadget.example.com "g" is invalid: kind: Invalid value: "Gadget": must be Widget`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := rawDo(t, k, tc.method, tc.path, "application/json", "", []byte(tc.body))
+			var status struct{ Message string }
+			if err := json.Unmarshal(body, &status); err != nil || resp.StatusCode != tc.code || status.Message != tc.message {
+				t.Errorf("%d %q, want %d %q", resp.StatusCode, status.Message, tc.code, tc.message)
+			}
+		})
+	}
+}
