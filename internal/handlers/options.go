@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -10,6 +9,7 @@ import (
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kapi-dev/kapi/internal/cache"
@@ -39,19 +39,24 @@ func listOptions(r *http.Request, req *request.Info, store *registry.Store) (*me
 		}
 		opts.FieldSelector = converted
 	}
-	return opts, nil
+	return opts, selectName(opts, req.Name)
 }
 
-// parseRevision reads a resourceVersion option; "" and "0" are 0.
-func parseRevision(rv string) (int64, error) {
-	if rv == "" {
-		return 0, nil
+// selectName makes a watch of one object by name (the deprecated
+// /watch/.../NAME path) select that object, as kube-apiserver does: a
+// field selector it also has must select the same name.
+func selectName(opts *metainternalversion.ListOptions, name string) error {
+	if name == "" {
+		return nil
 	}
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || n < 0 {
-		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
+	if opts.FieldSelector == nil || opts.FieldSelector.Empty() {
+		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name)
+		return nil
 	}
-	return n, nil
+	if selected, ok := opts.FieldSelector.RequiresExactMatch("metadata.name"); !ok || selected != name {
+		return apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+	}
+	return nil
 }
 
 // filterFor builds the cache filter of a request: its namespace and its

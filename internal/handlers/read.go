@@ -67,7 +67,7 @@ func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, r
 		obj, err := store.Get(r.Context(), req.Namespace, req.Name)
 		return obj, nil, err
 	}
-	rev, err := parseRevision(rvParam)
+	rev, err := storageRevision(rvParam)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,9 +162,10 @@ func listRequest(req *request.Info, store *registry.Store, opts *internalListOpt
 		lr.Continue = token
 		return lr, nil
 	}
-	rev, err := parseRevision(opts.ResourceVersion)
+	rev, err := storageRevision(opts.ResourceVersion)
 	if err != nil {
-		return lr, err
+		// kube's list options validation says so.
+		return lr, apierrors.NewBadRequest("invalid resource version: " + err.Error())
 	}
 	lr.Revision = rev
 	switch {

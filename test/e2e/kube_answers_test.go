@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -264,5 +265,52 @@ func TestBodiesThatDoNotDecode(t *testing.T) {
 				t.Errorf("%d %q, want %d %q", resp.StatusCode, status.Message, tc.code, tc.message)
 			}
 		})
+	}
+}
+
+// TestWatchOfOneObjectByPathAndBadVersions: a watch by the deprecated
+// /watch/.../NAME path sees only that object; a resourceVersion that is
+// no number is kube-apiserver's 400 on a list and 500 on a get.
+func TestWatchOfOneObjectByPathAndBadVersions(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	cms := k.clientset().CoreV1().ConfigMaps("default")
+	first, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "watched"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"other", "watched"} {
+		if _, err := cms.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"a": "b"}}, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-2"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, body := rawDo(t, k, http.MethodGet, "/api/v1/watch/namespaces/default/configmaps/watched?timeoutSeconds=1&resourceVersion="+first.ResourceVersion, "", "", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch by path: %d %s", resp.StatusCode, body)
+	}
+	if strings.Contains(string(body), `-2"`) || !strings.Contains(string(body), `"name":"watched"`) {
+		t.Errorf("the watch of one object saw %s, want only that object's events", body)
+	}
+	resp, body = rawDo(t, k, http.MethodGet, "/api/v1/watch/namespaces/default/configmaps/watched?fieldSelector=metadata.name%3Dother", "", "", nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "fieldSelector metadata.name doesn't match requested name") {
+		t.Errorf("a watch by path selecting another name: %d %s, want 400", resp.StatusCode, body)
+	}
+
+	for _, tc := range []struct {
+		path    string
+		code    int
+		message string
+	}{
+		{"/api/v1/namespaces/default/configmaps?resourceVersion=abc", http.StatusBadRequest,
+			`invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax`},
+		{"/api/v1/namespaces/default/configmaps/watched?resourceVersion=abc", http.StatusInternalServerError,
+			`resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax`},
+	} {
+		resp, body := rawDo(t, k, http.MethodGet, tc.path, "", "", nil)
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.message) {
+			t.Errorf("GET %s: %d %s, want %d %s", tc.path, resp.StatusCode, body, tc.code, tc.message)
+		}
 	}
 }
