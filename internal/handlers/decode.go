@@ -63,8 +63,7 @@ func fieldValidation(r *http.Request) (string, error) {
 	case metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict:
 		return v, nil
 	}
-	return "", optionsInvalid(r, field.NotSupported(field.NewPath("fieldValidation"), v,
-		[]string{metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict}))
+	return "", optionsInvalid(r, metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), v)...)
 }
 
 // decodeBody reads the request body into a new object of the store's kind.

@@ -47,6 +47,8 @@ func TestPatchAndApplyAnswerAsKube(t *testing.T) {
 			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: answers}\nbogus: 1\n", http.StatusInternalServerError,
 			"failed to create typed patch object (/answers; /v1, Kind=ConfigMap): .bogus: field not declared in schema", ""},
 		{"a patch that is not JSON", http.MethodPatch, cm, merge, `{"data":`, http.StatusBadRequest, "invalid JSON patch", ""},
+		{"an unknown field validation", http.MethodPatch, cm + "?fieldValidation=Bogus", merge, `{}`, http.StatusUnprocessableEntity,
+			`PatchOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Bogus": supported values: "", "Ignore", "Strict", "Warn"`, ""},
 		{"a merge patch that is a list", http.MethodPatch, cm, merge, `[1,2]`, http.StatusBadRequest,
 			"error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}", ""},
 		{"a JSON patch that is not a list", http.MethodPatch, cm, jsonPatch, `{"op":"add"}`, http.StatusBadRequest,
