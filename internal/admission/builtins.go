@@ -16,6 +16,8 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 	"k8s.io/kubernetes/plugin/pkg/admission/limitranger"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
+	"k8s.io/kubernetes/plugin/pkg/admission/nodedeclaredfeatures"
+	"k8s.io/kubernetes/plugin/pkg/admission/podresize"
 	"k8s.io/kubernetes/plugin/pkg/admission/podtopologylabels"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
 	"k8s.io/kubernetes/plugin/pkg/admission/runtimeclass"
@@ -33,9 +35,13 @@ import (
 // namespace's LimitRanges and refuses pods and PersistentVolumeClaims
 // outside a LimitRange's min, max or ratio, with its 403 message.
 // StorageObjectInUseProtection gives PersistentVolumes and their claims the
-// finalizers kapi's PV and PVC protection controllers remove. Left out is
-// TaintNodesByCondition, whose not-ready taint only the node lifecycle
-// controller, which kapi does not run, takes off once a node is Ready.
+// finalizers kapi's PV and PVC protection controllers remove.
+// NodeDeclaredFeatureValidator and PodResizeValidator refuse an update of
+// a scheduled pod's spec, or its resize, that its node cannot honour. Left
+// out are TaintNodesByCondition, whose not-ready taint only the node
+// lifecycle controller, which kapi does not run, takes off once a node is
+// Ready, and PodGroupProtection, which acts on PodGroups only, an API of a
+// feature gate that is off.
 var builtinPlugins = []struct {
 	name     string
 	register func(*apiadmission.Plugins)
@@ -55,6 +61,8 @@ var builtinPlugins = []struct {
 	{subjectrestriction.PluginName, subjectrestriction.Register},
 	{defaultingressclass.PluginName, defaultingressclass.Register},
 	{podtopologylabels.PluginName, podtopologylabels.Register},
+	{nodedeclaredfeatures.PluginName, nodedeclaredfeatures.Register},
+	{podresize.PluginName, podresize.Register},
 }
 
 // builtinResources are the resources those plugins look at: other writes

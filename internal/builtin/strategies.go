@@ -127,7 +127,9 @@ func strategies() map[schema.GroupResource]*kubeStrategy {
 		core("nodes"):                  strategy(node.Strategy, status(node.StatusStrategy)),
 		core("persistentvolumes"):      strategy(persistentvolume.Strategy, status(persistentvolume.StatusStrategy)),
 		core("persistentvolumeclaims"): strategy(persistentvolumeclaim.Strategy, status(persistentvolumeclaim.StatusStrategy)),
-		core("pods"):                   withActions(strategy(pod.Strategy, status(pod.StatusStrategy)), "binding"),
+		core("pods"): withActions(strategy(pod.Strategy, map[string]rest.RESTUpdateStrategy{
+			"status": pod.StatusStrategy, "resize": pod.ResizeStrategy, "ephemeralcontainers": pod.EphemeralContainersStrategy,
+		}), "binding"),
 		core("podtemplates"):           strategy(podtemplate.Strategy, nil),
 		core("replicationcontrollers"): strategy(replicationcontroller.Strategy, status(replicationcontroller.StatusStrategy)),
 		core("resourcequotas"):         strategy(resourcequota.Strategy, status(resourcequota.StatusStrategy)),

@@ -141,9 +141,13 @@ func (s *simulator) startPod(ctx context.Context, pod *corev1.Pod, node *corev1.
 
 // syncConditions posts the conditions of a running pod again when they
 // change: its readiness gates' conditions, set by others, decide Ready.
+// A resize (new resources in the spec) is carried out at once: the
+// containers' statuses report the resources asked for.
 func (s *simulator) syncConditions(ctx context.Context, pod *corev1.Pod) error {
 	synced := pod.DeepCopy()
 	setConditions(pod, &synced.Status, true, metav1.Now())
+	reportResources(synced.Spec.Containers, synced.Status.ContainerStatuses)
+	reportResources(synced.Spec.InitContainers, synced.Status.InitContainerStatuses)
 	if !changed(pod.Status, synced.Status) {
 		return nil
 	}
@@ -219,7 +223,26 @@ func containerStatuses(pod *corev1.Pod, containers []corev1.Container, now metav
 			State: st, Ready: ready, Started: ptr.To(st.Running != nil),
 		})
 	}
+	reportResources(containers, statuses)
 	return statuses
+}
+
+// reportResources sets the resources of running containers' statuses to
+// their spec's, as a kubelet that resizes in place reports them once
+// applied (kube's validation allows a resize only of a pod whose running
+// containers report theirs).
+func reportResources(containers []corev1.Container, statuses []corev1.ContainerStatus) {
+	for i := range statuses {
+		st := &statuses[i]
+		if st.State.Running == nil {
+			continue
+		}
+		for _, c := range containers {
+			if c.Name == st.Name {
+				st.Resources = &corev1.ResourceRequirements{Requests: c.Resources.Requests, Limits: c.Resources.Limits}
+			}
+		}
+	}
 }
 
 func runningState(_ corev1.Container, _ string, now metav1.Time) (corev1.ContainerState, bool) {

@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -314,5 +316,49 @@ func TestWatchOfOneObjectByPathAndBadVersions(t *testing.T) {
 		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.message) {
 			t.Errorf("GET %s: %d %s, want %d %s", tc.path, resp.StatusCode, body, tc.code, tc.message)
 		}
+	}
+}
+
+// TestPodResizeAndEphemeralContainers: a running pod's resize
+// sub-resource changes its resources, which its (simulated) kubelet then
+// reports; kube-apiserver's PodResizeValidator refuses a resize to more
+// than the node can allocate, with the cause it gives; kubectl debug adds
+// an ephemeral container through the ephemeralcontainers sub-resource.
+func TestPodResizeAndEphemeralContainers(t *testing.T) {
+	k := startKapi(t, "--simulated-nodes=1")
+	pods := k.clientset().CoreV1().Pods("default")
+	_, err := pods.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "resized"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the pod to be scheduled", func() bool {
+		p, err := pods.Get(ctx, "resized", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName != ""
+	})
+	resize := func(cpu string) (*http.Response, []byte) {
+		return rawDo(t, k, http.MethodPatch, "/api/v1/namespaces/default/pods/resized/resize", "application/strategic-merge-patch+json", "",
+			[]byte(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"`+cpu+`"}}}]}}`))
+	}
+	if resp, body := resize("200m"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"cpu":"200m"`) {
+		t.Errorf("a resize within the node: %d %s", resp.StatusCode, body)
+	}
+	waitFor(t, 30*time.Second, "the kubelet to report the new resources", func() bool {
+		p, err := pods.Get(ctx, "resized", metav1.GetOptions{})
+		return err == nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Resources != nil &&
+			p.Status.ContainerStatuses[0].Resources.Requests.Cpu().String() == "200m"
+	})
+	resp, body := resize("100")
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), `"causes":[{"reason":"NodeCapacity"}]`) {
+		t.Errorf("a resize beyond the node: %d %s, want 403 with the NodeCapacity cause", resp.StatusCode, body)
+	}
+
+	k.mustKubectl("debug", "resized", "--image=busybox", "--container=debugger", "--profile=general", "--", "true")
+	p, err := pods.Get(ctx, "resized", metav1.GetOptions{})
+	if err != nil || len(p.Spec.EphemeralContainers) != 1 || p.Spec.EphemeralContainers[0].Name != "debugger" {
+		t.Errorf("after kubectl debug the pod has ephemeral containers %+v (%v), want the debugger", p.Spec.EphemeralContainers, err)
 	}
 }
