@@ -3,7 +3,6 @@ package handlers
 import (
 	"net/http"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -21,18 +20,14 @@ import (
 func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store, dry bool) {
 	sub := store.Info.Subresource(req.Subresource)
 	if store.Backend().Hooks.Actions[req.Subresource] == nil || (sub != nil && sub.Kind == "") {
-		resource := req.Resource
-		if req.Subresource != "" {
-			resource += "/" + req.Subresource
-		}
-		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: req.Group, Resource: resource}, "create"))
+		writeError(w, r, errMethodNotAllowed) // no POST route
 		return
 	}
 	// The body is of the sub-resource's kind, which a resource of that
 	// kind serves too (Binding: bindings).
 	bodyStore := a.storeForKind(store, sub)
 	if bodyStore == nil {
-		writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), "create"))
+		writeError(w, r, errMethodNotAllowed)
 		return
 	}
 	obj, err := decodeBody(w, r, bodyStore)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -120,6 +121,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	store := snap.Lookup(schema.GroupVersionResource{Group: req.Group, Version: req.Version, Resource: req.Resource})
+	if store == nil && !a.servesGroupVersion(snap, req) {
+		// No route of the group-version: kube-apiserver's mux answers.
+		http.NotFound(w, r)
+		return
+	}
 	if store == nil || !routable(store.Info, req) {
 		writeError(w, r, errNoRoute)
 		return
@@ -127,8 +133,12 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, warning := range store.Info.Warnings {
 		respond.Warning(w, warning)
 	}
-	if !a.allowed(store.Info, req) {
-		writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), req.Verb))
+	if !a.allowed(store.Info, req, r.Method) {
+		if !store.Typed() && req.Namespace == "" && store.Info.Namespaced {
+			http.NotFound(w, r) // custom resources across namespaces: reads only
+			return
+		}
+		writeError(w, r, errMethodNotAllowed)
 		return
 	}
 	if req.Subresource == "scale" {
@@ -153,12 +163,33 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "deletecollection":
 		a.deleteCollection(w, r, req, store)
 	default:
-		writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), req.Verb))
+		writeError(w, r, errMethodNotAllowed)
 	}
 }
 
-// errNoRoute is kube-apiserver's answer for a path no resource serves.
+// errNoRoute is kube-apiserver's answer for a path of a group-version it
+// serves that no resource serves.
 var errNoRoute = apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
+
+// errMethodNotAllowed is kube-apiserver's router's answer for a method a
+// resource's path has no route for.
+var errMethodNotAllowed = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status: metav1.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: metav1.StatusReasonMethodNotAllowed,
+	Message: "the server does not allow this method on the requested resource", Details: &metav1.StatusDetails{},
+}}
+
+// servesGroupVersion reports whether any resource is served in the
+// request's group-version.
+func (a *API) servesGroupVersion(snap *registry.Snapshot, req *request.Info) bool {
+	for _, b := range snap.Backends() {
+		for _, store := range b.Stores {
+			if store.Info.Group == req.Group && store.Info.Version == req.Version {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // routable reports whether the path has the shape the resource is served
 // at: namespaced resources under namespaces/NS (or across all of them for
@@ -183,15 +214,25 @@ func routable(info *resources.Info, req *request.Info) bool {
 // advertising others answers 405 for them until they exist.
 var implementedVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 
-func (a *API) allowed(info *resources.Info, req *request.Info) bool {
-	if !slices.Contains(implementedVerbs, req.Verb) {
+// allowed reports whether the resource's path has a route for the
+// request's method, as kube-apiserver registers them: HEAD has none; a
+// collection takes GET, POST and DELETE, an object GET, PUT, PATCH and
+// DELETE; a namespaced resource across all namespaces is only read.
+func (a *API) allowed(info *resources.Info, req *request.Info, method string) bool {
+	if method == http.MethodHead || !slices.Contains(implementedVerbs, req.Verb) {
 		return false
 	}
 	if req.Subresource != "" {
 		return slices.Contains(info.Subresource(req.Subresource).Verbs, req.Verb)
 	}
+	if req.Name == "" && (method == http.MethodPut || method == http.MethodPatch) {
+		return false
+	}
 	if req.Verb == "create" && req.Name != "" {
 		return false // POST to a named object has no route
+	}
+	if info.Namespaced && req.Namespace == "" && req.Verb != "list" && req.Verb != "watch" {
+		return false
 	}
 	return slices.Contains(info.Verbs, req.Verb)
 }

@@ -141,10 +141,6 @@ func mustJSON(v interface{}) []byte {
 
 // serve answers a non-resource request under /api or /apis.
 func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.Info) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeError(w, r, errNoRoute)
-		return
-	}
 	aggregated := codecs.AcceptsConversion(r, "apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList")
 	var doc []byte
 	switch {
@@ -166,7 +162,11 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 		doc = d.groupVersion[groupVersion(req.Group, req.Version)]
 	}
 	if doc == nil {
-		writeError(w, r, errNoRoute)
+		http.NotFound(w, r) // no route of kube-apiserver's: its mux answers
+		return
+	}
+	if r.Method != http.MethodGet {
+		writeError(w, r, errMethodNotAllowed)
 		return
 	}
 	contentType := "application/json"

@@ -362,3 +362,36 @@ func TestPodResizeAndEphemeralContainers(t *testing.T) {
 		t.Errorf("after kubectl debug the pod has ephemeral containers %+v (%v), want the debugger", p.Spec.EphemeralContainers, err)
 	}
 }
+
+// TestRoutesAsKube: a method a resource's path has no route for gets
+// kube-apiserver's router's 405, a namespaced resource is only read across
+// namespaces (a delete of the collection there would delete everywhere),
+// and a group-version nothing serves gets its mux's plain 404.
+func TestRoutesAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "configmap", "kept")
+	const notAllowed = `"message":"the server does not allow this method on the requested resource","reason":"MethodNotAllowed","details":{},"code":405`
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		want               string
+	}{
+		{http.MethodDelete, "/api/v1/configmaps", "", http.StatusMethodNotAllowed, notAllowed},
+		{http.MethodPost, "/api/v1/configmaps", `{"metadata":{"name":"x","namespace":"default"}}`, http.StatusMethodNotAllowed, notAllowed},
+		{http.MethodPut, "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"kept"}}`, http.StatusMethodNotAllowed, notAllowed},
+		{http.MethodPost, "/api/v1/namespaces/default/configmaps/kept", `{}`, http.StatusMethodNotAllowed, notAllowed},
+		{http.MethodHead, "/api/v1/namespaces/default/configmaps/kept", "", http.StatusMethodNotAllowed, ""},
+		{http.MethodDelete, "/apis/example.com/v1/widgets", "", http.StatusNotFound, "404 page not found\n"},
+		{http.MethodGet, "/apis/bogus.example.com/v1", "", http.StatusNotFound, "404 page not found\n"},
+		{http.MethodGet, "/apis/example.com/v2/namespaces/default/widgets", "", http.StatusNotFound, "404 page not found\n"},
+	} {
+		resp, body := rawDo(t, k, tc.method, tc.path, "application/json", "", []byte(tc.body))
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s %s: %d %q, want %d %q", tc.method, tc.path, resp.StatusCode, body, tc.code, tc.want)
+		}
+	}
+	if _, err := k.clientset().CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{}); err != nil {
+		t.Errorf("after the refused deletes: %v", err)
+	}
+}
