@@ -145,6 +145,14 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.scale(w, r, req, store)
 		return
 	}
+	if isWrite(req.Verb) {
+		// As kube-apiserver, a write whose answer the client cannot take
+		// is refused before it is carried out.
+		if _, err := negotiateRead(r, store.Serializers(), "get"); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 	switch req.Verb {
 	case "get":
 		a.get(w, r, req, store)
@@ -165,6 +173,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, r, errMethodNotAllowed)
 	}
+}
+
+// isWrite tells the verbs that change objects and answer with one.
+func isWrite(verb string) bool {
+	return verb == "create" || verb == "update" || verb == "patch" || verb == "delete"
 }
 
 // errNoRoute is kube-apiserver's answer for a path of a group-version it

@@ -75,7 +75,7 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			writeError(w, r, err)
 			return
 		}
-		writeObject(w, r, code, obj, store.Info.GroupVersionKind(), store.Serializers())
+		writeResult(w, r, code, obj, store)
 		return
 	}
 }

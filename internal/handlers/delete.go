@@ -96,7 +96,7 @@ func (a *API) writeDeleted(w http.ResponseWriter, r *http.Request, store *regist
 		code = http.StatusAccepted
 	}
 	if store.Info.ReturnsDeletedObject || !gone {
-		writeObject(w, r, code, obj, store.Info.GroupVersionKind(), store.Serializers())
+		writeResult(w, r, code, obj, store)
 		return
 	}
 	m := mustAccessor(obj)
@@ -106,7 +106,14 @@ func (a *API) writeDeleted(w http.ResponseWriter, r *http.Request, store *regist
 			Name: m.GetName(), Group: store.Info.Group, Kind: store.Info.Resource, UID: m.GetUID(),
 		},
 	}
-	writeObject(w, r, code, status, statusGVK, codecs.Factory.SupportedMediaTypes())
+	// A Status goes as it is, whatever conversion the client asked for.
+	target, err := negotiateRead(r, store.Serializers(), "get")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	audit.LogResponseObject(r.Context(), status, statusGVK.GroupVersion(), codecs.Factory)
+	writeEncoded(w, r, code, status, statusGVK, target.info)
 }
 
 // deleteOptions reads DeleteOptions from the body, if any, and the query,

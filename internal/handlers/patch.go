@@ -97,7 +97,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
-	writeObject(w, r, http.StatusOK, updated, store.Info.GroupVersionKind(), store.Serializers())
+	writeResult(w, r, http.StatusOK, updated, store)
 }
 
 func negotiatePatchType(r *http.Request, store *registry.Store) (types.PatchType, error) {

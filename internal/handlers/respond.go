@@ -41,6 +41,24 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.O
 	writeEncoded(w, r, code, obj, gvk, info)
 }
 
+// writeResult answers a write with the object it wrote, in the
+// representation the client asked for: as a Table or PartialObjectMetadata
+// too, as kube-apiserver transforms the answer of any verb.
+func writeResult(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, store *registry.Store) {
+	target, err := negotiateRead(r, store.Serializers(), "get")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, gvk, err := target.transform(store, obj, nil, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), codecs.Factory)
+	writeEncoded(w, r, code, out, gvk, target.info)
+}
+
 // auditList records a list answered without a list object in the audit
 // event, as its object, when the event's level records responses: the
 // list is made only then.

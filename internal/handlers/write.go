@@ -38,7 +38,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
-	writeObject(w, r, http.StatusCreated, created, store.Info.GroupVersionKind(), store.Serializers())
+	writeResult(w, r, http.StatusCreated, created, store)
 }
 
 // matchNamespace puts the object in the namespace of the request, refusing
@@ -92,7 +92,7 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 	if created {
 		code = http.StatusCreated
 	}
-	writeObject(w, r, code, updated, store.Info.GroupVersionKind(), store.Serializers())
+	writeResult(w, r, code, updated, store)
 }
 
 func mustAccessor(obj runtime.Object) metav1.Object {

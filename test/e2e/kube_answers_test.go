@@ -395,3 +395,27 @@ func TestRoutesAsKube(t *testing.T) {
 		t.Errorf("after the refused deletes: %v", err)
 	}
 }
+
+// TestWritesAnsweredAsTables: a write whose client asks for a Table gets
+// the written object as one, a deletion's Status as it is, and a write
+// whose answer the client cannot take is refused before it is done.
+func TestWritesAnsweredAsTables(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	const table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+	const cms = "/api/v1/namespaces/default/configmaps"
+	resp, body := rawDo(t, k, http.MethodPost, cms, "application/json", table, []byte(`{"metadata":{"name":"t1"}}`))
+	if resp.StatusCode != http.StatusCreated || !strings.Contains(string(body), `"kind":"Table"`) || !strings.Contains(string(body), `"cells":["t1",0,`) {
+		t.Errorf("a create asking for a Table: %d %s", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodDelete, cms+"/t1", "", table, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"kind":"Status"`) || !strings.Contains(string(body), `"status":"Success"`) {
+		t.Errorf("a delete asking for a Table: %d %s", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodPost, cms, "application/json", "application/json;as=Bogus;v=v1;g=meta.k8s.io", []byte(`{"metadata":{"name":"t2"}}`))
+	if resp.StatusCode != http.StatusNotAcceptable {
+		t.Errorf("a create asking for what cannot be: %d %s, want 406", resp.StatusCode, body)
+	}
+	if _, err := k.clientset().CoreV1().ConfigMaps("default").Get(ctx, "t2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused create was done: %v", err)
+	}
+}
