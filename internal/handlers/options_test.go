@@ -20,6 +20,7 @@ func TestListSemanticsTable(t *testing.T) {
 		consistency cache.Consistency
 		revision    int64
 		continued   bool
+		limit       int
 	}
 	cases := []struct {
 		query string
@@ -27,11 +28,11 @@ func TestListSemanticsTable(t *testing.T) {
 	}{
 		// resourceVersion unset: Most Recent, with or without limit.
 		{"", want{consistency: cache.Consistent}},
-		{"limit=10", want{consistency: cache.Consistent}},
+		{"limit=10", want{consistency: cache.Consistent, limit: 10}},
 		{"resourceVersionMatch=Exact", want{code: 422}},
 		{"resourceVersionMatch=NotOlderThan", want{code: 422}},
 		{"resourceVersionMatch=Exact&limit=10", want{code: 422}},
-		// resourceVersion=0: Any.
+		// resourceVersion=0: Any, read whole whatever the limit.
 		{"resourceVersion=0", want{consistency: cache.Any}},
 		{"resourceVersion=0&limit=10", want{consistency: cache.Any}},
 		{"resourceVersion=0&resourceVersionMatch=NotOlderThan", want{consistency: cache.Any}},
@@ -40,15 +41,15 @@ func TestListSemanticsTable(t *testing.T) {
 		// resourceVersion=N: Not older than, except a paged list with no
 		// match, which is Exact.
 		{"resourceVersion=7", want{consistency: cache.NotOlderThan, revision: 7}},
-		{"resourceVersion=7&limit=10", want{consistency: cache.Exact, revision: 7}},
+		{"resourceVersion=7&limit=10", want{consistency: cache.Exact, revision: 7, limit: 10}},
 		{"resourceVersion=7&resourceVersionMatch=NotOlderThan", want{consistency: cache.NotOlderThan, revision: 7}},
-		{"resourceVersion=7&resourceVersionMatch=NotOlderThan&limit=10", want{consistency: cache.NotOlderThan, revision: 7}},
+		{"resourceVersion=7&resourceVersionMatch=NotOlderThan&limit=10", want{consistency: cache.NotOlderThan, revision: 7, limit: 10}},
 		{"resourceVersion=7&resourceVersionMatch=Exact", want{consistency: cache.Exact, revision: 7}},
-		{"resourceVersion=7&resourceVersionMatch=Exact&limit=10", want{consistency: cache.Exact, revision: 7}},
+		{"resourceVersion=7&resourceVersionMatch=Exact&limit=10", want{consistency: cache.Exact, revision: 7, limit: 10}},
 		{"resourceVersion=7&resourceVersionMatch=Bogus", want{code: 422}},
 		{"resourceVersion=abc", want{code: 400}},
 		// continue: Continue Token, Exact at the token's revision.
-		{"continue=" + token + "&limit=10", want{continued: true}},
+		{"continue=" + token + "&limit=10", want{continued: true, limit: 10}},
 		{"continue=" + token + "&resourceVersion=0&limit=10", want{continued: true}},
 		{"continue=" + token + "&resourceVersion=7", want{code: 400}},
 		{"continue=" + token + "&resourceVersionMatch=Exact&resourceVersion=7", want{code: 422}},
@@ -74,6 +75,9 @@ func TestListSemanticsTable(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("refused: %v", err)
+			}
+			if lr.Limit != tc.want.limit {
+				t.Fatalf("limit %d, want %d", lr.Limit, tc.want.limit)
 			}
 			if tc.want.continued {
 				if lr.Continue == nil || lr.Continue.Revision != 5 {

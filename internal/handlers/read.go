@@ -160,6 +160,7 @@ func listRequest(req *request.Info, store *registry.Store, opts *internalListOpt
 			return lr, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 		}
 		lr.Continue = token
+		lr.Limit = limitAt(opts.ResourceVersion, lr.Limit)
 		return lr, nil
 	}
 	rev, err := storageRevision(opts.ResourceVersion)
@@ -173,6 +174,7 @@ func listRequest(req *request.Info, store *registry.Store, opts *internalListOpt
 		lr.Consistency = cache.Consistent
 	case rev == 0:
 		lr.Consistency = cache.Any
+		lr.Limit = limitAt(opts.ResourceVersion, lr.Limit)
 	case opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact:
 		lr.Consistency = cache.Exact
 	case opts.ResourceVersionMatch == "" && lr.Limit > 0:
@@ -181,6 +183,16 @@ func listRequest(req *request.Info, store *registry.Store, opts *internalListOpt
 		lr.Consistency = cache.NotOlderThan
 	}
 	return lr, nil
+}
+
+// limitAt is the page size a list at resourceVersion rv gets: none at
+// "0", which kube-apiserver's watch cache serves whole, whatever the
+// limit (a reflector's first list asks for pages of 500 at "0").
+func limitAt(rv string, limit int) int {
+	if rv == "0" {
+		return 0
+	}
+	return limit
 }
 
 func formatRevision(rev int64) string {
