@@ -45,7 +45,10 @@ func NewNamespaceLifecycle(live func(ctx context.Context, name string) (*corev1.
 // immortalNamespaces may not be deleted.
 var immortalNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
 
-var namespacesResource = schema.GroupResource{Resource: "namespaces"}
+var (
+	namespacesResource = schema.GroupResource{Resource: "namespaces"}
+	localAccessReviews = schema.GroupResource{Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews"}
+)
 
 // Admit implements Mutator: kube-apiserver runs the plugin in the mutating
 // phase, so a create in a missing namespace is refused before validation.
@@ -57,7 +60,9 @@ func (l *NamespaceLifecycle) Admit(ctx context.Context, a *Attributes) error {
 		}
 		l.deleted.Add(a.Name, true, forceLiveLookupTTL)
 	}
-	if a.Operation != Create || a.Namespace == "" || isNamespace {
+	// An access review is always allowed, as in kube: refusing it would
+	// tell the namespace's state.
+	if a.Operation != Create || a.Namespace == "" || isNamespace || a.Resource.GroupResource() == localAccessReviews {
 		return nil
 	}
 	ns, err := l.namespace(ctx, a.Namespace)

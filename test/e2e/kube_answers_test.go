@@ -419,3 +419,15 @@ func TestWritesAnsweredAsTables(t *testing.T) {
 		t.Errorf("the refused create was done: %v", err)
 	}
 }
+
+// TestAccessReviewInAnyNamespace: a LocalSubjectAccessReview is answered
+// whatever the state of its namespace, even one that does not exist, as
+// kube-apiserver's NamespaceLifecycle lets access reviews through.
+func TestAccessReviewInAnyNamespace(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	resp, body := rawDo(t, k, http.MethodPost, "/apis/authorization.k8s.io/v1/namespaces/nowhere/localsubjectaccessreviews", "application/json", "",
+		[]byte(`{"apiVersion":"authorization.k8s.io/v1","kind":"LocalSubjectAccessReview","metadata":{"namespace":"nowhere"},"spec":{"user":"jane","resourceAttributes":{"namespace":"nowhere","verb":"get","resource":"pods"}}}`))
+	if resp.StatusCode != http.StatusCreated || !strings.Contains(string(body), `"allowed":false`) {
+		t.Errorf("a review in a namespace that does not exist: %d %s, want 201 not allowed", resp.StatusCode, body)
+	}
+}
