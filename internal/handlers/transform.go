@@ -156,9 +156,9 @@ func (t readTarget) table(store *registry.Store, items []runtime.Object) (*metav
 	now := time.Now()
 	table := &metav1.Table{ColumnDefinitions: printer.Columns, Rows: make([]metav1.TableRow, 0, len(items))}
 	jsonEncoder := codecs.Factory.SupportedMediaTypes()[0].Serializer
-	cells := printer.Rows(items, now)
+	rows := printer.Rows(items, now)
 	for i, item := range items {
-		row := metav1.TableRow{Cells: cells[i]}
+		row := rows[i]
 		var embedded runtime.Object
 		switch t.includeObject {
 		case metav1.IncludeMetadata:

@@ -122,13 +122,13 @@ func kubePrinter(gvk schema.GroupVersionKind, generate func(runtime.Object) (*me
 		}
 		return table.Rows[0].Cells
 	}
-	p.rows = func(items []runtime.Object, now time.Time) [][]interface{} {
+	p.rows = func(items []runtime.Object, now time.Time) []metav1.TableRow {
 		if rows, ok := listRows(internalList.DeepCopyObject(), items, generate); ok {
 			return rows
 		}
-		out := make([][]interface{}, len(items))
+		out := make([]metav1.TableRow, len(items))
 		for i, item := range items {
-			out[i] = p.Row(item, now)
+			out[i] = metav1.TableRow{Cells: p.Row(item, now)}
 		}
 		return out
 	}
@@ -138,7 +138,7 @@ func kubePrinter(gvk schema.GroupVersionKind, generate func(runtime.Object) (*me
 // listRows prints items as one internal list, as kube-apiserver prints a
 // list; ok is false if an item does not convert or the printer does not
 // give one row per item.
-func listRows(list runtime.Object, items []runtime.Object, generate func(runtime.Object) (*metav1.Table, error)) (rows [][]interface{}, ok bool) {
+func listRows(list runtime.Object, items []runtime.Object, generate func(runtime.Object) (*metav1.Table, error)) (rows []metav1.TableRow, ok bool) {
 	internals := make([]runtime.Object, len(items))
 	for i, item := range items {
 		internal, err := legacyscheme.Scheme.ConvertToVersion(item, runtime.InternalGroupVersioner)
@@ -154,9 +154,9 @@ func listRows(list runtime.Object, items []runtime.Object, generate func(runtime
 	if err != nil || len(table.Rows) != len(items) {
 		return nil, false
 	}
-	rows = make([][]interface{}, len(items))
-	for i := range table.Rows {
-		rows[i] = table.Rows[i].Cells
+	rows = make([]metav1.TableRow, len(items))
+	for i, row := range table.Rows {
+		rows[i] = metav1.TableRow{Cells: row.Cells, Conditions: row.Conditions}
 	}
 	return rows, true
 }

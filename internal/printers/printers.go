@@ -25,18 +25,20 @@ type Printer struct {
 	// Row returns the cells of obj's row, in column order.
 	Row func(obj runtime.Object, now time.Time) []interface{}
 	// rows, when set, prints a list at once (a printer may look at all
-	// items: kube marks the effective default StorageClass of a list).
-	rows func(items []runtime.Object, now time.Time) [][]interface{}
+	// items: kube marks the effective default StorageClass of a list),
+	// with the rows' conditions (kube's marks a finished pod's row
+	// Completed).
+	rows func(items []runtime.Object, now time.Time) []metav1.TableRow
 }
 
-// Rows returns the cells of each item's row.
-func (p *Printer) Rows(items []runtime.Object, now time.Time) [][]interface{} {
+// Rows returns each item's row: its cells and conditions.
+func (p *Printer) Rows(items []runtime.Object, now time.Time) []metav1.TableRow {
 	if p.rows != nil {
 		return p.rows(items, now)
 	}
-	out := make([][]interface{}, len(items))
+	out := make([]metav1.TableRow, len(items))
 	for i, item := range items {
-		out[i] = p.Row(item, now)
+		out[i] = metav1.TableRow{Cells: p.Row(item, now)}
 	}
 	return out
 }

@@ -1245,7 +1245,7 @@ func TestRows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := forResource(tc.gr)
 			// Printed as a list of one, as `kubectl get` lists.
-			got := p.Rows([]runtime.Object{tc.obj}, now)[0]
+			got := p.Rows([]runtime.Object{tc.obj}, now)[0].Cells
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("row\n got: %#v\nwant: %#v", got, tc.want)
 			}
@@ -1324,4 +1324,23 @@ func forResource(gr schema.GroupResource) *Printer {
 		}
 	}
 	return defaultPrinter
+}
+
+// TestFinishedPodRowsAreMarked: as kube-apiserver's, a finished pod's row
+// carries the Completed condition, with why.
+func TestFinishedPodRowsAreMarked(t *testing.T) {
+	p := forResource(gr("", "pods"))
+	pod := func(phase corev1.PodPhase) runtime.Object {
+		return &corev1.Pod{ObjectMeta: objMeta("p"), Status: corev1.PodStatus{Phase: phase}}
+	}
+	rows := p.Rows([]runtime.Object{pod(corev1.PodRunning), pod(corev1.PodSucceeded), pod(corev1.PodFailed)}, time.Now())
+	if len(rows[0].Conditions) != 0 {
+		t.Errorf("a running pod's row has conditions %+v", rows[0].Conditions)
+	}
+	for i, want := range []string{"The pod has completed successfully.", "The pod failed."} {
+		c := rows[i+1].Conditions
+		if len(c) != 1 || c[0].Type != metav1.RowCompleted || c[0].Status != metav1.ConditionTrue || c[0].Message != want {
+			t.Errorf("row %d's conditions %+v, want Completed: %s", i+1, c, want)
+		}
+	}
 }
