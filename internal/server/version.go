@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/version"
@@ -30,13 +31,23 @@ func Version() version.Info {
 	if len(parts) > 1 {
 		patch = parts[1]
 	}
+	// kube-apiserver also reports the version it emulates (its own) and
+	// the oldest it stays compatible with (the minor before).
+	previous := ""
+	if n, err := strconv.Atoi(minor); err == nil && n > 0 {
+		previous = strconv.Itoa(n - 1)
+	}
 	return version.Info{
-		Major:        "1",
-		Minor:        minor,
-		GitVersion:   fmt.Sprintf("v1.%s.%s", minor, patch),
-		GitTreeState: "clean",
-		GoVersion:    runtime.Version(),
-		Compiler:     runtime.Compiler,
-		Platform:     runtime.GOOS + "/" + runtime.GOARCH,
+		Major:                 "1",
+		Minor:                 minor,
+		EmulationMajor:        "1",
+		EmulationMinor:        minor,
+		MinCompatibilityMajor: "1",
+		MinCompatibilityMinor: previous,
+		GitVersion:            fmt.Sprintf("v1.%s.%s", minor, patch),
+		GitTreeState:          "clean",
+		GoVersion:             runtime.Version(),
+		Compiler:              runtime.Compiler,
+		Platform:              runtime.GOOS + "/" + runtime.GOARCH,
 	}
 }

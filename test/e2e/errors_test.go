@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,12 @@ func TestAuthentication(t *testing.T) {
 	}
 	if info.Major != "1" || !strings.HasPrefix(info.GitVersion, "v1."+info.Minor+".") {
 		t.Fatalf("version = %+v", info)
+	}
+	// kube-apiserver 1.37 reports the version it emulates and the oldest
+	// it is compatible with.
+	if minor, _ := strconv.Atoi(info.Minor); info.EmulationMajor != "1" || info.EmulationMinor != info.Minor ||
+		info.MinCompatibilityMajor != "1" || info.MinCompatibilityMinor != strconv.Itoa(minor-1) {
+		t.Errorf("version = %+v, want the emulation and compatibility versions", info)
 	}
 }
 
