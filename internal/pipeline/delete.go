@@ -162,20 +162,24 @@ func (p *Pipeline) markForDeletion(ctx context.Context, store *registry.Store, w
 
 // setDeletionTimestamp sets the deletion timestamp, once. As kube's
 // generic registry marks an object it keeps, the first mark moves the
-// generation on, if the type has one (bumpGeneration); the namespaces and
-// CustomResourceDefinitions storages, which mark their objects
-// themselves, do not.
-func setDeletionTimestamp(obj runtime.Object, bumpGeneration bool) {
+// generation on, if the type has one, and sets a grace period of 0
+// (generic); the namespaces and CustomResourceDefinitions storages, which
+// mark their objects themselves, do neither.
+func setDeletionTimestamp(obj runtime.Object, generic bool) {
 	m := mustAccessor(obj)
-	if m.GetDeletionTimestamp() == nil {
-		if bumpGeneration && m.GetGeneration() > 0 {
-			m.SetGeneration(m.GetGeneration() + 1)
-		}
-		now := metav1.Now()
-		var zero int64
-		m.SetDeletionTimestamp(&now)
-		m.SetDeletionGracePeriodSeconds(&zero)
+	if m.GetDeletionTimestamp() != nil {
+		return
 	}
+	now := metav1.Now()
+	m.SetDeletionTimestamp(&now)
+	if !generic {
+		return
+	}
+	if m.GetGeneration() > 0 {
+		m.SetGeneration(m.GetGeneration() + 1)
+	}
+	var zero int64
+	m.SetDeletionGracePeriodSeconds(&zero)
 }
 
 // finishDeletion removes an object being deleted once nothing keeps it any

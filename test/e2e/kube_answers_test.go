@@ -431,3 +431,20 @@ func TestAccessReviewInAnyNamespace(t *testing.T) {
 		t.Errorf("a review in a namespace that does not exist: %d %s, want 201 not allowed", resp.StatusCode, body)
 	}
 }
+
+// TestDeletedNamespaceHasNoGracePeriod: a namespace being deleted has its
+// deletion timestamp and phase Terminating, but no deletion grace period,
+// as kube-apiserver's namespace storage marks it (the generic registry's
+// 0 is for other types).
+func TestDeletedNamespaceHasNoGracePeriod(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "namespace", "going")
+	k.mustKubectl("delete", "namespace", "going", "--wait=false")
+	ns, err := k.clientset().CoreV1().Namespaces().Get(ctx, "going", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns.DeletionTimestamp == nil || ns.DeletionGracePeriodSeconds != nil || ns.Status.Phase != corev1.NamespaceTerminating {
+		t.Errorf("the deleted namespace: deletionTimestamp %v, deletionGracePeriodSeconds %v, phase %s", ns.DeletionTimestamp, ns.DeletionGracePeriodSeconds, ns.Status.Phase)
+	}
+}
