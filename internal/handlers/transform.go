@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"net/http"
 	"time"
@@ -63,7 +64,8 @@ func negotiateRead(r *http.Request, infos []runtime.SerializerInfo, verb string)
 		case metav1.IncludeNone, metav1.IncludeMetadata, metav1.IncludeObject:
 			t.includeObject = p
 		default:
-			return readTarget{}, apierrors.NewBadRequest(fmt.Sprintf("unrecognized includeObject value: %q", v))
+			return readTarget{}, apierrors.NewBadRequest(fmt.Sprintf(
+				"Unable to convert to Table as requested: includeObject: Invalid value: %q: must be 'Metadata', 'Object', 'None', or empty", v))
 		}
 	}
 	return t, nil
@@ -162,7 +164,8 @@ func (t readTarget) table(store *registry.Store, items []runtime.Object) (*metav
 		var embedded runtime.Object
 		switch t.includeObject {
 		case metav1.IncludeMetadata:
-			embedded = partialMetadata(item, metav1.SchemeGroupVersion)
+			// In the Table's own version, as kube-apiserver's rows.
+			embedded = partialMetadata(item, schema.GroupVersion{Group: metaGroup, Version: cmp.Or(t.conv.Version, "v1")})
 		case metav1.IncludeObject:
 			embedded = item
 		}

@@ -448,3 +448,20 @@ func TestDeletedNamespaceHasNoGracePeriod(t *testing.T) {
 		t.Errorf("the deleted namespace: deletionTimestamp %v, deletionGracePeriodSeconds %v, phase %s", ns.DeletionTimestamp, ns.DeletionGracePeriodSeconds, ns.Status.Phase)
 	}
 }
+
+// TestTableOptionsAsKube: a Table's rows carry their objects' metadata in
+// the Table's own version, and an unknown includeObject is kube's 400.
+func TestTableOptionsAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "configmap", "row")
+	const cms = "/api/v1/namespaces/default/configmaps"
+	resp, body := rawDo(t, k, http.MethodGet, cms, "", "application/json;as=Table;v=v1beta1;g=meta.k8s.io", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1beta1"`) {
+		t.Errorf("a v1beta1 Table: %d %s, want its rows' metadata in v1beta1", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodGet, cms+"?includeObject=Bogus", "", "application/json;as=Table;v=v1;g=meta.k8s.io", nil)
+	want := `Unable to convert to Table as requested: includeObject: Invalid value: \"Bogus\": must be 'Metadata', 'Object', 'None', or empty`
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), want) {
+		t.Errorf("an unknown includeObject: %d %s", resp.StatusCode, body)
+	}
+}
