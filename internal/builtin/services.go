@@ -79,6 +79,9 @@ func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, d
 	if spec.ClusterIP == "" && len(spec.ClusterIPs) > 0 {
 		spec.ClusterIP = spec.ClusterIPs[0]
 	}
+	if spec.ClusterIP != "" && len(spec.ClusterIPs) == 0 {
+		spec.ClusterIPs = []string{spec.ClusterIP} // as kube's normalisation before allocating
+	}
 	if spec.ClusterIP == corev1.ClusterIPNone {
 		spec.ClusterIPs = []string{corev1.ClusterIPNone}
 		setSingleStack(spec)
@@ -88,8 +91,13 @@ func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, d
 	if spec.ClusterIP != "" {
 		requested, err := netip.ParseAddr(spec.ClusterIP)
 		if err != nil || !serviceCIDR.Contains(requested) {
-			return nil, clusterIPInvalid(svc, fmt.Sprintf("failed to allocate IP %s: the provided IP (%s) is not in the valid range. The range of valid IPs is %s",
-				spec.ClusterIP, spec.ClusterIP, serviceCIDR))
+			// kube's allocator of ServiceCIDRs says so; a dry run checks
+			// against the range alone, with its own message.
+			detail := "the provided network does not match the current range"
+			if dry {
+				detail = fmt.Sprintf("the provided IP (%s) is not in the valid range. The range of valid IPs is %s", spec.ClusterIP, serviceCIDR)
+			}
+			return nil, clusterIPInvalid(svc, fmt.Sprintf("failed to allocate IP %s: %s", spec.ClusterIP, detail))
 		}
 		if err := s.claimIP(ctx, svc, requested, dry); err != nil {
 			if apierrors.IsAlreadyExists(err) {

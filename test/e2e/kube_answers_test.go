@@ -465,3 +465,20 @@ func TestTableOptionsAsKube(t *testing.T) {
 		t.Errorf("an unknown includeObject: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestClusterIPOutOfRange: a Service asking for a ClusterIP out of the
+// range is refused with kube-apiserver's messages: its allocator's, or
+// the range check's for a dry run, on spec.clusterIPs.
+func TestClusterIPOutOfRange(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	svc := []byte(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"far"},"spec":{"clusterIP":"192.168.0.1","ports":[{"port":80}]}}`)
+	for query, want := range map[string]string{
+		"":            `spec.clusterIPs: Invalid value: [\"192.168.0.1\"]: failed to allocate IP 192.168.0.1: the provided network does not match the current range`,
+		"?dryRun=All": `spec.clusterIPs: Invalid value: [\"192.168.0.1\"]: failed to allocate IP 192.168.0.1: the provided IP (192.168.0.1) is not in the valid range. The range of valid IPs is 10.96.0.0/12`,
+	} {
+		resp, body := rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/services"+query, "application/json", "", svc)
+		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), want) {
+			t.Errorf("create%s: %d %s, want %s", query, resp.StatusCode, body, want)
+		}
+	}
+}
