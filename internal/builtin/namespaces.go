@@ -10,7 +10,8 @@ import (
 // namespaceHooks keep a deleted namespace, Terminating, until the namespace
 // controller has emptied it and removed the kubernetes finalizer from
 // spec.finalizers (through the finalize sub-resource); then the namespace
-// goes.
+// goes. As in kube-apiserver, the first delete always marks it, even one
+// whose spec.finalizers are empty already (it goes with the next).
 func namespaceHooks() registry.Hooks {
 	return registry.Hooks{
 		PrepareDelete: func(current runtime.Object) (bool, error) {
@@ -19,7 +20,7 @@ func namespaceHooks() registry.Hooks {
 				return false, nil
 			}
 			ns.Status.Phase = corev1.NamespaceTerminating
-			return len(ns.Spec.Finalizers) > 0, nil
+			return ns.DeletionTimestamp == nil || len(ns.Spec.Finalizers) > 0, nil
 		},
 	}
 }

@@ -51,6 +51,12 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 			return p.markDeleting(ctx, store, namespace, name, opts, current, dry)
 		}
 	}
+	if pending, err := p.keptByType(store, current); err != nil || pending {
+		// Being deleted, and kept by its type until something else is
+		// done (a namespace until its content is gone): as kube-apiserver's
+		// namespace storage, a further delete changes nothing.
+		return current, false, err
+	}
 	if _, changed := gcFinalizers(ctx, strategyOf(store), w, opts, mustAccessor(current)); changed {
 		// The garbage collector finishes the delete (orphaning the
 		// dependents, or deleting them first).
@@ -104,6 +110,16 @@ func (p *Pipeline) keeps(store *registry.Store, obj runtime.Object) (bool, error
 	return keep, nil
 }
 
+// keptByType reports whether obj is being deleted and its type's
+// PrepareDelete still keeps it.
+func (p *Pipeline) keptByType(store *registry.Store, obj runtime.Object) (bool, error) {
+	hook := store.Backend().Hooks.PrepareDelete
+	if hook == nil || mustAccessor(obj).GetDeletionTimestamp() == nil {
+		return false, nil
+	}
+	return hook(obj.DeepCopyObject())
+}
+
 // markDeleting sets the deletion timestamp of an object that is kept.
 func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, current runtime.Object, dry bool) (runtime.Object, bool, error) {
 	mark := func(cur runtime.Object) (runtime.Object, error) {
@@ -119,17 +135,23 @@ func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, name
 		}
 		return p.markForDeletion(ctx, store, w, cur, opts)
 	}
+	// The storages with their own delete (namespaces, CRDs) only mark an
+	// object on its first delete, whatever else would let it go.
+	marksOnly := hasOwnDelete(store) && mustAccessor(current).GetDeletionTimestamp() == nil
 	if dry {
 		obj, err := mark(current)
 		if err != nil {
 			return nil, false, err
 		}
 		keep, err := p.keeps(store, obj.DeepCopyObject())
-		return obj, !keep, err
+		return obj, !keep && !marksOnly, err
 	}
 	marked, err := store.Update(ctx, namespace, name, mark)
 	if err != nil {
 		return nil, false, err
+	}
+	if marksOnly {
+		return marked, false, nil
 	}
 	// The finalizers may have been removed in between.
 	obj, err := p.finishDeletion(ctx, store, marked)

@@ -482,3 +482,48 @@ func TestClusterIPOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceDeletesAsKube: as kube-apiserver's namespace storage, the
+// first delete of a namespace only marks it, even one whose
+// spec.finalizers are empty (the next delete removes it), and a delete of
+// a namespace whose finalizers are pending changes nothing.
+func TestNamespaceDeletesAsKube(t *testing.T) {
+	k := startKapi(t, "--controllers=serviceaccount-controller") // no namespace controller, no garbage collector
+	namespaces := k.clientset().CoreV1().Namespaces()
+	for _, name := range []string{"unfinalized", "pending"} {
+		if _, err := namespaces.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns, err := namespaces.Get(ctx, "unfinalized", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Spec.Finalizers = nil
+	if _, err := namespaces.Finalize(ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := namespaces.Delete(ctx, "unfinalized", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ns, err := namespaces.Get(ctx, "unfinalized", metav1.GetOptions{}); err != nil || ns.Status.Phase != corev1.NamespaceTerminating {
+		t.Fatalf("after a first delete: %v %+v, want it Terminating", err, ns)
+	}
+	if err := namespaces.Delete(ctx, "unfinalized", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := namespaces.Get(ctx, "unfinalized", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after a second delete: %v, want it gone", err)
+	}
+
+	if err := namespaces.Delete(ctx, "pending", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := namespaces.Delete(ctx, "pending", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err = namespaces.Get(ctx, "pending", metav1.GetOptions{})
+	if err != nil || !slices.Equal(ns.Finalizers, []string{metav1.FinalizerDeleteDependents}) {
+		t.Errorf("after a second delete: %v, finalizers %v, want the first delete's", err, ns.Finalizers)
+	}
+}
