@@ -67,7 +67,7 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return obj, checkApplied(obj, req, store)
 	}
 	for attempt := 0; ; attempt++ {
-		obj, code, err := a.applyOnce(r.Context(), req, store, opts.dry, merge)
+		obj, code, err := a.applyOnce(r.Context(), req, store, opts.dry, merge, func() error { return a.authorizeCreate(r, req, store) })
 		if apierrors.IsAlreadyExists(err) && attempt == 0 {
 			continue // created in between: apply to it
 		}
@@ -80,17 +80,27 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	}
 }
 
-// applyOnce applies to the current object, or creates it from an empty one.
-func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.Store, dry bool, merge registry.UpdateFunc) (runtime.Object, int, error) {
+// applyOnce applies to the current object, or creates it from an empty
+// one if the user may create it (mayCreate).
+func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.Store, dry bool, merge registry.UpdateFunc, mayCreate func() error) (runtime.Object, int, error) {
 	_, err := store.Get(ctx, req.Namespace, req.Name)
 	if apierrors.IsNotFound(err) && req.Subresource == "" {
+		if err := mayCreate(); err != nil {
+			return nil, 0, err
+		}
 		obj, err := merge(store.New())
 		if err != nil {
 			return nil, 0, err
 		}
 		// A create by apply ignores a resourceVersion the configuration
-		// sets, as kube-apiserver's create through an update does.
-		mustAccessor(obj).SetResourceVersion("")
+		// sets, as kube-apiserver's create through an update does, but not
+		// a UID, which names an object that is not there.
+		m := mustAccessor(obj)
+		if uid := m.GetUID(); uid != "" {
+			return nil, 0, apierrors.NewConflict(store.GroupResource(), req.Name,
+				fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
+		}
+		m.SetResourceVersion("")
 		created, err := a.pipeline.Create(ctx, store, obj, pipeline.Options{DryRun: dry, Subresource: req.Subresource})
 		return created, http.StatusCreated, err
 	}

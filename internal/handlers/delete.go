@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -83,6 +84,29 @@ func (a *API) authorizeUnsafeDelete(r *http.Request, req *request.Info, store *r
 		return apierrors.NewForbidden(store.GroupResource(), req.Name, fmt.Errorf("not permitted to do %q, reason: %s", unsafeDeleteVerb, reason))
 	}
 	return nil
+}
+
+// authorizeCreate checks that the user of a write that turns into a
+// create (a PUT or an apply of an object that does not exist) may create
+// it, as kube-apiserver checks before such a create: the request itself
+// was authorized as an update or a patch.
+func (a *API) authorizeCreate(r *http.Request, req *request.Info, store *registry.Store) error {
+	if a.opts.Authorizer == nil {
+		return nil
+	}
+	u, _ := genericapirequest.UserFrom(r.Context())
+	attrs := authorizer.AttributesRecord{
+		User: u, Verb: "create", Namespace: req.Namespace, Name: req.Name, Path: r.URL.Path,
+		APIGroup: req.Group, APIVersion: req.Version, Resource: req.Resource, Subresource: req.Subresource, ResourceRequest: true,
+	}
+	decision, reason, err := a.opts.Authorizer.Authorize(r.Context(), attrs)
+	switch {
+	case decision == authorizer.DecisionAllow:
+		return nil
+	case err != nil:
+		return apierrors.NewInternalError(err)
+	}
+	return apierrors.NewForbidden(store.GroupResource(), req.Name, errors.New(reason))
 }
 
 // writeDeleted answers a delete with the object or a success Status by

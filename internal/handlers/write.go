@@ -83,7 +83,7 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		return
 	}
 	opts := pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource}
-	updated, created, err := a.pipeline.Put(r.Context(), store, obj, opts)
+	updated, created, err := a.pipeline.Put(r.Context(), store, obj, opts, func() error { return a.authorizeCreate(r, req, store) })
 	if err != nil {
 		writeError(w, r, err)
 		return

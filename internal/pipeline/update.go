@@ -125,12 +125,16 @@ func (p *Pipeline) UpdateObject(ctx context.Context, store *registry.Store, obj 
 // Put writes obj over the object of its name, as a PUT does: an update,
 // or, for a type whose strategy allows it, the object's creation when
 // it does not exist (a resourceVersion it carries is then ignored, as
-// kube-apiserver's create through an update ignores it). created tells
+// kube-apiserver's create through an update ignores it), if mayCreate,
+// the check that the user may create it too, allows. created tells
 // which.
-func (p *Pipeline) Put(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (out runtime.Object, created bool, err error) {
+func (p *Pipeline) Put(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options, mayCreate func() error) (out runtime.Object, created bool, err error) {
 	out, err = p.UpdateObject(ctx, store, obj, opts)
 	if !apierrors.IsNotFound(err) || opts.Subresource != "" || !strategyOf(store).AllowCreateOnUpdate(ctx) {
 		return out, false, err
+	}
+	if err := mayCreate(); err != nil {
+		return nil, false, err
 	}
 	fresh := obj.DeepCopyObject()
 	mustAccessor(fresh).SetResourceVersion("")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -525,5 +526,36 @@ func TestNamespaceDeletesAsKube(t *testing.T) {
 	ns, err = namespaces.Get(ctx, "pending", metav1.GetOptions{})
 	if err != nil || !slices.Equal(ns.Finalizers, []string{metav1.FinalizerDeleteDependents}) {
 		t.Errorf("after a second delete: %v, finalizers %v, want the first delete's", err, ns.Finalizers)
+	}
+}
+
+// TestCreateByUpdateNeedsCreate: a PUT or an apply that would create an
+// object needs the create permission besides update or patch, as in
+// kube-apiserver; with it, the object is created.
+func TestCreateByUpdateNeedsCreate(t *testing.T) {
+	k := startKapiWithTokens(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "role", "lease-updater", "--verb=get,update,patch", "--resource=leases.coordination.k8s.io")
+	k.mustKubectl("create", "rolebinding", "lease-updater", "--role=lease-updater", "--user=nobody")
+	leases := k.clientWithToken("nobody-token").CoordinationV1().Leases("default")
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "put"}}
+	waitFor(t, 10*time.Second, "nobody's role to take effect", func() bool {
+		_, err := leases.Get(ctx, "put", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("a PUT that creates, without create: %v, want Forbidden", err)
+	}
+	apply := []byte(`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"applied"}}`)
+	if _, err := leases.Patch(ctx, "applied", types.ApplyPatchType, apply, metav1.PatchOptions{FieldManager: "nobody"}); !apierrors.IsForbidden(err) {
+		t.Errorf("an apply that creates, without create: %v, want Forbidden", err)
+	}
+	k.mustKubectl("create", "role", "lease-creator", "--verb=create", "--resource=leases.coordination.k8s.io")
+	k.mustKubectl("create", "rolebinding", "lease-creator", "--role=lease-creator", "--user=nobody")
+	waitFor(t, 10*time.Second, "the PUT to create", func() bool {
+		_, err := leases.Update(ctx, lease, metav1.UpdateOptions{})
+		return err == nil
+	})
+	if _, err := leases.Patch(ctx, "applied", types.ApplyPatchType, apply, metav1.PatchOptions{FieldManager: "nobody"}); err != nil {
+		t.Errorf("an apply that creates, with create: %v", err)
 	}
 }
