@@ -154,12 +154,7 @@ func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, name
 		return marked, false, nil
 	}
 	// The finalizers may have been removed in between.
-	obj, err := p.finishDeletion(ctx, store, marked)
-	if err != nil {
-		return nil, false, err
-	}
-	keep, _ := p.keeps(store, marked.DeepCopyObject())
-	return obj, !keep, nil
+	return p.finishDeletion(ctx, store, marked)
 }
 
 // markForDeletion marks an object a delete keeps: with kube's rules for a
@@ -205,29 +200,39 @@ func setDeletionTimestamp(obj runtime.Object, generic bool) {
 }
 
 // finishDeletion removes an object being deleted once nothing keeps it any
-// more (its last finalizer is gone); otherwise it returns obj unchanged.
-func (p *Pipeline) finishDeletion(ctx context.Context, store *registry.Store, obj runtime.Object) (runtime.Object, error) {
+// more (its last finalizer is gone), and tells whether it is gone;
+// otherwise it returns obj unchanged. Writes in between (a status, a
+// binding) do not stop it, as kube-apiserver's deletion retries over
+// them; only something that keeps the object now does.
+func (p *Pipeline) finishDeletion(ctx context.Context, store *registry.Store, obj runtime.Object) (runtime.Object, bool, error) {
 	m := mustAccessor(obj)
 	if m.GetDeletionTimestamp() == nil {
-		return obj, nil
+		return obj, false, nil
 	}
 	if keep, err := p.keeps(store, obj.DeepCopyObject()); err != nil || keep {
-		return obj, nil
+		return obj, false, nil
 	}
-	rv := m.GetResourceVersion()
+	uid := m.GetUID()
 	_, err := store.Delete(ctx, m.GetNamespace(), m.GetName(), func(cur runtime.Object) error {
-		if mustAccessor(cur).GetResourceVersion() != rv {
+		c := mustAccessor(cur)
+		if c.GetUID() != uid || c.GetDeletionTimestamp() == nil {
+			return errChanged
+		}
+		if keep, err := p.keeps(store, cur); err != nil || keep {
 			return errChanged
 		}
 		return nil
 	})
-	if err != nil && err != errChanged && !apierrors.IsNotFound(err) {
-		return nil, err
-	}
-	if err == nil {
+	switch {
+	case err == nil:
 		p.afterDelete(ctx, store, obj)
+		return obj, true, nil
+	case apierrors.IsNotFound(err):
+		return obj, true, nil // deleted by another writer meanwhile
+	case err == errChanged:
+		return obj, false, nil
 	}
-	return obj, nil
+	return nil, false, err
 }
 
 var errChanged = fmt.Errorf("object changed")
