@@ -133,12 +133,15 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, warning := range store.Info.Warnings {
 		respond.Warning(w, warning)
 	}
-	if !a.allowed(store.Info, req, r.Method) {
-		if !store.Typed() && req.Namespace == "" && store.Info.Namespaced {
+	if !a.allowed(store, req, r.Method) {
+		switch {
+		case store.Typed():
+			writeError(w, r, errMethodNotAllowed) // the router's
+		case req.Namespace == "" && store.Info.Namespaced:
 			http.NotFound(w, r) // custom resources across namespaces: reads only
-			return
+		default:
+			writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), req.Verb)) // apiextensions' handler's
 		}
-		writeError(w, r, errMethodNotAllowed)
 		return
 	}
 	if req.Subresource == "scale" {
@@ -191,12 +194,14 @@ var errMethodNotAllowed = &apierrors.StatusError{ErrStatus: metav1.Status{
 	Message: "the server does not allow this method on the requested resource", Details: &metav1.StatusDetails{},
 }}
 
-// servesGroupVersion reports whether any resource is served in the
-// request's group-version.
+// servesGroupVersion reports whether a built-in resource is served in the
+// request's group-version: kube-apiserver's router has its routes, where
+// an unknown resource is a Status; custom resources' handler hands what it
+// does not serve to the mux.
 func (a *API) servesGroupVersion(snap *registry.Snapshot, req *request.Info) bool {
 	for _, b := range snap.Backends() {
 		for _, store := range b.Stores {
-			if store.Info.Group == req.Group && store.Info.Version == req.Version {
+			if store.Typed() && store.Info.Group == req.Group && store.Info.Version == req.Version {
 				return true
 			}
 		}
@@ -227,25 +232,27 @@ func routable(info *resources.Info, req *request.Info) bool {
 // advertising others answers 405 for them until they exist.
 var implementedVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 
-// allowed reports whether the resource's path has a route for the
-// request's method, as kube-apiserver registers them: HEAD has none; a
-// collection takes GET, POST and DELETE, an object GET, PUT, PATCH and
-// DELETE; a namespaced resource across all namespaces is only read.
-func (a *API) allowed(info *resources.Info, req *request.Info, method string) bool {
-	if method == http.MethodHead || !slices.Contains(implementedVerbs, req.Verb) {
+// allowed reports whether the request's verb is served at its path. A
+// namespaced resource across all namespaces is only read. For built-in
+// resources, as kube-apiserver's router registers their routes, HEAD has
+// none, a collection takes GET, POST and DELETE and an object GET, PUT,
+// PATCH and DELETE; custom resources' handler goes by the verb alone.
+func (a *API) allowed(store *registry.Store, req *request.Info, method string) bool {
+	info := store.Info
+	if !slices.Contains(implementedVerbs, req.Verb) {
 		return false
 	}
 	if req.Subresource != "" {
 		return slices.Contains(info.Subresource(req.Subresource).Verbs, req.Verb)
 	}
-	if req.Name == "" && (method == http.MethodPut || method == http.MethodPatch) {
+	if info.Namespaced && req.Namespace == "" && req.Verb != "list" && req.Verb != "watch" {
+		return false
+	}
+	if store.Typed() && (method == http.MethodHead || req.Name == "" && (method == http.MethodPut || method == http.MethodPatch)) {
 		return false
 	}
 	if req.Verb == "create" && req.Name != "" {
 		return false // POST to a named object has no route
-	}
-	if info.Namespaced && req.Namespace == "" && req.Verb != "list" && req.Verb != "watch" {
-		return false
 	}
 	return slices.Contains(info.Verbs, req.Verb)
 }

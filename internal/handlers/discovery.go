@@ -165,7 +165,10 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 		http.NotFound(w, r) // no route of kube-apiserver's: its mux answers
 		return
 	}
-	if r.Method != http.MethodGet {
+	// /api and a group-version's document are routes of kube-apiserver's
+	// router, for GET only; /apis and a group's are served by its
+	// aggregator for any method.
+	if r.Method != http.MethodGet && (req.Prefix == "api" || req.Version != "") {
 		writeError(w, r, errMethodNotAllowed)
 		return
 	}

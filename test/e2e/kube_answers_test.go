@@ -386,6 +386,15 @@ func TestRoutesAsKube(t *testing.T) {
 		{http.MethodDelete, "/apis/example.com/v1/widgets", "", http.StatusNotFound, "404 page not found\n"},
 		{http.MethodGet, "/apis/bogus.example.com/v1", "", http.StatusNotFound, "404 page not found\n"},
 		{http.MethodGet, "/apis/example.com/v2/namespaces/default/widgets", "", http.StatusNotFound, "404 page not found\n"},
+		{http.MethodGet, "/apis/example.com/v1/nosuch", "", http.StatusNotFound, "404 page not found\n"},
+		{http.MethodGet, "/api/v1/nosuch", "", http.StatusNotFound, `"message":"the server could not find the requested resource"`},
+		// Custom resources' handler goes by the verb.
+		{http.MethodHead, "/apis/example.com/v1/namespaces/default/widgets", "", http.StatusOK, ""},
+		{http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets/w/status", `{}`, http.StatusMethodNotAllowed,
+			`create is not supported on resources of kind \"widgets.example.com\"`},
+		// /apis is the aggregator's, for any method; /api the router's.
+		{http.MethodHead, "/apis", "", http.StatusOK, ""},
+		{http.MethodPost, "/api", `{}`, http.StatusMethodNotAllowed, notAllowed},
 	} {
 		resp, body := rawDo(t, k, tc.method, tc.path, "application/json", "", []byte(tc.body))
 		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.want) {
