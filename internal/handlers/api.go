@@ -144,10 +144,6 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if req.Subresource == "scale" {
-		a.scale(w, r, req, store)
-		return
-	}
 	if isWrite(req.Verb) {
 		// As kube-apiserver, a write whose answer the client cannot take
 		// is refused before it is carried out.
@@ -155,6 +151,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, err)
 			return
 		}
+	}
+	if req.Subresource == "scale" {
+		a.scale(w, r, req, store)
+		return
 	}
 	switch req.Verb {
 	case "get":

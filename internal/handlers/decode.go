@@ -232,8 +232,8 @@ func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, s
 // another kind to the internal type of kind.
 func notConvertible(obj runtime.Object, kind schema.GroupVersionKind) error {
 	internal, err := legacyscheme.Scheme.New(kind.GroupKind().WithVersion(runtime.APIVersionInternal))
-	if err != nil {
-		return err
+	if err != nil || obj == nil {
+		return fmt.Errorf("converting to %s: unknown conversion", kind.Kind)
 	}
 	return fmt.Errorf("converting (%s) to (%s): unknown conversion", reflect.TypeOf(obj).Elem(), reflect.TypeOf(internal).Elem())
 }

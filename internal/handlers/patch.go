@@ -62,12 +62,10 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
-	if !json.Valid(body) {
-		writeError(w, r, apierrors.NewBadRequest("invalid JSON patch"))
-		return
-	}
-	logRequestPatch(r, body)
 	apply, patchStrict, err := patcher(patchType, body, validation, store)
+	if err == nil {
+		logRequestPatch(r, body)
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -135,6 +133,9 @@ type jsonPatchOp struct {
 // which the Strict and Warn validations report with the patched
 // object's.
 func patcher(patchType types.PatchType, body []byte, validation string, store *registry.Store) (func([]byte) ([]byte, error), []error, error) {
+	if !json.Valid(body) {
+		return nil, nil, apierrors.NewBadRequest("invalid JSON patch")
+	}
 	strict := validation != metav1.FieldValidationIgnore
 	switch patchType {
 	case types.JSONPatchType:

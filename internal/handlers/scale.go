@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -95,6 +94,10 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 		if err != nil {
 			return nil, err
 		}
+		if uid := mustAccessor(current).GetUID(); wanted.UID != "" && wanted.UID != uid {
+			return nil, apierrors.NewConflict(store.GroupResource(), req.Name,
+				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", wanted.UID, uid))
+		}
 		if wanted.Spec.Replicas < 0 && !scale.ValidatesReplicas {
 			return nil, apierrors.NewInvalid(schema.GroupKind{Group: "autoscaling", Kind: "Scale"}, req.Name, field.ErrorList{
 				field.Invalid(field.NewPath("spec", "replicas"), wanted.Spec.Replicas, "must be greater than or equal to 0"),
@@ -153,9 +156,6 @@ func scaleRequest(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 	}
 	if isApply(r) {
 		return scaleApply(w, r, req, body, fm, apply)
-	}
-	if !json.Valid(body) {
-		return nil, apierrors.NewBadRequest("invalid JSON patch")
 	}
 	patch, patchStrict, err := patcher(patchType, body, validation, scaleStore)
 	if err != nil {

@@ -29,6 +29,13 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	if err := p.admission.Admit(ctx, attrs); err != nil {
 		return nil, false, err
 	}
+	if pending, err := p.keptByType(store, current); err != nil || pending {
+		// Being deleted, and kept by its type until something else is
+		// done (a namespace until its content is gone): as kube-apiserver's
+		// namespace storage, a further delete changes nothing (and is not
+		// validated).
+		return current, false, err
+	}
 	if err := p.admission.Validate(ctx, attrs); err != nil {
 		return nil, false, err
 	}
@@ -50,12 +57,6 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 			// DELETED.
 			return p.markDeleting(ctx, store, namespace, name, opts, current, dry)
 		}
-	}
-	if pending, err := p.keptByType(store, current); err != nil || pending {
-		// Being deleted, and kept by its type until something else is
-		// done (a namespace until its content is gone): as kube-apiserver's
-		// namespace storage, a further delete changes nothing.
-		return current, false, err
 	}
 	if _, changed := gcFinalizers(ctx, strategyOf(store), w, opts, mustAccessor(current)); changed {
 		// The garbage collector finishes the delete (orphaning the

@@ -239,7 +239,7 @@ func reportResources(containers []corev1.Container, statuses []corev1.ContainerS
 		}
 		for _, c := range containers {
 			if c.Name == st.Name {
-				st.Resources = &corev1.ResourceRequirements{Requests: c.Resources.Requests, Limits: c.Resources.Limits}
+				st.Resources = &corev1.ResourceRequirements{Requests: c.Resources.Requests.DeepCopy(), Limits: c.Resources.Limits.DeepCopy()}
 			}
 		}
 	}

@@ -192,6 +192,11 @@ func TestScaleWritesTrackFieldsAsKube(t *testing.T) {
 	if e := d.ManagedFields[0]; e.Manager != "putter" || e.Subresource != "scale" || e.Time != nil || string(e.FieldsV1.Raw) != `{"f:spec":{"f:replicas":{}}}` {
 		t.Errorf("the scale write's entry: %+v %s, want putter's, of subresource scale, first, with no time, owning spec.replicas", e, e.FieldsV1.Raw)
 	}
+	resp, body = rawDo(t, k, http.MethodPut, scale, "application/json", "",
+		[]byte(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d","uid":"not-its"},"spec":{"replicas":4}}`))
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "Precondition failed: UID in precondition: not-its") {
+		t.Errorf("a Scale of another UID: %d %s, want kube's 409", resp.StatusCode, body)
+	}
 	apply := []byte(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d"},"spec":{"replicas":8}}`)
 	resp, body = rawDo(t, k, http.MethodPatch, scale+"?fieldManager=scaler", "application/apply-patch+yaml", "", apply)
 	if want := `Apply failed with 1 conflict: conflict with \"putter\" with subresource \"scale\" using autoscaling/v1: .spec.replicas`; resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), want) {
