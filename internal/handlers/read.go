@@ -44,13 +44,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		writeError(w, r, err)
 		return
 	}
-	out, gvk, err := target.transform(store, obj, nil, nil)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), codecs.Factory)
-	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
+	writeTransformed(w, r, http.StatusOK, obj, store, target)
 }
 
 // getAt returns the object as stored: the cache's own (read only), with

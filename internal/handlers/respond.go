@@ -50,6 +50,12 @@ func writeResult(w http.ResponseWriter, r *http.Request, code int, obj runtime.O
 		writeError(w, r, err)
 		return
 	}
+	writeTransformed(w, r, code, obj, store, target)
+}
+
+// writeTransformed answers with obj in the representation target says,
+// and records what it answers in the audit event.
+func writeTransformed(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, store *registry.Store, target readTarget) {
 	out, gvk, err := target.transform(store, obj, nil, nil)
 	if err != nil {
 		writeError(w, r, err)
