@@ -172,6 +172,10 @@ type Cache struct {
 	// the index is the exact state at every revision from it to rev.
 	lastChange int64
 	events     []windowEvent // oldest first
+	// trimmedThrough is the revision of the newest event trimmed from the
+	// window (0: none since startRev): the window holds every event after
+	// it, whichever revision its first one has.
+	trimmedThrough int64
 	// cooled counts the leading events that keep no objects.
 	cooled   int
 	watchers map[*Watcher]struct{}
@@ -471,7 +475,7 @@ func (c *Cache) reset(tree *btree.BTreeG[*entry], rev int64, progress func(), re
 	c.tree = tree
 	c.startRev = rev
 	c.lastChange = rev
-	c.events, c.cooled = nil, 0
+	c.events, c.cooled, c.trimmedThrough = nil, 0, 0
 	c.snapshots = map[int64]*snapshot{}
 	for key, wrote := range c.unapplied {
 		if wrote <= rev {
@@ -614,6 +618,9 @@ func (c *Cache) trim(now time.Time) {
 	for drop < len(c.events) && (len(c.events)-drop > c.opts.MaxEvents || now.Sub(c.events[drop].at) > c.opts.Window) {
 		drop++
 	}
+	if drop > 0 {
+		c.trimmedThrough = c.events[drop-1].rev
+	}
 	switch {
 	case drop == len(c.events) && drop > 0:
 		c.events = nil // the array goes, and the dropped events with it
@@ -691,7 +698,10 @@ func (c *Cache) oldestWatchable() int64 {
 		// Every event so far has left the window, or none came.
 		return c.lastChange
 	}
-	return max(c.events[0].rev-1, c.startRev)
+	// Not the first event's revision: revisions between the last one
+	// trimmed and it changed other resources, and a watch from one of
+	// them misses nothing.
+	return max(c.trimmedThrough, c.startRev)
 }
 
 // Revision is the revision the index is current at.

@@ -640,3 +640,29 @@ func TestGetForWriteWithholdsCopiesOlderThanAWrite(t *testing.T) {
 		t.Fatalf("after the write is applied: %v with sum %x, want the new object with %x", obj, sum, StoredSum(value))
 	}
 }
+
+// TestWatchFromARevisionOfAnotherResource: the window holds every event
+// after the last one it let go, so a watch from a revision that changed
+// other resources only, after that one and before the window's first
+// event, misses nothing and starts (a list's revision often is one).
+func TestWatchFromARevisionOfAnotherResource(t *testing.T) {
+	c, s := newCache(t, Options{MaxEvents: 3})
+	ctx := context.Background()
+	var trimmed int64
+	for i := range 3 {
+		trimmed, _ = s.Create(ctx, []byte(fmt.Sprintf("%sns/old-%d", prefix, i)), configMapValue("x", nil, ""))
+	}
+	other, _ := s.Create(ctx, []byte("/registry/secrets/ns/s1"), configMapValue("s", nil, ""))
+	s.Create(ctx, []byte("/registry/secrets/ns/s2"), configMapValue("s", nil, ""))
+	for i := range 3 {
+		s.Create(ctx, []byte(fmt.Sprintf("%sns/new-%d", prefix, i)), configMapValue("x", nil, ""))
+	}
+	end, _ := s.CurrentRevision(ctx)
+	c.WaitNotOlderThan(ctx, end)
+	if _, _, err := c.WatchFrom(ctx, other, Filter{Prefix: prefix}, false); err != nil {
+		t.Errorf("watch from %d, another resource's revision after the last event let go (%d): %v", other, trimmed, err)
+	}
+	if _, _, err := c.WatchFrom(ctx, trimmed-1, Filter{Prefix: prefix}, false); err == nil {
+		t.Errorf("watch from %d, before the last event let go: no error, want ErrExpired", trimmed-1)
+	}
+}
