@@ -3,6 +3,7 @@ package builtin
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -36,6 +37,14 @@ type Options struct {
 func init() {
 	// Bodies of built-in kinds only exchanged get Kubernetes' defaults.
 	registry.DefaultBuiltin = legacyscheme.Scheme.Default
+	registry.InternalType = func(gvk schema.GroupVersionKind) string {
+		gvk.Version = runtime.APIVersionInternal
+		obj, err := legacyscheme.Scheme.New(gvk)
+		if err != nil {
+			return ""
+		}
+		return fmt.Sprintf("%T", obj)
+	}
 }
 
 // storageVersions names the version kube-apiserver stores a resource in

@@ -130,6 +130,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errNoRoute)
 		return
 	}
+	if store.Info.Namespaced && req.NamespaceInPath && req.Namespace == "" && req.Name != "" {
+		// An object's route with an empty namespace.
+		writeError(w, r, apierrors.NewBadRequest("Namespace parameter required."))
+		return
+	}
 	for _, warning := range store.Info.Warnings {
 		respond.Warning(w, warning)
 	}
@@ -219,7 +224,7 @@ func routable(info *resources.Info, req *request.Info) bool {
 	if !info.Namespaced && req.Namespace != "" && !ownNamespace {
 		return false
 	}
-	if info.Namespaced && req.Namespace == "" && req.Name != "" {
+	if info.Namespaced && req.Namespace == "" && req.Name != "" && !req.NamespaceInPath {
 		return false
 	}
 	if req.Subresource != "" {

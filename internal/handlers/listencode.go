@@ -108,12 +108,26 @@ var (
 
 func jsonFrame(store *registry.Store, listMeta *metav1.ListMeta) (head, tail []byte, err error) {
 	gvk := store.Info.GroupVersionKind()
-	metaJSON, err := json.Marshal(listMeta)
+	metaJSON, err := listMetaJSON(store, listMeta)
 	if err != nil {
 		return nil, nil, err
 	}
 	head = fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, gvk.Kind+"List", gvk.GroupVersion().String(), metaJSON)
 	return head, listCloser, nil
+}
+
+// listMetaJSON encodes a list's metadata. A custom resource's list is
+// unstructured in kube-apiserver, whose metadata always holds its continue
+// token, empty on a last page.
+func listMetaJSON(store *registry.Store, listMeta *metav1.ListMeta) ([]byte, error) {
+	if store.Typed() {
+		return json.Marshal(listMeta)
+	}
+	meta := map[string]any{"continue": listMeta.Continue, "resourceVersion": listMeta.ResourceVersion}
+	if listMeta.RemainingItemCount != nil {
+		meta["remainingItemCount"] = *listMeta.RemainingItemCount
+	}
+	return json.Marshal(meta)
 }
 
 func jsonItems(store *registry.Store, info runtime.SerializerInfo, items []runtime.Object, encs []*cache.Encodings) (*body, error) {

@@ -8,6 +8,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -17,6 +18,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
+	"github.com/kapi-dev/kapi/internal/resources"
 )
 
 var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
@@ -30,8 +32,12 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return
 	}
 	infos := codecs.Factory.SupportedMediaTypes()
+	target, err := negotiateRead(r, infos, "get")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	var obj runtime.Object
-	var err error
 	switch req.Verb {
 	case "get":
 		obj, err = store.Get(r.Context(), req.Namespace, req.Name)
@@ -47,7 +53,7 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, apierrors.NewInternalError(err))
 		return
 	}
-	writeObject(w, r, http.StatusOK, s, scaleGVK, infos)
+	writeTransformed(w, r, http.StatusOK, s, scaleStoreOf(store), target)
 }
 
 // writeScale applies a Scale (PUT), a patch of one (PATCH) or an
@@ -215,3 +221,24 @@ func checkScaleName(s *autoscalingv1.Scale, req *request.Info) (*autoscalingv1.S
 
 // scaleStore lets the patch machinery treat Scale as a typed kind.
 var scaleStore = registry.StoreOfKind(scaleGVK)
+
+// customScaleStore describes the Scale of custom resources, printed as a
+// Table as apiextensions prints it: the replicas wanted and had, and the
+// age (its scale paths are required, so every custom resource's Scale
+// has both columns).
+var customScaleStore = registry.NewStore(&resources.Info{
+	Group: scaleGVK.Group, Version: scaleGVK.Version, Kind: scaleGVK.Kind,
+	PrinterColumns: []resources.PrinterColumn{
+		{Name: "Desired", Type: "integer", Description: "Number of desired replicas", JSONPath: ".spec.replicas"},
+		{Name: "Available", Type: "integer", Description: "Number of actual replicas", JSONPath: ".status.replicas"},
+		{Name: "Age", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"], JSONPath: ".metadata.creationTimestamp"},
+	},
+}, nil)
+
+// scaleStoreOf describes the Scale of store's objects.
+func scaleStoreOf(store *registry.Store) *registry.Store {
+	if store.Typed() {
+		return scaleStore
+	}
+	return customScaleStore
+}

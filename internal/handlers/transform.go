@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -48,9 +49,11 @@ func negotiateRead(r *http.Request, infos []runtime.SerializerInfo, verb string)
 		case asTable:
 			return mediaType != protobufMediaType
 		case asPartial:
-			return verb == "get" || verb == "watch"
+			return verb == "get" || verb == "watch" || verb == "list"
 		case asPartialList:
-			return verb == "list"
+			// kube-apiserver takes either for a get or list, and answers
+			// the one that does not fit with a 406 of its own.
+			return verb == "list" || verb == "get"
 		}
 		return false
 	}
@@ -91,8 +94,20 @@ func (t readTarget) transform(store *registry.Store, obj runtime.Object, items [
 		}
 		return table, gv.WithKind(asTable), nil
 	case asPartial:
+		if obj == nil {
+			return nil, schema.GroupVersionKind{}, notAcceptable(fmt.Sprintf(
+				"you requested PartialObjectMetadata, but the requested object is a list (%s)", store.TypeName(true)))
+		}
 		return partialMetadata(obj, gv), gv.WithKind(asPartial), nil
 	case asPartialList:
+		if obj != nil && !store.Typed() {
+			// apiextensions' handler fails listing the object's items.
+			return nil, schema.GroupVersionKind{}, errors.New("content is not a list")
+		}
+		if obj != nil {
+			return nil, schema.GroupVersionKind{}, notAcceptable(fmt.Sprintf(
+				"you requested PartialObjectMetadataList, but the requested object is not a list (%s)", store.TypeName(false)))
+		}
 		list := &metav1.PartialObjectMetadataList{Items: make([]metav1.PartialObjectMetadata, 0, len(items))}
 		if listMeta != nil {
 			list.ListMeta = *listMeta
@@ -119,6 +134,14 @@ func (t readTarget) transform(store *registry.Store, obj runtime.Object, items [
 	gvk := store.Info.GroupVersionKind()
 	gvk.Kind += "List"
 	return list, gvk, nil
+}
+
+// notAcceptable is kube-apiserver's 406 for a conversion that does not
+// fit what a request returns.
+func notAcceptable(message string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable, Message: message,
+	}}
 }
 
 // partialMetadata is an object's metadata alone; gv, when set, gives it

@@ -39,6 +39,10 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	if err := p.admission.Validate(ctx, attrs); err != nil {
 		return nil, false, err
 	}
+	if own := store.Backend().Hooks.OwnDelete; own != nil && mustAccessor(current).GetDeletionTimestamp() == nil {
+		marked, err := p.markFirstDelete(ctx, store, namespace, name, opts, current, dry, own)
+		return marked, false, err
+	}
 	w := registry.Write{Info: store.Info, Namespace: namespace, Name: name, Verb: "delete"}
 	if gd, ok := strategyOf(store).(registry.GracefulDeleter); ok {
 		probe := opts.DeepCopy()
@@ -63,7 +67,7 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 		// dependents, or deleting them first).
 		return p.markDeleting(ctx, store, namespace, name, opts, current, dry)
 	}
-	keep, err := p.keeps(store, current.DeepCopyObject())
+	keep, err := p.keeps(store, current)
 	if err != nil {
 		return nil, false, err
 	}
@@ -96,7 +100,7 @@ func (p *Pipeline) DeleteCorrupt(ctx context.Context, store *registry.Store, nam
 
 // keeps reports whether deleting obj only marks it: it has finalizers, it
 // is being deleted gracefully (a grace period not yet cut to zero), or its
-// type's PrepareDelete says so (and may change obj accordingly).
+// type's PrepareDelete says so.
 func (p *Pipeline) keeps(store *registry.Store, obj runtime.Object) (bool, error) {
 	m := mustAccessor(obj)
 	grace := m.GetDeletionGracePeriodSeconds()
@@ -118,7 +122,23 @@ func (p *Pipeline) keptByType(store *registry.Store, obj runtime.Object) (bool, 
 	if hook == nil || mustAccessor(obj).GetDeletionTimestamp() == nil {
 		return false, nil
 	}
-	return hook(obj.DeepCopyObject())
+	return hook(obj)
+}
+
+// markFirstDelete marks an object on its first delete, by its type's own
+// delete, and keeps it.
+func (p *Pipeline) markFirstDelete(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, current runtime.Object, dry bool, own *registry.OwnDelete) (runtime.Object, error) {
+	mark := func(cur runtime.Object) (runtime.Object, error) {
+		if err := checkPreconditions(store, opts, cur); err != nil {
+			return nil, err
+		}
+		own.Mark(cur, opts)
+		return cur, nil
+	}
+	if dry {
+		return mark(current)
+	}
+	return store.Update(ctx, namespace, name, mark)
 }
 
 // markDeleting sets the deletion timestamp of an object that is kept.
@@ -131,28 +151,19 @@ func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, name
 		if finalizers, changed := gcFinalizers(ctx, strategyOf(store), w, opts, mustAccessor(cur)); changed {
 			mustAccessor(cur).SetFinalizers(finalizers)
 		}
-		if _, err := p.keeps(store, cur); err != nil {
-			return nil, err
-		}
 		return p.markForDeletion(ctx, store, w, cur, opts)
 	}
-	// The storages with their own delete (namespaces, CRDs) only mark an
-	// object on its first delete, whatever else would let it go.
-	marksOnly := hasOwnDelete(store) && mustAccessor(current).GetDeletionTimestamp() == nil
 	if dry {
 		obj, err := mark(current)
 		if err != nil {
 			return nil, false, err
 		}
-		keep, err := p.keeps(store, obj.DeepCopyObject())
-		return obj, !keep && !marksOnly, err
+		keep, err := p.keeps(store, obj)
+		return obj, !keep, err
 	}
 	marked, err := store.Update(ctx, namespace, name, mark)
 	if err != nil {
 		return nil, false, err
-	}
-	if marksOnly {
-		return marked, false, nil
 	}
 	// The finalizers may have been removed in between.
 	return p.finishDeletion(ctx, store, marked)
@@ -174,27 +185,26 @@ func (p *Pipeline) markForDeletion(ctx context.Context, store *registry.Store, w
 			return cur, nil
 		}
 	}
-	setDeletionTimestamp(cur, !hasOwnDelete(store))
+	setDeletionTimestamp(cur)
 	return cur, nil
 }
 
-// setDeletionTimestamp sets the deletion timestamp, once. As kube's
-// generic registry marks an object it keeps, the first mark moves the
-// generation on, if the type has one, and sets a grace period of 0
-// (generic); the namespaces and CustomResourceDefinitions storages, which
-// mark their objects themselves, do neither.
-func setDeletionTimestamp(obj runtime.Object, generic bool) {
+// setDeletionTimestamp marks an object a delete keeps, as kube's generic
+// registry does: the first mark moves the generation on, if the type has
+// one; a deletion timestamp later than now (a grace period's end) is
+// brought to now; and the grace period is 0, on a later delete too (the
+// types with their own delete mark their objects themselves on the first).
+func setDeletionTimestamp(obj runtime.Object) {
 	m := mustAccessor(obj)
-	if m.GetDeletionTimestamp() != nil {
-		return
-	}
 	now := metav1.Now()
-	m.SetDeletionTimestamp(&now)
-	if !generic {
-		return
-	}
-	if m.GetGeneration() > 0 {
-		m.SetGeneration(m.GetGeneration() + 1)
+	switch ts := m.GetDeletionTimestamp(); {
+	case ts == nil:
+		if m.GetGeneration() > 0 {
+			m.SetGeneration(m.GetGeneration() + 1)
+		}
+		m.SetDeletionTimestamp(&now)
+	case ts.After(now.Time):
+		m.SetDeletionTimestamp(&now)
 	}
 	var zero int64
 	m.SetDeletionGracePeriodSeconds(&zero)
@@ -210,7 +220,7 @@ func (p *Pipeline) finishDeletion(ctx context.Context, store *registry.Store, ob
 	if m.GetDeletionTimestamp() == nil {
 		return obj, false, nil
 	}
-	if keep, err := p.keeps(store, obj.DeepCopyObject()); err != nil || keep {
+	if keep, err := p.keeps(store, obj); err != nil || keep {
 		return obj, false, nil
 	}
 	uid := m.GetUID()
@@ -253,7 +263,8 @@ func checkPreconditionsFirst(store *registry.Store, opts *metav1.DeleteOptions, 
 	if opts == nil || opts.Preconditions == nil {
 		return nil
 	}
-	if prefix, ok := ownDeletes[store.GroupResource()]; ok {
+	if own := store.Backend().Hooks.OwnDelete; own != nil {
+		prefix := own.PreconditionFailed
 		m := mustAccessor(obj)
 		p := opts.Preconditions
 		if p.UID != nil && *p.UID != m.GetUID() {
@@ -278,19 +289,6 @@ func checkPreconditionsFirst(store *registry.Store, opts *metav1.DeleteOptions, 
 			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
-}
-
-// ownDeletes are the resources whose kube-apiserver storage has its own
-// delete instead of the generic registry's, with the words its
-// precondition errors begin with.
-var ownDeletes = map[schema.GroupResource]string{
-	{Resource: "namespaces"}: "Precondition failed",
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: "precondition failed",
-}
-
-func hasOwnDelete(store *registry.Store) bool {
-	_, ok := ownDeletes[store.GroupResource()]
-	return ok
 }
 
 // checkPreconditions enforces DeleteOptions.Preconditions when the delete

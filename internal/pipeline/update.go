@@ -108,7 +108,7 @@ func (p *Pipeline) deletesOnUpdate(store *registry.Store, current, next runtime.
 	if grace := cur.GetDeletionGracePeriodSeconds(); grace != nil && *grace != 0 {
 		return false
 	}
-	keep, err := p.keeps(store, next.DeepCopyObject())
+	keep, err := p.keeps(store, next)
 	return err == nil && !keep
 }
 

@@ -103,10 +103,15 @@ var tableConvertors = map[schema.GroupResource]rest.TableConvertor{
 // those of an empty list of the kind.
 func kubePrinter(gvk schema.GroupVersionKind, generate func(runtime.Object) (*metav1.Table, error)) *Printer {
 	internalList, err := legacyscheme.Scheme.New(schema.GroupVersionKind{Group: gvk.Group, Version: runtime.APIVersionInternal, Kind: gvk.Kind + "List"})
+	sample := internalList
 	if err != nil {
-		return defaultPrinter
+		// A kind with no list (a Scale) is printed alone.
+		internalList = nil
+		if sample, err = legacyscheme.Scheme.New(schema.GroupVersionKind{Group: gvk.Group, Version: runtime.APIVersionInternal, Kind: gvk.Kind}); err != nil {
+			return defaultPrinter
+		}
 	}
-	empty, err := generate(internalList)
+	empty, err := generate(sample)
 	if err != nil {
 		return defaultPrinter
 	}
@@ -123,8 +128,10 @@ func kubePrinter(gvk schema.GroupVersionKind, generate func(runtime.Object) (*me
 		return table.Rows[0].Cells
 	}
 	p.rows = func(items []runtime.Object, now time.Time) []metav1.TableRow {
-		if rows, ok := listRows(internalList.DeepCopyObject(), items, generate); ok {
-			return rows
+		if internalList != nil {
+			if rows, ok := listRows(internalList.DeepCopyObject(), items, generate); ok {
+				return rows
+			}
 		}
 		out := make([]metav1.TableRow, len(items))
 		for i, item := range items {

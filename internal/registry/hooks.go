@@ -4,6 +4,7 @@ import (
 	"context"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 )
@@ -25,11 +26,14 @@ type Hooks struct {
 	// AfterUpdate runs once an update of the main resource is stored, with
 	// the object before and after it.
 	AfterUpdate func(ctx context.Context, old, updated runtime.Object)
-	// PrepareDelete runs on the current object of a delete. It may refuse
-	// the delete, or mark the object and keep it (keep) instead of
-	// removing it, as a namespace is kept until its content is gone. An
-	// object with metadata finalizers is always kept.
+	// PrepareDelete runs on the current object of a delete, which it
+	// must not change. It may refuse the delete, or keep the object
+	// (keep) instead of removing it, as a namespace is kept until its
+	// content is gone. An object with metadata finalizers is always kept.
 	PrepareDelete func(current runtime.Object) (keep bool, err error)
+	// OwnDelete is set for the types whose kube-apiserver storage has a
+	// delete of its own instead of the generic registry's.
+	OwnDelete *OwnDelete
 	// AfterDelete runs once an object is gone.
 	AfterDelete func(ctx context.Context, obj runtime.Object)
 	// Scale serves the scale sub-resource of a type that has one.
@@ -42,6 +46,20 @@ type Hooks struct {
 	// shares it (read only from then on): it may make parts of the object
 	// the very parts equal objects hold, so that they are held once.
 	Share func(obj runtime.Object)
+}
+
+// OwnDelete is the delete of a type whose kube-apiserver storage has its
+// own (namespaces, CustomResourceDefinitions): the first delete of an
+// object only marks it, by Mark, whatever its finalizers; later deletes
+// take the generic way.
+type OwnDelete struct {
+	// Mark marks obj on its first delete: its deletion timestamp and
+	// whatever else the type's storage sets then, from the delete's
+	// options (which may be nil).
+	Mark func(obj runtime.Object, opts *metav1.DeleteOptions)
+	// PreconditionFailed begins the storage's errors for a delete's
+	// preconditions that do not hold.
+	PreconditionFailed string
 }
 
 // Action carries out a create that is an operation, with the decoded body

@@ -132,6 +132,30 @@ var kindStores sync.Map
 // Kubernetes' scheme.
 var DefaultBuiltin = func(runtime.Object) {}
 
+// InternalType names the Go type kube-apiserver holds a built-in kind's
+// objects in (its internal version, such as *core.ConfigMapList), which its
+// errors about a request's representation name; the package of the
+// built-in types sets it.
+var InternalType = func(schema.GroupVersionKind) string { return "" }
+
+// TypeName names the Go type kube-apiserver holds the store's objects in
+// (list: its lists), for errors that name it.
+func (s *Store) TypeName(list bool) string {
+	gvk := s.gvk
+	if list {
+		gvk.Kind += "List"
+	}
+	if s.typed {
+		if name := InternalType(gvk); name != "" {
+			return name
+		}
+	}
+	if list {
+		return fmt.Sprintf("%T", s.newList())
+	}
+	return fmt.Sprintf("%T", s.New())
+}
+
 // Default sets the defaults a request body of the store's kind gets as it
 // is decoded (as kube-apiserver's decoder sets them): its type's
 // strategy's, or Kubernetes' for a built-in kind only exchanged.

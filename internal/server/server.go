@@ -728,7 +728,17 @@ func (s *Server) routes(api http.Handler, ver interface{}) http.Handler {
 	mux.Handle(satoken.OpenIDConfigPath, s.tokens.Discovery)
 	mux.Handle(satoken.JWKSPath, s.tokens.Discovery)
 	mux.Handle("/", api)
-	return mux
+	// API paths go to the API as they are: the mux would redirect a path
+	// with an empty segment to its cleaned form, where kube-apiserver reads
+	// /api/v1/namespaces//configmaps as a list across namespaces, as the
+	// request's authorization already did.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/apis/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // ensureNamespaces creates the bootstrap namespaces through the write

@@ -573,3 +573,125 @@ func TestCreateByUpdateNeedsCreate(t *testing.T) {
 		t.Errorf("an apply that creates, with create: %v", err)
 	}
 }
+
+// TestNamespaceAndCRDFirstDeleteFinalizers: a namespace's first delete sets the
+// garbage collector's finalizers by its storage's own rules, where
+// orphanDependents: false asks for the foreground deletion; a
+// CustomResourceDefinition's first delete adds only its cleanup finalizer,
+// whatever propagation it asks for, and a later one the generic
+// registry's finalizer and a grace period of 0.
+func TestNamespaceAndCRDFirstDeleteFinalizers(t *testing.T) {
+	k := startKapi(t, "--controllers=serviceaccount-controller") // nothing finishes the deletes
+	namespaces := k.clientset().CoreV1().Namespaces()
+	if _, err := namespaces.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fg"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := namespaces.Delete(ctx, "fg", metav1.DeleteOptions{OrphanDependents: ptr.To(false)}); err != nil {
+		t.Fatal(err)
+	}
+	if ns, err := namespaces.Get(ctx, "fg", metav1.GetOptions{}); err != nil || !slices.Equal(ns.Finalizers, []string{metav1.FinalizerDeleteDependents}) {
+		t.Errorf("a namespace deleted with orphanDependents false: %v, finalizers %v, want foregroundDeletion", err, ns.Finalizers)
+	}
+
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"
+	finalizersOf := func(body []byte) (finalizers []string, grace *int64) {
+		var crd metav1.PartialObjectMetadata
+		if err := json.Unmarshal(body, &crd); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		return crd.Finalizers, crd.DeletionGracePeriodSeconds
+	}
+	resp, body := rawDo(t, k, http.MethodDelete, crds, "application/json", "", []byte(`{"propagationPolicy":"Foreground"}`))
+	if f, grace := finalizersOf(body); resp.StatusCode != http.StatusOK || !slices.Equal(f, []string{"customresourcecleanup.apiextensions.k8s.io"}) || grace != nil {
+		t.Errorf("a CRD's first delete, in the foreground: %d finalizers %v grace %v, want only the cleanup finalizer", resp.StatusCode, f, grace)
+	}
+	resp, body = rawDo(t, k, http.MethodDelete, crds, "application/json", "", []byte(`{"propagationPolicy":"Orphan"}`))
+	if f, grace := finalizersOf(body); resp.StatusCode != http.StatusOK || !slices.Equal(f, []string{"customresourcecleanup.apiextensions.k8s.io", "orphan"}) || grace == nil || *grace != 0 {
+		t.Errorf("a CRD's second delete, orphaning: %d finalizers %v grace %v, want orphan added and grace 0", resp.StatusCode, f, grace)
+	}
+}
+
+// TestScaleAsTableAndMetadata: a Scale is answered as a Table (kube's
+// Scale printer for built-in workloads, apiextensions' columns for custom
+// resources) or as its metadata.
+func TestScaleAsTableAndMetadata(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "deployment", "web", "--image=nginx", "--replicas=3")
+	if _, err := dynamicClient(t, k).Resource(widgets).Namespace("default").Create(ctx, widget("w", map[string]interface{}{"replicas": int64(2)}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+	for _, tc := range []struct{ path, columns, cells string }{
+		{"/apis/apps/v1/namespaces/default/deployments/web/scale", `"name":"Desired","type":"integer","format":"","description":"replicas is the desired`, `"cells":["web",3,0,`},
+		{"/apis/example.com/v1/namespaces/default/widgets/w/scale", `"name":"Desired","type":"integer","format":"","description":"Number of desired replicas"`, `"cells":["w",2,`},
+	} {
+		resp, body := rawDo(t, k, http.MethodGet, tc.path, "", table, nil)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), tc.columns) || !strings.Contains(string(body), tc.cells) {
+			t.Errorf("%s as a Table: %d %s", tc.path, resp.StatusCode, body)
+		}
+	}
+	resp, body := rawDo(t, k, http.MethodGet, "/apis/apps/v1/namespaces/default/deployments/web/scale", "", "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"kind":"PartialObjectMetadata"`) || !strings.Contains(string(body), `"name":"web"`) {
+		t.Errorf("a Scale as metadata: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestConversionsThatDoNotFit: metadata of an object asked for a list,
+// or the other way round, gets kube-apiserver's 406 naming the type it
+// holds (a custom resource's handler fails with a 500); a write is done
+// before its answer fails so.
+func TestConversionsThatDoNotFit(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "configmap", "c")
+	if _, err := dynamicClient(t, k).Resource(widgets).Namespace("default").Create(ctx, widget("w", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const object, list = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+	const cms = "/api/v1/namespaces/default/configmaps"
+	for _, tc := range []struct {
+		method, path, accept, body string
+		code                       int
+		message                    string
+	}{
+		{http.MethodGet, cms, object, "", http.StatusNotAcceptable, "you requested PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)"},
+		{http.MethodGet, cms + "/c", list, "", http.StatusNotAcceptable, "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)"},
+		{http.MethodGet, "/apis/example.com/v1/namespaces/default/widgets", object, "", http.StatusNotAcceptable, "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)"},
+		{http.MethodGet, "/apis/example.com/v1/namespaces/default/widgets/w", list, "", http.StatusInternalServerError, "content is not a list"},
+		{http.MethodPost, cms, list, `{"metadata":{"name":"written"}}`, http.StatusNotAcceptable, "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)"},
+	} {
+		resp, body := rawDo(t, k, tc.method, tc.path, "application/json", tc.accept, []byte(tc.body))
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), fmt.Sprintf(`"message":%q`, tc.message)) {
+			t.Errorf("%s %s as %s: %d %s, want %d %q", tc.method, tc.path, tc.accept, resp.StatusCode, body, tc.code, tc.message)
+		}
+	}
+	if _, err := k.clientset().CoreV1().ConfigMaps("default").Get(ctx, "written", metav1.GetOptions{}); err != nil {
+		t.Errorf("the create answered 406 was not done: %v", err)
+	}
+}
+
+// TestEmptyNamespaceInPathAndCustomListMetadata: a collection path with an empty namespace
+// lists across namespaces, and an object's is kube's 400; a custom
+// resource's list carries an empty continue token, as its unstructured
+// list does in kube-apiserver.
+func TestEmptyNamespaceInPathAndCustomListMetadata(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "namespace", "other")
+	k.mustKubectl("create", "configmap", "here")
+	k.mustKubectl("create", "configmap", "there", "-n", "other")
+	resp, body := rawDo(t, k, http.MethodGet, "/api/v1/namespaces//configmaps", "", "", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"name":"here"`) || !strings.Contains(string(body), `"name":"there"`) {
+		t.Errorf("a list with an empty namespace: %d %.300s, want both namespaces' ConfigMaps", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodGet, "/api/v1/namespaces//configmaps/here", "", "", nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"message":"Namespace parameter required."`) {
+		t.Errorf("a get with an empty namespace: %d %s, want 400", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodGet, "/apis/example.com/v1/namespaces/default/widgets", "", "", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"metadata":{"continue":"","resourceVersion":"`) {
+		t.Errorf("a custom resource list: %d %s, want an empty continue token", resp.StatusCode, body)
+	}
+}
