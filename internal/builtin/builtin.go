@@ -31,7 +31,8 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 			Actions: map[string]registry.Action{
 				"binding": namedAs("Binding", statusOnly(b.bindPod)), "eviction": namedAs("Eviction", e.evict),
 			},
-			Share: sharePodResources,
+			Streams: map[string]registry.Stream{"log": newPodLogs(p).stream},
+			Share:   sharePodResources,
 		},
 		{Resource: "bindings"}: {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
 

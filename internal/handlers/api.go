@@ -130,7 +130,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errNoRoute)
 		return
 	}
-	if store.Info.Namespaced && req.NamespaceInPath && req.Namespace == "" && req.Name != "" {
+	if store.Info.Namespaced && req.EmptyNamespace && req.Name != "" {
 		// An object's route with an empty namespace.
 		writeError(w, r, apierrors.NewBadRequest("Namespace parameter required."))
 		return
@@ -156,6 +156,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, err)
 			return
 		}
+	}
+	if stream := store.Backend().Hooks.Streams[req.Subresource]; stream != nil {
+		a.stream(w, r, req, store, stream)
+		return
 	}
 	if req.Subresource == "scale" {
 		a.scale(w, r, req, store)
@@ -224,7 +228,7 @@ func routable(info *resources.Info, req *request.Info) bool {
 	if !info.Namespaced && req.Namespace != "" && !ownNamespace {
 		return false
 	}
-	if info.Namespaced && req.Namespace == "" && req.Name != "" && !req.NamespaceInPath {
+	if info.Namespaced && req.Namespace == "" && req.Name != "" && !req.EmptyNamespace {
 		return false
 	}
 	if req.Subresource != "" {

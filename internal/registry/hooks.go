@@ -2,11 +2,13 @@ package registry
 
 import (
 	"context"
+	"net/url"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apiserver/pkg/registry/rest"
 )
 
 // Hooks are what one type does around the generic write path, beyond its
@@ -42,6 +44,9 @@ type Hooks struct {
 	// one, by sub-resource ("" for a resource that is only an action, such
 	// as bindings).
 	Actions map[string]Action
+	// Streams serve sub-resources read as a stream of bytes, such as a
+	// pod's log, by sub-resource.
+	Streams map[string]Stream
 	// Share runs on each object the watch cache decodes, before the cache
 	// shares it (read only from then on): it may make parts of the object
 	// the very parts equal objects hold, so that they are held once.
@@ -61,6 +66,12 @@ type OwnDelete struct {
 	// preconditions that do not hold.
 	PreconditionFailed string
 }
+
+// Stream serves a read of a sub-resource that answers with a stream of
+// bytes (a pod's log) from the request's query: what to stream (a nil
+// stream is answered 204 No Content, as kube-apiserver answers for a pod
+// with no node), or the error to answer with.
+type Stream func(ctx context.Context, namespace, name string, query url.Values) (rest.ResourceStreamer, error)
 
 // Action carries out a create that is an operation, with the decoded body
 // and the name in the URL (empty for a resource that is only an action).

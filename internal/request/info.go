@@ -26,9 +26,9 @@ type Info struct {
 	// request a watch: kube-apiserver then reads no list options into its
 	// request info (no name from a field selector, no selectors).
 	WatchPath bool
-	// NamespaceInPath is set when the path has a namespaces/NAMESPACE
-	// segment, even an empty one (/api/v1/namespaces//configmaps).
-	NamespaceInPath bool
+	// EmptyNamespace is set when the path's namespace segment is there
+	// but empty (/api/v1/namespaces//configmaps).
+	EmptyNamespace bool
 }
 
 // Parse classifies r. Paths that are not /api/v1/... or /apis/GROUP/VERSION/...
@@ -63,7 +63,7 @@ func Parse(r *http.Request) *Info {
 	info.WatchPath = watchPath
 	if len(parts) >= 2 && parts[0] == "namespaces" {
 		info.Namespace = parts[1]
-		info.NamespaceInPath = len(parts) > 2
+		info.EmptyNamespace = parts[1] == "" && len(parts) > 2
 		// namespaces/NAME/finalize and namespaces/NAME/status are
 		// sub-resources of the namespace itself, not namespaced resources.
 		if len(parts) > 2 && parts[2] != "finalize" && parts[2] != "status" {

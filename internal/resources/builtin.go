@@ -63,7 +63,7 @@ var builtinResources = []Info{
 			{Name: "ephemeralcontainers", Kind: "Pod", Verbs: verbsStatus, Served: true},
 			{Name: "eviction", Group: "policy", Version: "v1", Kind: "Eviction", Verbs: verbsCreate, Served: true},
 			{Name: "exec", Kind: "PodExecOptions", Verbs: verbsConnect},
-			{Name: "log", Kind: "Pod", Verbs: verbsGet},
+			{Name: "log", Kind: "Pod", Verbs: verbsGet, Served: true},
 			{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: verbsConnect},
 			{Name: "proxy", Kind: "PodProxyOptions", Verbs: verbsProxy},
 			{Name: "resize", Kind: "Pod", Verbs: verbsStatus, Served: true},

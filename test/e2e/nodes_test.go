@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"fmt"
-	nodeutil "k8s.io/component-helpers/node/util"
-	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
+	"net/http"
 	"net/netip"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	nodeutil "k8s.io/component-helpers/node/util"
+	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 )
 
 // simulatedNodes is the flag that gives each test three simulated nodes.
@@ -1107,4 +1109,65 @@ func simSameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// TestPodLogs: pods/log is served as kube-apiserver serves it: a
+// simulated node's containers have written nothing (kubectl logs prints
+// nothing and succeeds, following too); the container is chosen and
+// checked with kube's rules; a pod with no node has no log (204); the
+// log of a node kapi does not simulate is asked of its kubelet, with
+// kube-apiserver's errors when there is none to ask.
+func TestPodLogs(t *testing.T) {
+	k := startKapi(t, "--simulated-nodes=1")
+	k.mustKubectl("run", "web", "--image=nginx")
+	manifest := filepath.Join(t.TempDir(), "pods.json")
+	if err := writeFile(manifest, `{"apiVersion":"v1","kind":"List","items":[
+	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"two"},"spec":{"containers":[{"name":"a","image":"nginx"},{"name":"b","image":"nginx"}]}},
+	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"unscheduled"},"spec":{"schedulerName":"nobody","containers":[{"name":"c","image":"nginx"}]}},
+	{"apiVersion":"v1","kind":"Node","metadata":{"name":"hand-made"}},
+	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"elsewhere"},"spec":{"nodeName":"hand-made","containers":[{"name":"c","image":"nginx"}]}}]}`); err != nil {
+		t.Fatal(err)
+	}
+	k.mustKubectl("create", "-f", manifest)
+	pods := k.clientset().CoreV1().Pods("default")
+	waitFor(t, 30*time.Second, "the pods to run", func() bool {
+		for _, name := range []string{"web", "two"} {
+			p, err := pods.Get(ctx, name, metav1.GetOptions{})
+			if err != nil || p.Status.Phase != corev1.PodRunning {
+				return false
+			}
+		}
+		return true
+	})
+	for _, args := range [][]string{{"logs", "web"}, {"logs", "web", "-f"}, {"logs", "two", "-c", "b"}} {
+		if out, err := k.kubectl(args...); err != nil || out != "" {
+			t.Errorf("kubectl %v: %q %v, want no output and success", args, out, err)
+		}
+	}
+	const logs = "/api/v1/namespaces/default/pods/"
+	for _, tc := range []struct {
+		path    string
+		code    int
+		message string
+	}{
+		{logs + "two/log", http.StatusBadRequest, "a container name must be specified for pod two, choose one of: [a b]"},
+		{logs + "web/log?container=nope", http.StatusBadRequest, "container nope is not valid for pod web"},
+		{logs + "web/log?previous=true", http.StatusBadRequest, `previous terminated container \"web\" in pod \"web\" not found`},
+		{logs + "web/log?tailLines=x", http.StatusBadRequest, `strconv.ParseInt: parsing \"x\": invalid syntax`},
+		{logs + "web/log?sinceSeconds=-1", http.StatusUnprocessableEntity, "PodLogOptions \\\"web\\\" is invalid: sinceSeconds: Invalid value: -1: must be greater than 0"},
+		{logs + "elsewhere/log", http.StatusInternalServerError, "no preferred addresses found; known addresses: []"},
+		{logs + "nosuch/log", http.StatusNotFound, `pods \"nosuch\" not found`},
+	} {
+		resp, body := rawDo(t, k, http.MethodGet, tc.path, "", "", nil)
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.message) {
+			t.Errorf("GET %s: %d %s, want %d %s", tc.path, resp.StatusCode, body, tc.code, tc.message)
+		}
+	}
+	resp, body := rawDo(t, k, http.MethodGet, logs+"web/log", "", "", nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/plain" || len(body) != 0 {
+		t.Errorf("a simulated container's log: %d %q %q, want 200, text/plain and nothing", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	if resp, body := rawDo(t, k, http.MethodGet, logs+"unscheduled/log", "", "", nil); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("the log of a pod with no node: %d %s, want 204", resp.StatusCode, body)
+	}
 }

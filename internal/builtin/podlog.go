@@ -1,0 +1,209 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	genericrest "k8s.io/apiserver/pkg/registry/generic/rest"
+	"k8s.io/apiserver/pkg/registry/rest"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/pkg/apis/core/validation"
+	"k8s.io/kubernetes/pkg/features"
+	kubeletclient "k8s.io/kubernetes/pkg/kubelet/client"
+	"k8s.io/kubernetes/pkg/registry/core/pod"
+	"k8s.io/utils/ptr"
+
+	"github.com/kapi-dev/kapi/internal/pipeline"
+)
+
+var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+
+// simulatedLabel marks the nodes kapi simulates (simnodes.Label).
+const simulatedLabel = "kapi.dev/simulated"
+
+// podLogs serves pods/log as kube-apiserver does, with its options,
+// validation and choice of container: from the kubelet of the pod's node,
+// reached as kube-apiserver reaches it by default. A simulated node's
+// containers write nothing, so their log is empty, and a followed log
+// ends at once.
+type podLogs struct {
+	p       *pipeline.Pipeline
+	kubelet kubeletclient.ConnectionInfoGetter
+}
+
+func newPodLogs(p *pipeline.Pipeline) *podLogs {
+	l := &podLogs{p: p}
+	// kube-apiserver's defaults: the kubelet's port, the preferred node
+	// addresses, and no kubelet CA (its certificate is not verified).
+	kubelet, err := kubeletclient.NewNodeConnectionInfoGetter(kubeletclient.NodeGetterFunc(l.node), kubeletclient.KubeletClientConfig{
+		Port: 10250, ReadOnlyPort: 10255,
+		PreferredAddressTypes: []string{
+			string(api.NodeHostName), string(api.NodeInternalDNS), string(api.NodeInternalIP),
+			string(api.NodeExternalDNS), string(api.NodeExternalIP),
+		},
+	})
+	if err == nil {
+		l.kubelet = kubelet
+	}
+	return l
+}
+
+func (l *podLogs) stream(ctx context.Context, namespace, name string, query url.Values) (rest.ResourceStreamer, error) {
+	opts := &api.PodLogOptions{}
+	if err := legacyscheme.ParameterCodec.DecodeParameters(query, corev1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	splitStreams := utilfeature.DefaultFeatureGate.Enabled(features.PodLogsQuerySplitStreams)
+	if splitStreams && opts.Stream == nil {
+		opts.Stream = ptr.To(api.LogStreamAll)
+	}
+	if errs := validation.ValidatePodLogOptions(opts, splitStreams); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(api.Kind("PodLogOptions"), name, errs)
+	}
+	conn := &nodeConnections{logs: l}
+	location, transport, err := pod.LogLocation(ctx, podGetter{l.p, namespace}, conn, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	if conn.simulated {
+		return l.simulatedLog(ctx, namespace, name, path.Base(location.Path), opts.Previous)
+	}
+	return &genericrest.LocationStreamer{
+		Location:        location,
+		Transport:       transport,
+		ContentType:     "text/plain",
+		Flush:           opts.Follow,
+		ResponseChecker: genericrest.NewGenericHttpResponseChecker(api.Resource("pods/log"), name),
+		RedirectChecker: genericrest.PreventRedirects,
+	}, nil
+}
+
+// node reads a node for the kubelet's connection.
+func (l *podLogs) node(ctx context.Context, name string, _ metav1.GetOptions) (*corev1.Node, error) {
+	obj, err := l.p.Registry().Snapshot().Lookup(nodesGVR).Get(ctx, "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Node), nil
+}
+
+// nodeConnections finds the kubelet of a log's node, noting a simulated
+// one, which has none.
+type nodeConnections struct {
+	logs      *podLogs
+	simulated bool
+}
+
+func (c *nodeConnections) GetConnectionInfo(ctx context.Context, nodeName types.NodeName) (*kubeletclient.ConnectionInfo, error) {
+	node, err := c.logs.node(ctx, string(nodeName), metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if node.Labels[simulatedLabel] == "true" {
+		c.simulated = true
+		return &kubeletclient.ConnectionInfo{Scheme: "https", Hostname: node.Name, Port: "10250"}, nil
+	}
+	if c.logs.kubelet == nil {
+		return nil, apierrors.NewServiceUnavailable("no kubelet client")
+	}
+	return c.logs.kubelet.GetConnectionInfo(ctx, nodeName)
+}
+
+// podGetter reads a namespace's pods in their internal version, for kube's
+// LogLocation.
+type podGetter struct {
+	p         *pipeline.Pipeline
+	namespace string
+}
+
+func (g podGetter) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	obj, err := g.p.Registry().Snapshot().Lookup(podsGVR).Get(ctx, g.namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	internal := &api.Pod{}
+	if err := legacyscheme.Scheme.Convert(obj, internal, nil); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return internal, nil
+}
+
+// simulatedLog answers for a simulated node's kubelet: a container that
+// ran or runs has written nothing.
+func (l *podLogs) simulatedLog(ctx context.Context, namespace, name, container string, previous bool) (rest.ResourceStreamer, error) {
+	obj, err := l.p.Registry().Snapshot().Lookup(podsGVR).Get(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := noLogYet(obj.(*corev1.Pod), container, previous); err != nil {
+		return nil, err
+	}
+	return emptyLog{}, nil
+}
+
+// noLogYet is the kubelet's 400 for a container that has no log to give
+// (not started, or no previous run), in its words, as kube-apiserver
+// passes them on; nil when it has one.
+func noLogYet(p *corev1.Pod, container string, previous bool) error {
+	status, found := containerStatus(p, container)
+	refuse := func(format string, args ...any) error {
+		return apierrors.NewBadRequest(fmt.Sprintf(format, append([]any{container, p.Name}, args...)...))
+	}
+	last := status.LastTerminationState.Terminated
+	switch state := status.State; {
+	case !found:
+		return refuse("container %q in pod %q is not available")
+	case previous:
+		if last == nil || last.ContainerID == "" {
+			return refuse("previous terminated container %q in pod %q not found")
+		}
+	case state.Running != nil:
+	case state.Terminated != nil:
+		if state.Terminated.ContainerID == "" && (last == nil || last.ContainerID == "") {
+			return refuse("container %q in pod %q is terminated")
+		}
+	case last != nil:
+		if last.ContainerID == "" {
+			return refuse("container %q in pod %q is terminated")
+		}
+	case state.Waiting != nil:
+		return refuse("container %q in pod %q is waiting to start: %v", state.Waiting.Reason)
+	default:
+		return refuse("container %q in pod %q is waiting to start - no logs yet")
+	}
+	return nil
+}
+
+// containerStatus finds the status of a pod's container of any kind.
+func containerStatus(p *corev1.Pod, name string) (corev1.ContainerStatus, bool) {
+	for _, statuses := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses, p.Status.EphemeralContainerStatuses} {
+		for _, s := range statuses {
+			if s.Name == name {
+				return s, true
+			}
+		}
+	}
+	return corev1.ContainerStatus{}, false
+}
+
+// emptyLog is the log of a simulated container: it writes nothing.
+type emptyLog struct{}
+
+func (emptyLog) InputStream(context.Context, string, string) (io.ReadCloser, bool, string, error) {
+	return io.NopCloser(strings.NewReader("")), false, "text/plain", nil
+}
+
+func (emptyLog) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+func (e emptyLog) DeepCopyObject() runtime.Object { return e }
