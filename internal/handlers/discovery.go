@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 
@@ -102,9 +103,19 @@ func aggregatedVersion(v resources.VersionResources) apidiscoveryv2.APIVersionDi
 		if info.Namespaced {
 			scope = apidiscoveryv2.ScopeNamespace
 		}
+		// kube-apiserver names a built-in's group and version only where
+		// they are not the resource's (a Scale, an Eviction); apiextensions
+		// names a custom resource's always.
+		custom := !codecs.Scheme.Recognizes(info.GroupVersionKind())
+		ownKind := func(kind string) *metav1.GroupVersionKind {
+			if custom {
+				return &metav1.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: kind}
+			}
+			return &metav1.GroupVersionKind{Kind: kind}
+		}
 		res := apidiscoveryv2.APIResourceDiscovery{
 			Resource:         info.Resource,
-			ResponseKind:     &metav1.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind},
+			ResponseKind:     ownKind(info.Kind),
 			Scope:            scope,
 			SingularResource: info.Singular,
 			Verbs:            info.Verbs,
@@ -115,15 +126,12 @@ func aggregatedVersion(v resources.VersionResources) apidiscoveryv2.APIVersionDi
 			if !sub.Served {
 				continue
 			}
-			kind := metav1.GroupVersionKind{Group: info.Group, Version: info.Version, Kind: info.Kind}
-			if sub.Kind != "" {
-				kind.Kind = sub.Kind
-			}
+			kind := ownKind(cmp.Or(sub.Kind, info.Kind))
 			if sub.Version != "" {
 				kind.Group, kind.Version = sub.Group, sub.Version
 			}
 			res.Subresources = append(res.Subresources, apidiscoveryv2.APISubresourceDiscovery{
-				Subresource: sub.Name, ResponseKind: &kind, Verbs: sub.Verbs,
+				Subresource: sub.Name, ResponseKind: kind, Verbs: sub.Verbs,
 			})
 		}
 		out.Resources = append(out.Resources, res)

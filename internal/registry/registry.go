@@ -7,6 +7,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/discovery"
 	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -249,8 +250,16 @@ func (r *Registry) newBackend(spec Spec, served func(schema.GroupResource) *Back
 		return nil, fmt.Errorf("registry: storage version %q of %s is not served", spec.StorageVersion, gr)
 	}
 	hash := discovery.StorageVersionHash(gr.Group, spec.StorageVersion, storageStore.Info.Kind)
+	if s := spec.StoredAs; s != nil {
+		hash = discovery.StorageVersionHash(s.Group, s.Version, s.Kind)
+	}
 	for _, info := range spec.Versions {
-		info.StorageVersionHash = hash
+		// As kube-apiserver, only resources kept in storage have a hash:
+		// those that can be watched (not reviews, bindings or component
+		// statuses).
+		if slices.Contains(info.Verbs, "watch") {
+			info.StorageVersionHash = hash
+		}
 	}
 	convert := r.convert
 	if spec.Converter != nil {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +69,39 @@ func TestStorageVersionHash(t *testing.T) {
 	}
 	if v1, v2 := hash("autoscaling/v1", "horizontalpodautoscalers"), hash("autoscaling/v2", "horizontalpodautoscalers"); v1 != v2 || v1 == "" {
 		t.Errorf("HPA hashes v1 %q, v2 %q: want the same, of the storage version", v1, v2)
+	}
+	// events.k8s.io Events are stored as core Events; what is not stored
+	// has no hash.
+	for _, tc := range []struct{ gv, resource, want string }{
+		{"events.k8s.io/v1", "events", "r2yiGXH7wu8="},
+		{"authorization.k8s.io/v1", "subjectaccessreviews", ""},
+		{"v1", "bindings", ""},
+		{"v1", "componentstatuses", ""},
+	} {
+		if got := hash(tc.gv, tc.resource); got != tc.want {
+			t.Errorf("%s %s storageVersionHash = %q, want kube-apiserver's %q", tc.gv, tc.resource, got, tc.want)
+		}
+	}
+}
+
+// TestAggregatedDiscoveryResponseKinds: as kube-apiserver, aggregated
+// discovery names a built-in response kind's group and version only where
+// they are not the resource's; a custom resource's are named.
+func TestAggregatedDiscoveryResponseKinds(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	const accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+	for _, tc := range []struct{ path, want string }{
+		{"/api", `"resource":"pods","responseKind":{"group":"","version":"","kind":"Pod"}`},
+		{"/api", `{"subresource":"eviction","responseKind":{"group":"policy","version":"v1","kind":"Eviction"},"verbs":["create"]}`},
+		{"/api", `{"subresource":"log","responseKind":{"group":"","version":"","kind":"Pod"},"verbs":["get"]}`},
+		{"/apis", `"resource":"deployments","responseKind":{"group":"","version":"","kind":"Deployment"}`},
+		{"/apis", `{"subresource":"scale","responseKind":{"group":"autoscaling","version":"v1","kind":"Scale"}`},
+		{"/apis", `"resource":"widgets","responseKind":{"group":"example.com","version":"v1","kind":"Widget"}`},
+	} {
+		resp, body := rawDo(t, k, http.MethodGet, tc.path, "", accept, nil)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d, lacks %s", tc.path, resp.StatusCode, tc.want)
+		}
 	}
 }
