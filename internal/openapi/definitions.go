@@ -10,14 +10,18 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
 
+	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	aggregatoropenapi "k8s.io/kube-aggregator/pkg/generated/openapi"
+	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -215,6 +219,11 @@ func subresourceGVK(info *resources.Info, sub *resources.SubresourceInfo) schema
 
 // builder turns Go types into definitions, each once.
 type builder struct {
+	// kube are the definitions kube's generated code publishes, by name:
+	// those of apiextensions-apiserver and kube-aggregator, with the
+	// apimachinery and autoscaling/v1 types they use. A type defined
+	// there is defined so, each built afresh for this builder.
+	kube  map[string]common.OpenAPIDefinition
 	defs  map[string]*spec.Schema
 	v3    map[string]*spec.Schema
 	byGVK map[schema.GroupVersionKind]string
@@ -226,6 +235,7 @@ type builder struct {
 
 func newBuilder(scheme *runtime.Scheme) *builder {
 	b := &builder{
+		kube:  kubeDefinitions(),
 		defs:  map[string]*spec.Schema{},
 		v3:    map[string]*spec.Schema{},
 		byGVK: map[schema.GroupVersionKind]string{},
@@ -251,6 +261,16 @@ func newBuilder(scheme *runtime.Scheme) *builder {
 		})
 	}
 	return b
+}
+
+// kubeDefinitions are the definitions the generated OpenAPI code of
+// apiextensions-apiserver and kube-aggregator gives, by name, their
+// references made as kapi's are.
+func kubeDefinitions() map[string]common.OpenAPIDefinition {
+	ref := func(name string) spec.Ref { return spec.MustCreateRef("#/definitions/" + name) }
+	defs := apiextensionsopenapi.GetOpenAPIDefinitions(ref)
+	maps.Copy(defs, aggregatoropenapi.GetOpenAPIDefinitions(ref))
+	return defs
 }
 
 // typeName is kube-apiserver's definition name of a named Go type: the
@@ -307,9 +327,13 @@ func docs(t reflect.Type) map[string]string {
 
 // define builds the definition of struct type t.
 func (b *builder) define(t reflect.Type, name string) spec.Schema {
+	kube, published := b.kube[name]
 	description := docs(t)[""]
 	if d, ok := typeDescriptions[name]; ok {
 		description = d
+	}
+	if published {
+		description = kube.Schema.Description
 	}
 	var s spec.Schema
 	s.Description = description
@@ -334,7 +358,11 @@ func (b *builder) define(t reflect.Type, name string) spec.Schema {
 		panic(fmt.Sprintf("openapi: %v is not a struct", t))
 	}
 	s.Type = []string{"object"}
-	b.addMembers(&s, t)
+	b.addMembers(&s, t) // defines the types t refers to, too
+	if published {
+		// kube's own definition, all its markers read.
+		s = kube.Schema
+	}
 	if kinds := b.gvks[t]; len(kinds) > 0 {
 		list := make([]interface{}, len(kinds))
 		for i, gvk := range kinds {
@@ -414,10 +442,7 @@ func (b *builder) addMembers(s *spec.Schema, t reflect.Type) {
 		if s.Properties == nil {
 			s.Properties = map[string]spec.Schema{}
 		}
-		description, ok := doc[name]
-		if !ok {
-			description = fieldDescriptions[owner+"."+name]
-		}
+		description := doc[name]
 		s.Properties[name] = b.property(f, name, opts, description, owner)
 		optional := hasOpt(opts, "omitempty") || hasOpt(opts, "omitzero")
 		if req, ok := requiredOverrides[owner+"."+name]; ok {
@@ -462,7 +487,9 @@ func (b *builder) property(f reflect.StructField, name string, opts []string, de
 	if mergeKey != "" {
 		p.AddExtension(extPatchMergeKey, mergeKey)
 	}
-	if p.Type.Contains("array") {
+	// A list kind's items carry no list type (kube's List types have no
+	// marker there; unmarked, a list is atomic all the same).
+	if p.Type.Contains("array") && !(name == "items" && strings.HasSuffix(owner, "List")) {
 		lt := listSemantics(strategy, mergeKey)
 		if o, ok := listTypes[key]; ok {
 			lt = o

@@ -7,25 +7,13 @@ package openapi
 // checked against kube's own server-side apply schema (the one client-go's
 // apply configurations embed) by TestSemanticsMatchKube.
 
-// typeDescriptions are the descriptions of the types without a generated
-// SwaggerDoc (those outside k8s.io/api's and meta/v1's types.go files).
+// typeDescriptions are the descriptions of the types with neither a
+// generated SwaggerDoc nor a definition kube's published generated code
+// gives (kubeDefinitions).
 var typeDescriptions = map[string]string{
-	// Our own wording: these types' documentation is not available at run
+	// Our own wording: this type's documentation is not available at run
 	// time, and the text of kube's is not ours to copy.
-	"io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent":                                       "One change to a watched resource.",
-	"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition":     "A resource type defined by data and served by the API server. Its name is <plural>.<group>.",
-	"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList": "A list of CustomResourceDefinitions.",
-	"io.k8s.apimachinery.pkg.api.resource.Quantity":                                         "A fixed-point number written as a string with an optional suffix: a binary SI suffix (Ki, Mi, Gi, Ti, Pi, Ei), a decimal SI suffix (m, k, M, G, T, P, E) or a decimal exponent (e3, E6). For example 100m, 1.5Gi, 2e3.",
-	"io.k8s.apimachinery.pkg.runtime.RawExtension":                                          "An embedded object of any kind, kept as it was sent.",
-	"io.k8s.apimachinery.pkg.util.intstr.IntOrString":                                       "A value that is either a 32-bit integer or a string.",
-	"io.k8s.apimachinery.pkg.apis.meta.v1.Time":                                             "A point in time, written in RFC 3339 form with second precision.",
-	"io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime":                                        "A point in time, written in RFC 3339 form with microsecond precision.",
-	"io.k8s.apimachinery.pkg.apis.meta.v1.Duration":                                         "A length of time, written as a Go duration string such as 1h30m.",
-}
-
-// fieldDescriptions are the descriptions of the fields of those types.
-var fieldDescriptions = map[string]string{
-	"io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent.object": "The object of the event: its new state for ADDED and MODIFIED, its last state for DELETED, a Status for ERROR, and an object holding only a resource version for BOOKMARK.",
+	"io.k8s.apimachinery.pkg.util.intstr.IntOrString": "A value that is either a 32-bit integer or a string.",
 }
 
 // markerDefaults are the +default values of fields, beyond the zero values
@@ -61,6 +49,7 @@ var markerDefaults = map[string]interface{}{
 // requiredOverrides are the fields whose +optional or +required marker
 // disagrees with their json tag (required = no omitempty or omitzero).
 var requiredOverrides = map[string]bool{
+	"io.k8s.api.events.v1.Event.metadata":                                                                    false,
 	"io.k8s.api.authentication.v1.TokenReviewSpec.token":                                                     true,
 	"io.k8s.api.authentication.v1.TokenRequest.spec":                                                         false,
 	"io.k8s.api.authentication.v1.TokenRequestSpec.audiences":                                                false,
@@ -193,11 +182,12 @@ var listTypes = map[string]listType{
 // mapTypes are the fields marked +mapType (maps) or +structType (struct
 // values whose type says otherwise).
 var mapTypes = map[string]string{
-	"io.k8s.api.core.v1.PersistentVolumeSpec.claimRef":      "granular",
-	"io.k8s.api.core.v1.PodSpec.nodeSelector":               "atomic",
-	"io.k8s.api.core.v1.ReplicationControllerSpec.selector": "atomic",
-	"io.k8s.api.core.v1.ServiceSpec.selector":               "atomic",
-	"io.k8s.api.node.v1.Scheduling.nodeSelector":            "atomic",
+	"io.k8s.api.core.v1.PersistentVolumeClaimStatus.allocatedResourceStatuses": "granular",
+	"io.k8s.api.core.v1.PersistentVolumeSpec.claimRef":                         "granular",
+	"io.k8s.api.core.v1.PodSpec.nodeSelector":                                  "atomic",
+	"io.k8s.api.core.v1.ReplicationControllerSpec.selector":                    "atomic",
+	"io.k8s.api.core.v1.ServiceSpec.selector":                                  "atomic",
+	"io.k8s.api.node.v1.Scheduling.nodeSelector":                               "atomic",
 }
 
 // structTypes are the struct types marked +structType.
@@ -234,12 +224,14 @@ var structTypes = map[string]string{
 
 // unions are the struct types marked +union, in kube's extension form.
 var unions = map[string][]interface{}{
-	"io.k8s.api.core.v1.AppArmorProfile":                       union("type", "localhostProfile", "LocalhostProfile"),
-	"io.k8s.api.core.v1.PodSchedulingGroup":                    union("", "podGroupName", "PodGroupName"),
-	"io.k8s.api.core.v1.SeccompProfile":                        union("type", "localhostProfile", "LocalhostProfile"),
-	"io.k8s.api.flowcontrol.v1.LimitResponse":                  union("type", "queuing", "Queuing"),
-	"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec": union("type", "exempt", "Exempt", "limited", "Limited"),
-	"io.k8s.api.flowcontrol.v1.Subject":                        union("kind", "group", "Group", "serviceAccount", "ServiceAccount", "user", "User"),
+	"io.k8s.api.core.v1.AppArmorProfile":                              union("type", "localhostProfile", "LocalhostProfile"),
+	"io.k8s.api.core.v1.PodSchedulingGroup":                           union("", "podGroupName", "PodGroupName"),
+	"io.k8s.api.core.v1.SeccompProfile":                               union("type", "localhostProfile", "LocalhostProfile"),
+	"io.k8s.api.flowcontrol.v1.LimitResponse":                         union("type", "queuing", "Queuing"),
+	"io.k8s.api.scheduling.v1alpha3.WorkloadPodGroupDisruptionMode":   union("", "all", "All", "single", "Single"),
+	"io.k8s.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingPolicy": union("", "basic", "Basic", "gang", "Gang"),
+	"io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec":        union("type", "exempt", "Exempt", "limited", "Limited"),
+	"io.k8s.api.flowcontrol.v1.Subject":                               union("kind", "group", "Group", "serviceAccount", "ServiceAccount", "user", "User"),
 }
 
 // union is one x-kubernetes-unions entry: the discriminator field (if any)

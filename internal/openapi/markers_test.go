@@ -134,6 +134,72 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// stringConsts are a package's string constants given as literals or as
+// conversions of literals, by name.
+func stringConsts(files []*ast.File) map[string]string {
+	consts := map[string]string{}
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
+					value := vs.Values[i]
+					if call, ok := value.(*ast.CallExpr); ok && len(call.Args) == 1 {
+						value = call.Args[0]
+					}
+					if lit, ok := value.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						consts[name.Name], _ = strconv.Unquote(lit.Value)
+					}
+				}
+			}
+		}
+	}
+	return consts
+}
+
+// conversionType is the type of constants declared without one, as a
+// conversion (PathTypeExact = PathType("Exact")).
+func conversionType(vs *ast.ValueSpec) (*ast.Ident, bool) {
+	if vs.Type != nil || len(vs.Values) != 1 {
+		return nil, false
+	}
+	call, ok := vs.Values[0].(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return nil, false
+	}
+	id, ok := call.Fun.(*ast.Ident)
+	return id, ok
+}
+
+// constValue evaluates a constant given as another constant, of this
+// package or another, or as a conversion of one.
+func constValue(e ast.Expr, consts map[string]string, all map[string]map[string]string) (string, bool) {
+	if call, ok := e.(*ast.CallExpr); ok && len(call.Args) == 1 {
+		e = call.Args[0]
+	}
+	switch e := e.(type) {
+	case *ast.Ident:
+		v, ok := consts[e.Name]
+		return v, ok
+	case *ast.SelectorExpr:
+		// Another package's constant: the API packages' names are unique
+		// enough among their constants.
+		for _, pkg := range sortedKeys(all) {
+			if v, ok := all[pkg][e.Sel.Name]; ok {
+				return v, true
+			}
+		}
+	}
+	return "", false
+}
+
 var update = flag.Bool("update", false, "rewrite zz_generated.enums.go from the API sources")
 
 // TestEnums checks zz_generated.enums.go against the +enum types of the API
@@ -163,26 +229,15 @@ func TestEnums(t *testing.T) {
 			}
 		}
 	}
+	// String constants by package, then by name: conversions of other
+	// packages' constants (AddressType(v1.IPv4Protocol)) are read from
+	// them.
+	allConsts := map[string]map[string]string{}
 	for _, pkgPath := range sortedKeys(sources) {
-		consts := map[string]string{}
-		for _, f := range sources[pkgPath] {
-			for _, decl := range f.Decls {
-				gd, ok := decl.(*ast.GenDecl)
-				if !ok || gd.Tok != token.CONST {
-					continue
-				}
-				for _, spec := range gd.Specs {
-					vs := spec.(*ast.ValueSpec)
-					for i, name := range vs.Names {
-						if i < len(vs.Values) {
-							if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-								consts[name.Name], _ = strconv.Unquote(lit.Value)
-							}
-						}
-					}
-				}
-			}
-		}
+		allConsts[pkgPath] = stringConsts(sources[pkgPath])
+	}
+	for _, pkgPath := range sortedKeys(sources) {
+		consts := allConsts[pkgPath]
 		for _, f := range sources[pkgPath] {
 			for _, decl := range f.Decls {
 				gd, ok := decl.(*ast.GenDecl)
@@ -192,6 +247,9 @@ func TestEnums(t *testing.T) {
 				for _, spec := range gd.Specs {
 					vs := spec.(*ast.ValueSpec)
 					typ, ok := vs.Type.(*ast.Ident)
+					if !ok {
+						typ, ok = conversionType(vs)
+					}
 					if !ok {
 						continue
 					}
@@ -213,9 +271,7 @@ func TestEnums(t *testing.T) {
 					for i, name := range vs.Names {
 						v, known := consts[name.Name]
 						if !known && i < len(vs.Values) {
-							if id, ok := vs.Values[i].(*ast.Ident); ok {
-								v, known = consts[id.Name]
-							}
+							v, known = constValue(vs.Values[i], consts, allConsts)
 						}
 						if !known {
 							t.Errorf("%s: cannot evaluate %s", key, name.Name)
@@ -243,18 +299,24 @@ func TestEnums(t *testing.T) {
 		}
 	}
 
-	// Only the enums the definitions use.
+	// Only the enums the definitions use (fields of inlined structs too).
 	used := map[string]bool{}
-	for _, typ := range builtin().types {
-		if typ.Kind() != reflect.Struct {
-			continue
-		}
+	var use func(typ reflect.Type)
+	use = func(typ reflect.Type) {
 		for i := 0; i < typ.NumField(); i++ {
 			ft := typ.Field(i).Type
 			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map {
 				ft = ft.Elem()
 			}
 			used[ft.PkgPath()+"."+ft.Name()] = true
+			if typ.Field(i).Anonymous && ft.Kind() == reflect.Struct {
+				use(ft)
+			}
+		}
+	}
+	for _, typ := range builtin().types {
+		if typ.Kind() == reflect.Struct {
+			use(typ)
 		}
 	}
 	whitespace := regexp.MustCompile(`\s+`)

@@ -201,12 +201,13 @@ func TestSpecialTypes(t *testing.T) {
 			t.Errorf("%s: type %v format %q description %.40q properties %v", name, s.Type, s.Format, s.Description, s.Properties)
 		}
 	}
-	if d := def(t, "io.k8s.apimachinery.pkg.api.resource.Quantity").Description; !strings.HasPrefix(d, "A fixed-point number") {
+	// Described as kube's generated code describes them.
+	if d := def(t, "io.k8s.apimachinery.pkg.api.resource.Quantity").Description; !strings.HasPrefix(d, "Quantity is a fixed-point representation of a number.") {
 		t.Errorf("Quantity description %q", d)
 	}
 	// Durations are strings too (no served kind has one).
 	b := newBuilder(codecs.Scheme)
-	if d := b.defs[b.ref(reflect.TypeFor[metav1.Duration]())]; !d.Type.Contains("string") || !strings.HasPrefix(d.Description, "A length of time") {
+	if d := b.defs[b.ref(reflect.TypeFor[metav1.Duration]())]; !d.Type.Contains("string") || !strings.HasPrefix(d.Description, "Duration is a wrapper around time.Duration") {
 		t.Errorf("Duration %+v", d)
 	}
 	// v3 describes int-or-string and quantities as oneOf.

@@ -178,10 +178,15 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 	}
 	typedOK := func(name string) []response { return []response{{200, "OK", name}} }
 
-	item(prefix + "/").ops = []*operation{{
-		method: "get", id: "get" + idPrefix + "APIResources", description: "get available resources",
-		produces: typedMediaTypes, responses: typedOK("io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList"), tag: tag,
-	}}
+	// apiextensions' documents of custom resources have neither the
+	// group-version's discovery path nor the deprecated watch paths.
+	custom := len(infos) > 0 && !codecs.Scheme.Recognizes(infos[0].GroupVersionKind())
+	if !custom {
+		item(prefix + "/").ops = []*operation{{
+			method: "get", id: "get" + idPrefix + "APIResources", description: "get available resources",
+			produces: typedMediaTypes, responses: typedOK("io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList"), tag: tag,
+		}}
+	}
 
 	for _, info := range infos {
 		gvk := info.GroupVersionKind()
@@ -270,7 +275,7 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 			it := item(single, singleParams...)
 			it.ops = append(it.ops, o)
 		}
-		if has("watch") {
+		if has("watch") && !custom {
 			watchEvent := "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent"
 			watch := func(path, action, id, description string, params ...param) {
 				o := op("get", action, id, description, nil)

@@ -25,6 +25,10 @@ var enums = map[string]enumType{
 		values: []string{"IfNeeded", "Never"},
 		doc:    "Possible enum values:\n - `\"IfNeeded\"` indicates that the mutation may be called at least one additional time as part of the admission evaluation if the object being admitted is modified by other admission plugins after the initial mutation call.\n - `\"Never\"` indicates that the mutation must not be called more than once in a single admission evaluation.",
 	},
+	"k8s.io/api/admissionregistration/v1.ScopeType": {
+		values: []string{"*", "Cluster", "Namespaced"},
+		doc:    "Possible enum values:\n - `\"*\"` means that all scopes are included.\n - `\"Cluster\"` means that scope is limited to cluster-scoped objects. Namespace objects are cluster-scoped.\n - `\"Namespaced\"` means that scope is limited to namespaced objects.",
+	},
 	"k8s.io/api/admissionregistration/v1.SideEffectClass": {
 		values: []string{"None", "NoneOnDryRun", "Some", "Unknown"},
 		doc:    "Possible enum values:\n - `\"None\"` means that calling the webhook will have no side effects.\n - `\"NoneOnDryRun\"` means that calling the webhook will possibly have side effects, but if the request being reviewed has the dry-run attribute, the side effects will be suppressed.\n - `\"Some\"` means that calling the webhook will possibly have side effects. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.\n - `\"Unknown\"` means that no information is known about the side effects of calling the webhook. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.",
@@ -249,6 +253,14 @@ var enums = map[string]enumType{
 		values: []string{"DataLoss", "Degraded", "Inaccessible"},
 		doc:    "Possible enum values:\n - `\"DataLoss\"` indicates data loss has been detected on the volume.\n - `\"Degraded\"` indicates the volume is functioning but with reduced capability.\n - `\"Inaccessible\"` indicates the volume cannot be accessed.",
 	},
+	"k8s.io/api/discovery/v1.AddressType": {
+		values: []string{"FQDN", "IPv4", "IPv6"},
+		doc:    "Possible enum values:\n - `\"FQDN\"` represents a FQDN.\n - `\"IPv4\"` represents an IPv4 Address.\n - `\"IPv6\"` represents an IPv6 Address.",
+	},
+	"k8s.io/api/networking/v1.PathType": {
+		values: []string{"Exact", "ImplementationSpecific", "Prefix"},
+		doc:    "Possible enum values:\n - `\"Exact\"` matches the URL path exactly and with case sensitivity.\n - `\"ImplementationSpecific\"` matching is up to the IngressClass. Implementations can treat this as a separate PathType or treat it identically to Prefix or Exact path types.\n - `\"Prefix\"` matches based on a URL path prefix split by '/'. Matching is case sensitive and done on a path element by element basis. A path element refers to the list of labels in the path split by the '/' separator. A request is a match for path p if every p is an element-wise prefix of p of the request path. Note that if the last element of the path is a substring of the last element in request path, it is not a match (e.g. /foo/bar matches /foo/bar/baz, but does not match /foo/barbaz). If multiple matching paths exist in an Ingress spec, the longest matching path is given priority. Examples: - /foo/bar does not match requests to /foo/barbaz - /foo/bar matches request to /foo/bar and /foo/bar/baz - /foo and /foo/ both match requests to /foo and /foo/. If both paths are present in an Ingress spec, the longest matching path (/foo/) is given priority.",
+	},
 	"k8s.io/api/networking/v1.PolicyType": {
 		values: []string{"Egress", "Ingress"},
 		doc:    "Possible enum values:\n - `\"Egress\"` is a NetworkPolicy that affects egress traffic on selected pods\n - `\"Ingress\"` is a NetworkPolicy that affects ingress traffic on selected pods",
@@ -260,6 +272,10 @@ var enums = map[string]enumType{
 	"k8s.io/api/resource/v1.AllocationConfigSource": {
 		values: []string{"FromClaim", "FromClass"},
 		doc:    "Possible enum values:\n - `\"FromClaim\"`\n - `\"FromClass\"`",
+	},
+	"k8s.io/api/resource/v1.DeviceAllocationMode": {
+		values: []string{"All", "ExactCount"},
+		doc:    "Possible enum values:\n - `\"All\"`\n - `\"ExactCount\"`",
 	},
 	"k8s.io/api/resource/v1.DeviceTaintEffect": {
 		values: []string{"NoExecute", "NoSchedule", "None"},

@@ -149,6 +149,15 @@ func TestKubectlExplainAndValidate(t *testing.T) {
 	if !strings.Contains(out, "GROUP:      apps") || !strings.Contains(out, "FIELD: replicas <integer>") {
 		t.Fatalf("kubectl explain deployment.spec.replicas:\n%s", out)
 	}
+	// The types of apiextensions and the aggregator are described as kube
+	// describes them (their modules' generated definitions).
+	for _, field := range []string{"crd.spec.versions.additionalPrinterColumns.jsonPath", "apiservice.spec.caBundle"} {
+		out := k.mustKubectl("explain", field)
+		_, description, _ := strings.Cut(out, "DESCRIPTION:")
+		if strings.TrimSpace(description) == "" {
+			t.Errorf("kubectl explain %s has no description:\n%s", field, out)
+		}
+	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\nbogus: 1\n"), 0o644)
 	out = k.mustKubectl("create", "-f", bad, "--validate=ignore")
