@@ -49,6 +49,7 @@ func EnsureKubernetesService(ctx context.Context, p *pipeline.Pipeline, port int
 // creates.
 func kubernetesService(port int32) *corev1.Service {
 	first := serviceCIDR.Addr().Next().String()
+	singleStack := corev1.IPFamilyPolicySingleStack
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "kubernetes", Namespace: metav1.NamespaceDefault,
@@ -57,6 +58,7 @@ func kubernetesService(port int32) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Type:            corev1.ServiceTypeClusterIP,
 			ClusterIP:       first,
+			IPFamilyPolicy:  &singleStack,
 			SessionAffinity: corev1.ServiceAffinityNone,
 			Ports: []corev1.ServicePort{{
 				Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(port),

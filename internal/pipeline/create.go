@@ -20,7 +20,7 @@ const generateNameAttempts = 8
 // Create prepares, admits, validates and stores a new object, retrying with
 // a fresh name when a generated one is already taken. obj carries its
 // namespace already (empty for cluster-scoped resources); Create takes it
-// (it changes it, and keeps it when its name is not generated).
+// (it changes it).
 func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -29,14 +29,18 @@ func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtim
 	if m.GetResourceVersion() != "" {
 		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
+	obj, err = p.admitCreate(ctx, store, obj, opts)
+	if err != nil {
+		return nil, err
+	}
+	m = mustAccessor(obj)
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 0; ; attempt++ {
 		candidate := obj
-		if generated { // each attempt starts from the body as sent
+		if generated { // each attempt starts from the admitted object
 			candidate = obj.DeepCopyObject()
-			mustAccessor(candidate).SetName(generateName(m.GetGenerateName()))
 		}
-		created, err := p.createOnce(ctx, store, candidate, opts)
+		created, err := p.storeCreate(ctx, store, candidate, opts)
 		if generated && apierrors.IsAlreadyExists(err) && attempt < generateNameAttempts {
 			continue
 		}
@@ -44,14 +48,12 @@ func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtim
 	}
 }
 
-// createOnce runs the create stages on one candidate, in kube-apiserver's
-// order: defaults (as a decoded body gets them), system fields, managed
-// fields, mutating admission, the type's strategy (prepare, validate),
-// validating admission.
-func (p *Pipeline) createOnce(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
-	strategy := strategyOf(store)
-	strategy.Default(obj)
-	fillSystemFields(mustAccessor(obj))
+// admitCreate runs the stages of a create that kube-apiserver's handler
+// runs once, before its storage: defaults (as a decoded body gets them),
+// managed fields and mutating admission. The object has no name yet if it
+// is to be generated, nor the fields the server sets.
+func (p *Pipeline) admitCreate(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
+	strategyOf(store).Default(obj)
 	if opts.Manager != "" {
 		var err error
 		if obj, err = p.trackUpdate(store.Info, opts.Subresource, store.New(), obj, opts.Manager); err != nil {
@@ -63,17 +65,31 @@ func (p *Pipeline) createOnce(ctx context.Context, store *registry.Store, obj ru
 	if err := p.admission.Admit(ctx, attrs); err != nil {
 		return nil, err
 	}
+	return attrs.Object, nil
+}
+
+// storeCreate runs the stages of a create that kube-apiserver's storage
+// runs, again for each generated name tried: the server's fields and the
+// generated name, the type's hook, its strategy (prepare, validate),
+// validating admission, storage.
+func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
+	m := mustAccessor(obj)
+	fillSystemFields(m)
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(generateName(m.GetGenerateName()))
+	}
+	attrs := attributes(admission.Create, store, opts.Subresource, m.GetNamespace(), m.GetName(), obj, nil, opts.DryRun)
 	// The type's hook (a Service's allocations) runs before its strategy
 	// validates, as kube's BeginCreate does.
 	undo := func() {}
 	if hook := store.Backend().Hooks.BeforeCreate; hook != nil {
 		var err error
-		if undo, err = hook(ctx, attrs.Object, opts.DryRun); err != nil {
+		if undo, err = hook(ctx, obj, opts.DryRun); err != nil {
 			return nil, err
 		}
 	}
 	w := registry.Write{Info: store.Info, Subresource: opts.Subresource, Namespace: m.GetNamespace(), Name: m.GetName(), Verb: "create"}
-	obj, err := strategy.Create(ctx, w, attrs.Object)
+	obj, err := strategyOf(store).Create(ctx, w, obj)
 	if err != nil {
 		undo()
 		return nil, err

@@ -695,3 +695,17 @@ func TestEmptyNamespaceInPathAndCustomListMetadata(t *testing.T) {
 		t.Errorf("a custom resource list: %d %s, want an empty continue token", resp.StatusCode, body)
 	}
 }
+
+// TestGeneratedNamespaceName: a namespace created with generateName gets
+// its name label after its managed fields are recorded (its name is made
+// after them, as in kube-apiserver), so its creator does not own the label.
+func TestGeneratedNamespaceName(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	ns, err := k.clientset().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "gen-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns.Labels[corev1.LabelMetadataName] != ns.Name || len(ns.ManagedFields) != 1 || string(ns.ManagedFields[0].FieldsV1.Raw) != `{"f:metadata":{"f:generateName":{}}}` {
+		t.Errorf("namespace %s: labels %v, managed fields %+v", ns.Name, ns.Labels, ns.ManagedFields)
+	}
+}

@@ -1445,6 +1445,10 @@ func TestLifecyclePerClusterObjects(t *testing.T) {
 			!slices.Equal(svc.Spec.Ports, want) || svc.Labels["component"] != "apiserver" || svc.Labels["provider"] != "kubernetes" {
 			return "", fmt.Sprintf("service %+v %+v", svc.Spec, svc.Labels)
 		}
+		// Created as kube's controller creates it: it sets the policy.
+		if len(svc.ManagedFields) == 0 || !strings.Contains(string(svc.ManagedFields[0].FieldsV1.Raw), `"f:ipFamilyPolicy"`) {
+			return "", fmt.Sprintf("service managed fields %+v", svc.ManagedFields)
+		}
 		return svc.UID, ""
 	}
 	endpointsOK := func() (types.UID, string) {

@@ -181,10 +181,21 @@ webhooks:
 `, port, base64PEM(hooks.caBundle()), hooks.URL, base64PEM(hooks.caBundle())))
 
 	cms := k.clientset().CoreV1().ConfigMaps("hooked")
+	// Named probes: as in kube-apiserver, mutating webhooks see a
+	// generated name's object without its name (the matchCondition on
+	// the name would fail on it).
+	probes := 0
 	waitFor(t, 10*time.Second, "the webhooks to take effect", func() bool {
-		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-"}}, metav1.CreateOptions{})
+		probes++
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("probe-%d", probes)}}, metav1.CreateOptions{})
 		return err == nil && cm.Labels["mutated"] == "yes"
 	})
+	// The name a create generates comes after mutating admission, as in
+	// kube-apiserver: the labeller's condition on the name cannot be
+	// evaluated, and its failure policy refuses the create.
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "gen-"}}, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "no such key: name") {
+		t.Errorf("a generated name's create: %v, want the labeller's condition on the name to fail", err)
+	}
 	out := k.mustKubectl("create", "configmap", "warned", "-n", "hooked")
 	if !strings.Contains(out, "Warning: labelled by the test webhook") {
 		t.Errorf("kubectl create did not show the webhook's warning:\n%s", out)
@@ -248,8 +259,10 @@ webhooks:
 	apply(t, k, config("b-labeller", "/mutate", "Never"))
 	cms := k.clientset().CoreV1().ConfigMaps("re")
 	var created *corev1.ConfigMap
+	attempts := 0
 	waitFor(t, 10*time.Second, "both webhooks to act", func() bool {
-		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "re-"}}, metav1.CreateOptions{})
+		attempts++ // named: webhooks see no generated name
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("re-%d", attempts)}}, metav1.CreateOptions{})
 		created = cm
 		return err == nil && cm.Annotations["annotated"] == "yes" && cm.Labels["mutated"] == "yes"
 	})
