@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kapi-dev/kapi/internal/builtin"
@@ -197,6 +198,9 @@ func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv
 		hooks.Scale = scaleHooks(subresources.Scale, replicasPaths(crd))
 	}
 	info.OpenAPI = lazyOpenAPISchemas(crd, v.Name, logger)
+	info.OpenAPIV3Document = func() (*spec3.OpenAPI, error) {
+		return builder.BuildOpenAPIV3(crd, v.Name, builder.Options{IncludeSelectableFields: true})
+	}
 	info.PreserveUnknownFields = crd.Spec.PreserveUnknownFields
 	if v.Deprecated {
 		info.Warnings = []string{deprecationWarning(crd, v)}

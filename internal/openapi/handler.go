@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"crypto/sha512"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,7 +17,9 @@ import (
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	openapi_v3 "github.com/google/gnostic-models/openapiv3"
 	"google.golang.org/protobuf/proto"
+	crdopenapi "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/spec3"
 
 	"github.com/kapi-dev/kapi/internal/resources"
 )
@@ -201,11 +204,39 @@ func (h *handler) layOutV3() {
 			}
 			group, version, infos := g.Group, v.Version, v.Resources
 			h.v3[key] = newV3Document(func() []byte {
+				if doc, ok := customDocument(infos); ok {
+					return doc
+				}
 				return mustJSON(d.v3Document(groupVersionPaths(group, version, infos, defName), serverVersion))
 			})
 		}
 	}
 	h.v3Laid.Store(true)
+}
+
+// customDocument is the v3 document of a group-version of custom
+// resources as kube-apiserver publishes it: apiextensions' documents of
+// its resources, merged. ok is false for a group-version with built-in
+// resources, or whose documents cannot be made (then kapi's own document,
+// with any-shape objects for the kinds that fail, is served).
+func customDocument(infos []*resources.Info) (doc []byte, ok bool) {
+	specs := make([]*spec3.OpenAPI, 0, len(infos))
+	for _, info := range infos {
+		if info.OpenAPIV3Document == nil {
+			return nil, false
+		}
+		s, err := info.OpenAPIV3Document()
+		if err != nil {
+			return nil, false
+		}
+		specs = append(specs, s)
+	}
+	merged, err := crdopenapi.MergeSpecsV3(specs...)
+	if err != nil || len(specs) == 0 {
+		return nil, false
+	}
+	out, err := json.Marshal(merged)
+	return out, err == nil
 }
 
 // buildV3Index makes every v3 document, for the index names each by its

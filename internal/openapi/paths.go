@@ -395,6 +395,18 @@ func containsParam(list []param, name string) bool {
 	return false
 }
 
+// builtinGroup reports whether a group's versions serve a built-in kind.
+func builtinGroup(versions []resources.VersionResources) bool {
+	for _, v := range versions {
+		for _, info := range v.Resources {
+			if codecs.Scheme.Recognizes(info.GroupVersionKind()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // rootPaths describes the discovery paths of the API roots and groups.
 func rootPaths(reg *resources.Registry) map[string][]*pathItem {
 	discovery := func(path, id, description, def, tag string) *pathItem {
@@ -409,8 +421,8 @@ func rootPaths(reg *resources.Registry) map[string][]*pathItem {
 		"apis": {discovery("/apis/", "getAPIVersions", "get available API versions", "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList", "apis")},
 	}
 	for _, g := range reg.Groups() {
-		if g.Group == "" {
-			continue
+		if g.Group == "" || !builtinGroup(g.Versions) {
+			continue // apiextensions publishes no group path for custom resources
 		}
 		tag := groupTag(g.Group)
 		out["apis/"+g.Group] = []*pathItem{discovery("/apis/"+g.Group+"/", "get"+upperFirst(tag)+"APIGroup", "get information of a group", "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup", tag)}

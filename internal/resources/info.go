@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
@@ -65,6 +66,11 @@ type Info struct {
 	// size), by the kind's first write or a document's first reader, not
 	// when the kind comes to be served.
 	OpenAPI func() (v3, v2 *spec.Schema, err error)
+	// OpenAPIV3Document, for a custom resource, makes the OpenAPI v3
+	// document of its version (paths and definitions) as apiextensions
+	// builds it for kube-apiserver's /openapi/v3; a group-version's
+	// document merges its resources'.
+	OpenAPIV3Document func() (*spec3.OpenAPI, error)
 	// StorageVersionHash, reported by discovery, changes when the
 	// version objects are stored in changes (set by the registry).
 	StorageVersionHash string

@@ -6,9 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -708,6 +710,39 @@ func TestCustomResourceDiscoveredOnceEstablished(t *testing.T) {
 		}
 		if !apiextensionshelpers.IsCRDConditionTrue(got, apiextensionsv1.Established) {
 			t.Errorf("%s is discovered but not established: %+v", crd.Name, got.Status.Conditions)
+		}
+	}
+}
+
+// TestCustomResourceOpenAPIDocument: a custom group-version's OpenAPI v3
+// document is apiextensions' own (no discovery or deprecated watch paths,
+// its title), and the index lists no document for the custom group.
+func TestCustomResourceOpenAPIDocument(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	var index struct{ Paths map[string]any }
+	if err := json.Unmarshal([]byte(k.mustKubectl("get", "--raw", "/openapi/v3")), &index); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := index.Paths["apis/example.com/v1"]; !ok {
+		t.Fatalf("/openapi/v3 lacks the custom group-version: %v", index.Paths)
+	}
+	if _, ok := index.Paths["apis/example.com"]; ok {
+		t.Errorf("/openapi/v3 lists a document for the custom group")
+	}
+	var doc struct {
+		Info  struct{ Title string }
+		Paths map[string]any
+	}
+	if err := json.Unmarshal([]byte(k.mustKubectl("get", "--raw", "/openapi/v3/apis/example.com/v1")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Info.Title != "Kubernetes CRD Swagger" || doc.Paths["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"] == nil {
+		t.Errorf("the custom group-version's document: title %q, paths %v", doc.Info.Title, slices.Collect(maps.Keys(doc.Paths)))
+	}
+	for path := range doc.Paths {
+		if strings.Contains(path, "/watch/") || path == "/apis/example.com/v1/" {
+			t.Errorf("the custom group-version's document has %s", path)
 		}
 	}
 }
