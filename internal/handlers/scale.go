@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -81,7 +82,8 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	desiredScale, err := scaleRequest(w, r, req, store, body, validation, fm, opts)
+	sw := scaleWrite{w: w, r: r, req: req, body: body, validation: validation, fm: fm}
+	desiredScale, err := sw.change(store, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -125,90 +127,110 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 	})
 }
 
-// scaleRequest reads the body of a scale write into a function from the
-// current Scale to the wanted one, its managed fields tracked by fm.
-func scaleRequest(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store, body []byte, validation string,
-	fm *managedfields.FieldManager, apply applyOpts) (func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error), error) {
-	infos := codecs.Factory.SupportedMediaTypes()
-	decode := func(data []byte, info runtime.SerializerInfo) (*autoscalingv1.Scale, error) {
-		s := &autoscalingv1.Scale{}
-		if _, actual, err := info.Serializer.Decode(data, &scaleGVK, s); err != nil {
-			return nil, decodeError(err, actual, "Scale", data)
-		}
-		return checkScaleName(s, req)
+// scaleWrite is the request of a scale write, read into the change it
+// asks of the current Scale, its managed fields tracked by fm.
+type scaleWrite struct {
+	w          http.ResponseWriter
+	r          *http.Request
+	req        *request.Info
+	body       []byte
+	validation string
+	fm         *managedfields.FieldManager
+}
+
+// scaleChange makes the wanted Scale from the current one.
+type scaleChange func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error)
+
+// change reads the request: a Scale (PUT), an applied configuration of one
+// or a patch of one. The Scale of a custom resource has no strategic merge
+// patch, as its object has none.
+func (s scaleWrite) change(store *registry.Store, apply applyOpts) (scaleChange, error) {
+	if s.req.Verb == "update" {
+		return s.put()
 	}
-	tracked := func(current *autoscalingv1.Scale, wanted *autoscalingv1.Scale) *autoscalingv1.Scale {
-		wanted.SetGroupVersionKind(scaleGVK)
-		return fm.UpdateNoErrors(current, wanted, managerName(r)).(*autoscalingv1.Scale)
-	}
-	if req.Verb == "update" {
-		info, err := codecs.NegotiateInput(r.Header.Get("Content-Type"), infos)
-		if err != nil {
-			return nil, err
-		}
-		s, err := decode(body, info)
-		if err != nil {
-			return nil, err
-		}
-		return func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-			return tracked(current, s.DeepCopy()), nil
-		}, nil
-	}
-	// The Scale of a custom resource has no strategic merge patch, as
-	// its object has none.
-	patchType, err := negotiatePatchType(r, store)
+	patchType, err := negotiatePatchType(s.r, store)
 	if err != nil {
 		return nil, err
 	}
-	if isApply(r) {
-		return scaleApply(w, r, req, body, fm, apply)
+	if isApply(s.r) {
+		return s.apply(apply)
 	}
-	patch, patchStrict, err := patcher(patchType, body, validation, scaleStore)
+	return s.patch(patchType)
+}
+
+// put takes the Scale sent as the wanted one.
+func (s scaleWrite) put() (scaleChange, error) {
+	info, err := codecs.NegotiateInput(s.r.Header.Get("Content-Type"), codecs.Factory.SupportedMediaTypes())
 	if err != nil {
+		return nil, err
+	}
+	sent := &autoscalingv1.Scale{}
+	if _, actual, err := info.Serializer.Decode(s.body, &scaleGVK, sent); err != nil {
+		return nil, decodeError(err, actual, "Scale", s.body)
+	}
+	if _, err := checkScaleName(sent, s.req); err != nil {
 		return nil, err
 	}
 	return func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		return s.tracked(current, sent.DeepCopy()), nil
+	}, nil
+}
+
+// patch applies the patch to the current Scale.
+func (s scaleWrite) patch(patchType types.PatchType) (scaleChange, error) {
+	patch, patchStrict, err := patcher(patchType, s.body, s.validation, scaleStore)
+	if err != nil {
+		return nil, err
+	}
+	jsonInfo := codecs.Factory.SupportedMediaTypes()[0]
+	return func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 		var original bytes.Buffer
-		if err := infos[0].Serializer.Encode(current, &original); err != nil {
+		if err := jsonInfo.Serializer.Encode(current, &original); err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
 		patched, err := patch(original.Bytes())
 		if err != nil {
 			return nil, err
 		}
-		obj, err := decodePatched(w, patched, patchValue(patchType, patched, body), infos[0], validation, scaleStore, patchStrict)
+		obj, err := decodePatched(s.w, patched, patchValue(patchType, patched, s.body), jsonInfo, s.validation, scaleStore, patchStrict)
 		if err != nil {
 			return nil, err
 		}
-		s, err := checkScaleName(obj.(*autoscalingv1.Scale), req)
+		wanted, err := checkScaleName(obj.(*autoscalingv1.Scale), s.req)
 		if err != nil {
 			return nil, err
 		}
-		return tracked(current, s), nil
+		return s.tracked(current, wanted), nil
 	}, nil
 }
 
-// scaleApply merges an applied configuration of a Scale, as an apply to
-// any object: its conflicts are with the managers of the replicas.
-func scaleApply(w http.ResponseWriter, r *http.Request, req *request.Info, body []byte, fm *managedfields.FieldManager, opts applyOpts) (func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error), error) {
-	applied, err := decodeApplied(r, body)
+// apply merges an applied configuration of a Scale, as an apply to any
+// object: its conflicts are with the managers of the replicas.
+func (s scaleWrite) apply(opts applyOpts) (scaleChange, error) {
+	applied, err := decodeApplied(s.r, s.body)
 	if err != nil {
 		return nil, err
 	}
 	return func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-		obj, err := fm.Apply(current, applied.DeepCopy(), opts.manager, opts.force)
+		obj, err := s.fm.Apply(current, applied.DeepCopy(), opts.manager, opts.force)
 		if err != nil {
 			return nil, err
 		}
-		if err := checkAppliedStrictly(w, r, body, opts.validation); err != nil {
+		if err := checkAppliedStrictly(s.w, s.r, s.body, opts.validation); err != nil {
 			return nil, err
 		}
-		s, ok := obj.(*autoscalingv1.Scale)
+		wanted, ok := obj.(*autoscalingv1.Scale)
 		if !ok {
 			return nil, apierrors.NewInternalError(fmt.Errorf("an applied Scale became a %T", obj))
 		}
-		return checkScaleName(s, req)
+		return checkScaleName(wanted, s.req)
 	}, nil
+}
+
+// tracked records the write of wanted over current in its managed fields.
+func (s scaleWrite) tracked(current, wanted *autoscalingv1.Scale) *autoscalingv1.Scale {
+	wanted.SetGroupVersionKind(scaleGVK)
+	return s.fm.UpdateNoErrors(current, wanted, managerName(s.r)).(*autoscalingv1.Scale)
 }
 
 // checkScaleName refuses a Scale named otherwise than the URL's object.
