@@ -189,7 +189,7 @@ func (h *handler) layOutV3() {
 	// definitions and the resources, not this handler.
 	serverVersion := h.version
 	for key, items := range rootPaths(h.reg) {
-		h.v3[key] = newV3Document(func() []byte { return mustJSON(d.v3Document(items, serverVersion)) })
+		h.v3[key] = newV3Document(func() []byte { return mustJSON(d.v3Document(items, serverVersion, nil)) })
 	}
 	for _, g := range h.reg.Groups() {
 		for _, v := range g.Versions {
@@ -207,7 +207,8 @@ func (h *handler) layOutV3() {
 				if doc, ok := customDocument(infos); ok {
 					return doc
 				}
-				return mustJSON(d.v3Document(groupVersionPaths(group, version, infos, defName), serverVersion))
+				gv := schema.GroupVersion{Group: group, Version: version}
+				return mustJSON(d.v3Document(groupVersionPaths(group, version, infos, defName), serverVersion, &gv))
 			})
 		}
 	}

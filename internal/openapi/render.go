@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -163,8 +165,10 @@ func gvkObject(o *operation) interface{} {
 }
 
 // v3Document renders items as an OpenAPI v3 document with the schemas
-// they refer to.
-func (d *defSet) v3Document(items []*pathItem, version string) object {
+// they refer to; gv, for a group-version's document, narrows the kinds
+// of the types every group registers (DeleteOptions, WatchEvent) to the
+// core group's and gv's, as kube-apiserver's documents do.
+func (d *defSet) v3Document(items []*pathItem, version string, gv *schema.GroupVersion) object {
 	schemaRef := func(name string) object {
 		if name == "" {
 			return object{"type": "string"}
@@ -230,7 +234,7 @@ func (d *defSet) v3Document(items []*pathItem, version string) object {
 		if v3, ok := d.v3[name]; ok {
 			s = v3
 		}
-		schemas[name] = rendered(s, true)
+		schemas[name] = narrowKinds(rendered(s, true), gv)
 	}
 	return object{
 		"openapi": "3.0.0",
@@ -243,6 +247,41 @@ func (d *defSet) v3Document(items []*pathItem, version string) object {
 			}},
 		},
 	}
+}
+
+// narrowKinds keeps, of a rendered definition registered under several
+// kinds, those of the core group and of gv.
+func narrowKinds(def interface{}, gv *schema.GroupVersion) interface{} {
+	if gv == nil {
+		return def
+	}
+	m, ok := def.(object)
+	if raw, isRaw := def.(json.RawMessage); isRaw && strings.Contains(string(raw), extGVK) {
+		// A definition rendered once for every document.
+		ok = json.Unmarshal(raw, &m) == nil
+	}
+	if !ok {
+		return def
+	}
+	kinds, ok := m[extGVK].([]interface{})
+	if !ok || len(kinds) < 2 {
+		return def
+	}
+	var kept []interface{}
+	for _, k := range kinds {
+		gvk, _ := k.(map[string]interface{})
+		group, _ := gvk["group"].(string)
+		version, _ := gvk["version"].(string)
+		if (group == "" && version == "v1") || (group == gv.Group && version == gv.Version) {
+			kept = append(kept, k)
+		}
+	}
+	if len(kept) == 0 {
+		return def
+	}
+	out := maps.Clone(m)
+	out[extGVK] = kept
+	return out
 }
 
 // v2Document renders items as one swagger 2.0 document with the

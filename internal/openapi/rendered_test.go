@@ -2,8 +2,12 @@ package openapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kapi-dev/kapi/internal/resources"
 )
@@ -35,7 +39,7 @@ func TestRenderedDefinitionsChangeNoByte(t *testing.T) {
 			continue
 		}
 		checked++
-		doc := d.v3Document(items, "v1.37.2")
+		doc := d.v3Document(items, "v1.37.2", nil)
 		cached := mustJSON(doc)
 		schemas := doc["components"].(object)["schemas"].(object)
 		for name := range schemas {
@@ -107,5 +111,34 @@ func TestNextHandlerKeepsUnchangedDocuments(t *testing.T) {
 	if bytes.Contains(second.v3["apis/example.com/v1"].get().json, []byte(`"delete"`)) ||
 		!bytes.Contains(third.v3["apis/example.com/v1"].get().json, []byte(`"delete"`)) {
 		t.Errorf("the changed CRD's document lacks its new verb")
+	}
+}
+
+// TestGroupVersionDocumentNarrowsSharedKinds: in a group-version's v3
+// document, the kinds every group registers (DeleteOptions, WatchEvent)
+// are the core group's and the document's own, as kube-apiserver's are.
+func TestGroupVersionDocumentNarrowsSharedKinds(t *testing.T) {
+	h := NewHandler(resources.NewBuiltin(), "v1.37.2").(*handler)
+	d := h.definitions()
+	items := h.groupVersionItems()["apis/apps/v1"]
+	var doc object
+	if err := json.Unmarshal(mustJSON(d.v3Document(items, "v1.37.2", &schema.GroupVersion{Group: "apps", Version: "v1"})), &doc); err != nil {
+		t.Fatal(err)
+	}
+	schemas := doc["components"].(object)["schemas"].(object)
+	for _, name := range []string{"io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent"} {
+		kinds := schemas[name].(object)[extGVK].([]interface{})
+		var got []string
+		for _, k := range kinds {
+			gvk := k.(map[string]interface{})
+			got = append(got, gvk["group"].(string)+"/"+gvk["version"].(string))
+		}
+		if !slices.Equal(got, []string{"/v1", "apps/v1"}) {
+			t.Errorf("%s kinds %v, want the core group's and apps/v1", name, got)
+		}
+	}
+	// Scale keeps its one kind of another group.
+	if kinds := schemas["io.k8s.api.autoscaling.v1.Scale"].(object)[extGVK].([]interface{}); len(kinds) != 1 {
+		t.Errorf("Scale kinds %v", kinds)
 	}
 }
