@@ -22,6 +22,7 @@ const (
 	identityLeaseDuration = 3600
 	identityLeaseRenew    = 10 * time.Second
 	identityLabel         = "apiserver.kubernetes.io/identity"
+	peerAddressAnnotation = "kubernetes.io/peer-advertise-address"
 )
 
 // identityLease makes the controller that keeps the server's identity
@@ -30,7 +31,10 @@ const (
 // clients which API servers run, its renewals move the storage revision
 // on, so that a resource version of an idle server is compacted away in
 // time, as on a real cluster.
-func identityLease(config *rest.Config, hostname, listen string) (lease.Controller, error) {
+// peer, when known, is the address other API servers reach this one at
+// (the advertised address and port), which the lease names as kube's
+// does.
+func identityLease(config *rest.Config, hostname, listen, peer string) (lease.Controller, error) {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, err
@@ -43,6 +47,12 @@ func identityLease(config *rest.Config, hostname, listen string) (lease.Controll
 			}
 			l.Labels[identityLabel] = "kube-apiserver"
 			l.Labels[corev1.LabelHostname] = hostname
+			if peer != "" {
+				if l.Annotations == nil {
+					l.Annotations = map[string]string{}
+				}
+				l.Annotations[peerAddressAnnotation] = peer
+			}
 			return nil
 		}), nil
 }

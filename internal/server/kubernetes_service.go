@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +77,15 @@ type kubernetesEndpoints struct {
 // does. An advertised address given explicitly must be one an endpoint may
 // name; one chosen for the user that may not (a host with loopback only)
 // leaves the Service without endpoints.
+// peerAddress is the advertised address and port, or "" when the server
+// advertises none.
+func (e *kubernetesEndpoints) peerAddress() string {
+	if e == nil || e.ip == nil {
+		return ""
+	}
+	return net.JoinHostPort(e.ip.String(), strconv.Itoa(int(e.ports[0].Port)))
+}
+
 func newKubernetesEndpoints(config *rest.Config, leases reconcilers.Leases, advertise, listenHost string, port int32, logger *slog.Logger) (*kubernetesEndpoints, error) {
 	config = rest.CopyConfig(config)
 	config.WarningHandler = rest.NoWarnings{} // v1 Endpoints is deprecated; kapi keeps it as kube-apiserver does

@@ -482,13 +482,18 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	identity, err := identityLease(loopbackClient(), hostname, s.listener.Addr().String())
+	port := int32(s.listener.Addr().(*net.TCPAddr).Port)
+	endpoints, err := newKubernetesEndpoints(loopbackClient(), &masterLeases{store: store, clock: cfg.Clock},
+		cfg.AdvertiseAddress, host, port, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	identity, err := identityLease(loopbackClient(), hostname, s.listener.Addr().String(), endpoints.peerAddress())
 	if err != nil {
 		return nil, err
 	}
 	s.background(func() { identity.Run(runCtx) })
 	s.health.bootstrapped.Store(true)
-	port := int32(s.listener.Addr().(*net.TCPAddr).Port)
 	if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil {
 		return nil, fmt.Errorf("creating the kubernetes service: %w", err)
 	}
@@ -496,11 +501,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("repairing ClusterIP allocations: %w", err)
 	}
 	s.health.done(hookServiceIPRepair)
-	endpoints, err := newKubernetesEndpoints(loopbackClient(), &masterLeases{store: store, clock: cfg.Clock},
-		cfg.AdvertiseAddress, host, port, cfg.Logger)
-	if err != nil {
-		return nil, err
-	}
 	// The endpoints are published as the server starts serving, not
 	// before: kube-apiserver's controller publishes them once its /readyz
 	// answers.

@@ -1496,6 +1496,13 @@ func TestLifecyclePerClusterObjects(t *testing.T) {
 	epUID := waitRepaired("the kubernetes Endpoints", "", endpointsOK)
 	sliceUID := waitRepaired("the kubernetes EndpointSlice", "", sliceOK)
 
+	// The server's identity Lease names the advertised address and port,
+	// as kube-apiserver's does.
+	leases, err := cs.CoordinationV1().Leases("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "apiserver.kubernetes.io/identity=kube-apiserver"})
+	if err != nil || len(leases.Items) != 1 || leases.Items[0].Annotations["kubernetes.io/peer-advertise-address"] != "192.0.2.10:"+port {
+		t.Errorf("identity leases %+v (%v), want one naming 192.0.2.10:%s", leases, err, port)
+	}
+
 	// The endpoints deleted come back at the next repair.
 	if err := cs.CoreV1().Endpoints("default").Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
