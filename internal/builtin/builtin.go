@@ -34,7 +34,8 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 			Streams: map[string]registry.Stream{"log": newPodLogs(p).stream},
 			Share:   sharePodResources,
 		},
-		{Resource: "bindings"}: {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
+		{Resource: "bindings"}:          {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
+		{Resource: "componentstatuses"}: {Computed: componentStatuses(opts.ComponentStatuses)},
 
 		{Group: "apps", Resource: "deployments"}:  {Scale: deploymentScale},
 		{Group: "apps", Resource: "replicasets"}:  {Scale: replicaSetScale},

@@ -1,8 +1,10 @@
 package builtin
 
 import (
+	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
@@ -32,6 +34,9 @@ type Options struct {
 	// deprecates get kube-apiserver's warning (unset: every deprecated
 	// resource warns).
 	Release version.Info
+	// ComponentStatuses reports the health of the control plane's
+	// components, for the deprecated componentstatuses (nil: none).
+	ComponentStatuses func(context.Context) []corev1.ComponentStatus
 }
 
 func init() {

@@ -112,6 +112,17 @@ func ParseSelection(value string) (Selection, error) {
 	return sel, nil
 }
 
+// ManagesControllers reports whether any of kube-controller-manager's
+// controllers is selected.
+func (s Selection) ManagesControllers() bool {
+	for name := range serviceAccounts {
+		if s.Enabled(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // Enabled reports whether the controller named runs; an empty selection
 // runs every controller.
 func (s Selection) Enabled(name string) bool {

@@ -157,6 +157,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if c := store.Backend().Hooks.Computed; c != nil && req.Subresource == "" && (req.Verb == "get" || req.Verb == "list") {
+		a.computed(w, r, req, store, c)
+		return
+	}
 	if stream := store.Backend().Hooks.Streams[req.Subresource]; stream != nil {
 		a.stream(w, r, req, store, stream)
 		return

@@ -44,6 +44,9 @@ type Hooks struct {
 	// one, by sub-resource ("" for a resource that is only an action, such
 	// as bindings).
 	Actions map[string]Action
+	// Computed, for a resource whose objects are made at each read
+	// rather than stored (component statuses), reads them.
+	Computed *Computed
 	// Streams serve sub-resources read as a stream of bytes, such as a
 	// pod's log, by sub-resource.
 	Streams map[string]Stream
@@ -65,6 +68,12 @@ type OwnDelete struct {
 	// PreconditionFailed begins the storage's errors for a delete's
 	// preconditions that do not hold.
 	PreconditionFailed string
+}
+
+// Computed makes the objects of a resource that is not stored.
+type Computed struct {
+	// List makes every object, in the order a list answers them.
+	List func(ctx context.Context) []runtime.Object
 }
 
 // Stream serves a read of a sub-resource that answers with a stream of

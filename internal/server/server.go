@@ -359,7 +359,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := builtin.Install(writes, builtin.Options{Authorizer: authorizer, Tokens: tokens, TokenReviewer: authn.Tokens(), Release: ver}); err != nil {
+	if err := builtin.Install(writes, builtin.Options{
+		Authorizer: authorizer, Tokens: tokens, TokenReviewer: authn.Tokens(), Release: ver,
+		ComponentStatuses: s.componentStatuses(cfg.Controllers),
+	}); err != nil {
 		return nil, err
 	}
 	stepDone("built-in backends installed")

@@ -709,3 +709,25 @@ func TestGeneratedNamespaceName(t *testing.T) {
 		t.Errorf("namespace %s: labels %v, managed fields %+v", ns.Name, ns.Labels, ns.ManagedFields)
 	}
 }
+
+// TestComponentStatuses: the deprecated componentstatuses report, as
+// kube-apiserver's do, the controller manager, the scheduler and the
+// storage: those running in kapi healthy, the scheduler (not selected
+// here) probed on its loopback port, where nothing answers.
+func TestComponentStatuses(t *testing.T) {
+	k := startKapi(t, "--controllers=namespace-controller")
+	statuses, err := k.clientset().CoreV1().ComponentStatuses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, cs := range statuses.Items {
+		got = append(got, fmt.Sprintf("%s %s", cs.Name, cs.Conditions[0].Status))
+	}
+	if want := []string{"controller-manager True", "scheduler False", "etcd-0 True"}; !slices.Equal(got, want) {
+		t.Errorf("component statuses %q, want %q", got, want)
+	}
+	if out := k.mustKubectl("get", "componentstatus", "etcd-0"); !strings.Contains(out, "etcd-0   Healthy   ok") {
+		t.Errorf("kubectl get componentstatus etcd-0:\n%s", out)
+	}
+}

@@ -1,0 +1,43 @@
+package handlers
+
+import (
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/audit"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/request"
+)
+
+// computed serves a get or list of a resource whose objects are made at
+// each read (component statuses): a list of them all, with no resource
+// version, or the one named.
+func (a *API) computed(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store, c *registry.Computed) {
+	target, err := negotiateRead(r, store.Serializers(), req.Verb)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	items := c.List(r.Context())
+	if req.Verb == "get" {
+		for _, item := range items {
+			if m, err := meta.Accessor(item); err == nil && m.GetName() == req.Name {
+				writeTransformed(w, r, http.StatusOK, item, store, target)
+				return
+			}
+		}
+		writeError(w, r, apierrors.NewNotFound(store.GroupResource(), req.Name))
+		return
+	}
+	out, gvk, err := target.transform(store, nil, items, &metav1.ListMeta{})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), codecs.Factory)
+	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
+}
