@@ -53,7 +53,16 @@ type services struct{ p *pipeline.Pipeline }
 func serviceHooks(p *pipeline.Pipeline) registry.Hooks {
 	s := &services{p: p}
 	return registry.Hooks{BeforeCreate: s.allocateService, BeforeUpdate: s.keepServiceAllocations,
-		AfterUpdate: s.releaseDroppedIPs, AfterDelete: s.releaseService}
+		AfterUpdate: s.releaseDroppedIPs, AfterDelete: s.releaseService, OnRead: showService}
+}
+
+// showService is how kube-apiserver's Service storage shows a stored
+// Service: an ExternalName Service has no internal traffic policy (older
+// releases defaulted one, which stays in storage).
+func showService(obj runtime.Object) {
+	if svc, ok := obj.(*corev1.Service); ok && svc.Spec.Type == corev1.ServiceTypeExternalName {
+		svc.Spec.InternalTrafficPolicy = nil
+	}
 }
 
 // allocateService fills a new Service's ClusterIP and node ports. It
@@ -73,14 +82,19 @@ func (s *services) allocateService(ctx context.Context, obj runtime.Object, dry 
 func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, dry bool) (func(), error) {
 	noop := func() {}
 	spec := &svc.Spec
+	if spec.ClusterIP != "" && len(spec.ClusterIPs) == 0 {
+		// As kube's normalisation before allocating, whatever the type:
+		// validation then refuses the addresses of an ExternalName Service.
+		spec.ClusterIPs = []string{spec.ClusterIP}
+	}
 	if spec.Type == corev1.ServiceTypeExternalName {
 		return noop, nil
 	}
+	if err := checkFamilies(svc, true); err != nil {
+		return nil, err
+	}
 	if spec.ClusterIP == "" && len(spec.ClusterIPs) > 0 {
 		spec.ClusterIP = spec.ClusterIPs[0]
-	}
-	if spec.ClusterIP != "" && len(spec.ClusterIPs) == 0 {
-		spec.ClusterIPs = []string{spec.ClusterIP} // as kube's normalisation before allocating
 	}
 	if spec.ClusterIP == corev1.ClusterIPNone {
 		spec.ClusterIPs = []string{corev1.ClusterIPNone}
@@ -119,6 +133,25 @@ func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, d
 		return noop, nil
 	}
 	return func() { s.releaseIP(context.WithoutCancel(ctx), svc, ip.String()) }, nil
+}
+
+// checkFamilies refuses, as kube's allocator does on a single-stack
+// (IPv4) cluster, a Service that requires dual-stack and, on create, one
+// that asks for another family.
+func checkFamilies(svc *corev1.Service, create bool) error {
+	var errs field.ErrorList
+	if p := svc.Spec.IPFamilyPolicy; p != nil && *p == corev1.IPFamilyPolicyRequireDualStack {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "ipFamilyPolicy"), p, "this cluster is not configured for dual-stack services"))
+	}
+	for i, family := range svc.Spec.IPFamilies {
+		if create && family != corev1.IPv4Protocol {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "ipFamilies").Index(i), family, "not configured on this cluster"))
+		}
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, errs)
+	}
+	return nil
 }
 
 func setSingleStack(spec *corev1.ServiceSpec) {
@@ -232,10 +265,12 @@ func (s *services) releaseDroppedIPs(ctx context.Context, old, updated runtime.O
 	}
 }
 
-// keepServiceAllocations carries a Service's ClusterIP and node ports over
-// an update that leaves them unset, as kube-apiserver does, and allocates
-// what the update newly needs: node ports, and a ClusterIP for a Service
-// that was of type ExternalName.
+// keepServiceAllocations carries a Service's ClusterIP, node ports and
+// health check node port over an update that leaves them unset, keeps
+// clusterIP and clusterIPs in step, as kube-apiserver does before it
+// allocates, and allocates what the update newly needs: node ports, a
+// health check node port, and a ClusterIP for a Service that was of type
+// ExternalName.
 func (s *services) keepServiceAllocations(ctx context.Context, next, current runtime.Object, dry bool) (func(), error) {
 	noop := func() {}
 	svc, ok := next.(*corev1.Service)
@@ -243,6 +278,8 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 	if !ok || !ok2 {
 		return noop, nil
 	}
+	patchAllocatedValues(svc, old)
+	normalizeClusterIPs(svc, old)
 	undo := noop
 	switch {
 	case svc.Spec.Type == corev1.ServiceTypeExternalName:
@@ -251,8 +288,10 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 		if undo, err = s.allocateClusterIP(ctx, svc, dry); err != nil {
 			return nil, err
 		}
-	case svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0:
-		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
+	default:
+		if err := checkFamilies(svc, false); err != nil {
+			return nil, err
+		}
 		if len(svc.Spec.IPFamilies) == 0 {
 			svc.Spec.IPFamilies = old.Spec.IPFamilies
 		}
@@ -260,19 +299,76 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
 		}
 	}
-	for i := range svc.Spec.Ports {
-		p := &svc.Spec.Ports[i]
-		for _, q := range old.Spec.Ports {
-			if p.NodePort == 0 && q.Port == p.Port && q.Protocol == p.Protocol {
-				p.NodePort = q.NodePort
-			}
-		}
-	}
 	if err := s.allocateNodePorts(ctx, svc, old); err != nil {
 		undo()
 		return nil, err
 	}
 	return undo, nil
+}
+
+// patchAllocatedValues fills in what an update left out of what the
+// server allocated, as kube-apiserver does for idempotent writes: the
+// ClusterIPs, the node ports (by port name, unless another port took
+// them) and the health check node port, where the Service still needs
+// them.
+func patchAllocatedValues(svc, old *corev1.Service) {
+	if needsClusterIP(old) && needsClusterIP(svc) {
+		if svc.Spec.ClusterIP == "" {
+			svc.Spec.ClusterIP = old.Spec.ClusterIP
+		}
+		if len(svc.Spec.ClusterIPs) == 0 && len(old.Spec.ClusterIPs) > 0 {
+			svc.Spec.ClusterIPs = old.Spec.ClusterIPs
+		}
+	}
+	if needsNodePorts(old) && needsNodePorts(svc) {
+		taken := map[int32]bool{}
+		for _, p := range svc.Spec.Ports {
+			taken[p.NodePort] = true
+		}
+		byName := map[string]int32{}
+		for _, p := range old.Spec.Ports {
+			byName[p.Name] = p.NodePort
+		}
+		for i := range svc.Spec.Ports {
+			p := &svc.Spec.Ports[i]
+			if kept := byName[p.Name]; p.NodePort == 0 && !taken[kept] {
+				p.NodePort = kept
+			}
+		}
+	}
+	if needsHealthCheck(old) && needsHealthCheck(svc) && svc.Spec.HealthCheckNodePort == 0 {
+		svc.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
+	}
+}
+
+// normalizeClusterIPs keeps clusterIPs in step with a clusterIP an update
+// changed or cleared (an older client knows only the one field), as
+// kube-apiserver does before its validation compares them.
+func normalizeClusterIPs(svc, old *corev1.Service) {
+	if len(old.Spec.ClusterIPs) > 0 && len(svc.Spec.ClusterIPs) == 0 && old.Spec.ClusterIP == svc.Spec.ClusterIP {
+		svc.Spec.ClusterIPs = old.Spec.ClusterIPs
+	}
+	if old.Spec.ClusterIP == svc.Spec.ClusterIP || !slices.Equal(old.Spec.ClusterIPs, svc.Spec.ClusterIPs) {
+		return
+	}
+	if svc.Spec.ClusterIP == "" {
+		svc.Spec.ClusterIPs = nil
+	} else {
+		svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
+	}
+}
+
+func needsClusterIP(svc *corev1.Service) bool { return svc.Spec.Type != corev1.ServiceTypeExternalName }
+
+func needsNodePorts(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+}
+
+// needsHealthCheck: a LoadBalancer Service that keeps external traffic on
+// the node it reaches gets a node port for the load balancer's health
+// checks.
+func needsHealthCheck(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 }
 
 // allocateNodePorts gives NodePort and LoadBalancer ports a free node port
@@ -306,7 +402,32 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, errs)
 	}
+	if needsHealthCheck(svc) && (old == nil || !needsHealthCheck(old)) {
+		return allocateHealthCheckNodePort(svc, used)
+	}
 	return nil
+}
+
+// allocateHealthCheckNodePort gives a Service that newly needs one its
+// health check node port (the one it asks for, if free), with
+// kube-apiserver's internal error when there is none.
+func allocateHealthCheckNodePort(svc *corev1.Service, used map[int32]bool) error {
+	if port := svc.Spec.HealthCheckNodePort; port != 0 {
+		switch {
+		case port < nodePortMin || port > nodePortMax:
+			return apierrors.NewInternalError(fmt.Errorf("failed to allocate requested HealthCheck NodePort %d: provided port is not in the valid range. The range of valid ports is %d-%d", port, nodePortMin, nodePortMax))
+		case used[port]:
+			return apierrors.NewInternalError(fmt.Errorf("failed to allocate requested HealthCheck NodePort %d: provided port is already allocated", port))
+		}
+		return nil
+	}
+	for attempt := 0; attempt < allocateAttempts*4; attempt++ {
+		if candidate := int32(nodePortMin + rand.IntN(nodePortMax-nodePortMin+1)); !used[candidate] {
+			svc.Spec.HealthCheckNodePort = candidate
+			return nil
+		}
+	}
+	return apierrors.NewInternalError(fmt.Errorf("failed to allocate a HealthCheck NodePort 0: range is full"))
 }
 
 // usedNodePorts lists the node ports of every other Service.
@@ -328,6 +449,9 @@ func (s *services) usedNodePorts(ctx context.Context, svc *corev1.Service) (map[
 			if p.NodePort != 0 {
 				used[p.NodePort] = true
 			}
+		}
+		if other.Spec.HealthCheckNodePort != 0 {
+			used[other.Spec.HealthCheckNodePort] = true
 		}
 	}
 	return used, nil

@@ -171,17 +171,17 @@ func bodySummary(body []byte) string {
 
 // decodePatched decodes the result of a patch, answering as
 // kube-apiserver does for patches: an object that does not decode is a
-// 422 on the patch, whose value (patchValue) the cause shows; its unknown
+// 422 on the patch, whose value (sentPatch.value) the cause shows; its unknown
 // or duplicate fields and the patch's own (patchStrict) are one 422 too
 // under Strict validation, warnings under Warn.
-func decodePatched(w http.ResponseWriter, data []byte, patchValue string, info runtime.SerializerInfo, validation string, store *registry.Store, patchStrict []error) (runtime.Object, error) {
+func decodePatched(w http.ResponseWriter, data []byte, sent sentPatch, info runtime.SerializerInfo, validation string, store *registry.Store, patchStrict []error) (runtime.Object, error) {
 	obj, _, strictErr, err := decodeStrict(data, info, validation, store)
 	if err != nil {
 		if _, isStatus := err.(apierrors.APIStatus); isStatus {
 			return nil, err
 		}
 		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
-			field.Invalid(field.NewPath("patch"), patchValue, err.Error()),
+			field.Invalid(field.NewPath("patch"), sent.value(data), sent.decodeFailure(data, store, err)),
 		})
 	}
 	if strict, ok := runtime.AsStrictDecodingError(strictErr); ok {
@@ -192,7 +192,7 @@ func decodePatched(w http.ResponseWriter, data []byte, patchValue string, info r
 	}
 	if validation == metav1.FieldValidationStrict {
 		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
-			field.Invalid(field.NewPath("patch"), patchValue, runtime.NewStrictDecodingError(patchStrict).Error()),
+			field.Invalid(field.NewPath("patch"), sent.value(data), runtime.NewStrictDecodingError(patchStrict).Error()),
 		})
 	}
 	warnStrict(w, runtime.NewStrictDecodingError(patchStrict))

@@ -80,7 +80,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		if err != nil {
 			return nil, err
 		}
-		obj, err := decodePatched(w, patched, patchValue(patchType, patched, body), jsonInfo, validation, store, patchStrict)
+		obj, err := decodePatched(w, patched, sentPatch{patchType, body}, jsonInfo, validation, store, patchStrict)
 		if err != nil {
 			return nil, err
 		}
@@ -213,18 +213,41 @@ func strategicMergeError(err error) error {
 	return apierrors.NewBadRequest(err.Error())
 }
 
-// patchValue is what kube-apiserver shows as the value of a patch it
-// refuses after applying it: the patched object's JSON, or for a strategic
-// merge patch the patch itself as a Go map.
-func patchValue(patchType types.PatchType, patched, patch []byte) string {
-	if patchType != types.StrategicMergePatchType {
+// sentPatch is a patch as the client sent it.
+type sentPatch struct {
+	typ  types.PatchType
+	body []byte
+}
+
+// value is what kube-apiserver shows as the value of a patch it refuses
+// after applying it: the patched object's JSON, or for a strategic merge
+// patch the patch itself as a Go map.
+func (p sentPatch) value(patched []byte) string {
+	if p.typ != types.StrategicMergePatchType {
 		return string(patched)
 	}
 	var m map[string]interface{}
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(patch, &m); err != nil {
-		return string(patch)
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(p.body, &m); err != nil {
+		return string(p.body)
 	}
 	return fmt.Sprintf("%+v", m)
+}
+
+// decodeFailure is why the patched object does not decode, in
+// kube-apiserver's words: a strategic merge patch of a built-in kind is
+// converted from its map form, whose converter says why.
+func (p sentPatch) decodeFailure(patched []byte, store *registry.Store, err error) string {
+	if p.typ != types.StrategicMergePatchType || !store.Typed() {
+		return err.Error()
+	}
+	var m map[string]interface{}
+	if kjson.UnmarshalCaseSensitivePreserveInts(patched, &m) != nil {
+		return err.Error()
+	}
+	if cerr := runtime.DefaultUnstructuredConverter.FromUnstructured(m, store.New()); cerr != nil {
+		return cerr.Error()
+	}
+	return err.Error()
 }
 
 func truncate(b []byte) string {

@@ -192,7 +192,7 @@ func (s scaleWrite) patch(patchType types.PatchType) (scaleChange, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj, err := decodePatched(s.w, patched, patchValue(patchType, patched, s.body), jsonInfo, s.validation, scaleStore, patchStrict)
+		obj, err := decodePatched(s.w, patched, sentPatch{patchType, s.body}, jsonInfo, s.validation, scaleStore, patchStrict)
 		if err != nil {
 			return nil, err
 		}

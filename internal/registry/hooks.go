@@ -44,6 +44,10 @@ type Hooks struct {
 	// one, by sub-resource ("" for a resource that is only an action, such
 	// as bindings).
 	Actions map[string]Action
+	// OnRead runs on each object read from storage (and on a write's
+	// answer), after its defaults: what kube's storage of the type shows
+	// differently from what it stores (its decorator).
+	OnRead func(obj runtime.Object)
 	// Computed, for a resource whose objects are made at each read
 	// rather than stored (component statuses), reads them.
 	Computed *Computed

@@ -277,6 +277,9 @@ func (s *Store) defaultStored(obj runtime.Object) {
 	if s.typed {
 		s.Default(obj)
 	}
+	if s.backend != nil && s.backend.Hooks.OnRead != nil {
+		s.backend.Hooks.OnRead(obj)
+	}
 }
 
 // undecodableError says why stored bytes are not an object, in

@@ -731,3 +731,57 @@ func TestComponentStatuses(t *testing.T) {
 		t.Errorf("kubectl get componentstatus etcd-0:\n%s", out)
 	}
 }
+
+// TestServiceAllocationsAsKube: Services get and keep what kube-apiserver's
+// Service storage allocates and checks: a health check node port for a
+// LoadBalancer keeping traffic local, clusterIPs kept in step with
+// clusterIP, the families a single-stack cluster has, and no internal
+// traffic policy shown on an ExternalName Service.
+func TestServiceAllocationsAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	services := k.clientset().CoreV1().Services("default")
+	port80 := []corev1.ServicePort{{Name: "a", Port: 80}}
+	lb, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "lb"}, Spec: corev1.ServiceSpec{
+		Type: corev1.ServiceTypeLoadBalancer, Ports: port80, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
+	}}, metav1.CreateOptions{})
+	if err != nil || lb.Spec.HealthCheckNodePort == 0 || lb.Spec.HealthCheckNodePort == lb.Spec.Ports[0].NodePort {
+		t.Fatalf("a local LoadBalancer: %v, health check node port %d", err, lb.Spec.HealthCheckNodePort)
+	}
+	k.mustKubectl("create", "service", "loadbalancer", "lb2", "--tcp=80:80")
+	k.mustKubectl("patch", "service", "lb2", "-p", `{"spec":{"externalTrafficPolicy":"Local"}}`)
+	if got := k.mustKubectl("get", "service", "lb2", "-o", "jsonpath={.spec.healthCheckNodePort}"); got == "" || got == "0" {
+		t.Errorf("a LoadBalancer made local has health check node port %q", got)
+	}
+	requireDual := corev1.IPFamilyPolicyRequireDualStack
+	for _, tc := range []struct {
+		spec corev1.ServiceSpec
+		want string
+	}{
+		{corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "a.b", ClusterIP: "10.96.0.98"}, "spec.clusterIPs: Forbidden: may not be set for ExternalName services"},
+		{corev1.ServiceSpec{Ports: port80, IPFamilyPolicy: &requireDual}, `spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services`},
+		{corev1.ServiceSpec{Ports: port80, IPFamilies: []corev1.IPFamily{corev1.IPv6Protocol}}, `spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster`},
+	} {
+		_, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "refused"}, Spec: tc.spec}, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("creating %+v: %v, want %q", tc.spec, err, tc.want)
+		}
+	}
+	k.mustKubectl("create", "service", "clusterip", "c", "--tcp=80:80")
+	if out, err := k.kubectl("patch", "service", "c", "-p", `{"spec":{"clusterIP":"10.96.0.95"}}`); err == nil || !strings.Contains(out, `spec.clusterIPs[0]: Invalid value: ["10.96.0.95"]: may not change once set`) {
+		t.Errorf("changing a clusterIP: %v %s", err, out)
+	}
+	k.mustKubectl("create", "service", "clusterip", "headless", "--clusterip=None", "--tcp=80:80")
+	k.mustKubectl("patch", "service", "headless", "-p", `{"spec":{"clusterIP":""}}`)
+	if got := k.mustKubectl("get", "service", "headless", "-o", "jsonpath={.spec.clusterIP} {.spec.clusterIPs}"); got != `None ["None"]` {
+		t.Errorf("a headless Service patched with an empty clusterIP: %s", got)
+	}
+	k.mustKubectl("patch", "service", "c", "--type=merge", "-p", `{"spec":{"type":"ExternalName","externalName":"x.y"}}`)
+	if got := k.mustKubectl("get", "service", "c", "-o", "jsonpath={.spec.internalTrafficPolicy}"); got != "" {
+		t.Errorf("an ExternalName Service shows internalTrafficPolicy %q", got)
+	}
+	// A strategic merge patch whose value has the wrong type is refused
+	// with the converter's words, as kube-apiserver refuses it.
+	if out, err := k.kubectl("patch", "service", "lb", "-p", `{"spec":{"healthCheckNodePort":"x"}}`); err == nil || !strings.Contains(out, `patch: Invalid value: "map[spec:map[healthCheckNodePort:x]]": unrecognized type: int32`) {
+		t.Errorf("a strategic merge patch of the wrong type: %v %s", err, out)
+	}
+}
