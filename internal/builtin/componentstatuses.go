@@ -4,7 +4,9 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kapi-dev/kapi/internal/registry"
 )
@@ -13,7 +15,7 @@ import (
 // kube-apiserver does: made at each read from the components' health, not
 // stored.
 func componentStatuses(report func(context.Context) []corev1.ComponentStatus) *registry.Computed {
-	return &registry.Computed{List: func(ctx context.Context) []runtime.Object {
+	list := func(ctx context.Context) []runtime.Object {
 		if report == nil {
 			return nil
 		}
@@ -23,5 +25,17 @@ func componentStatuses(report func(context.Context) []corev1.ComponentStatus) *r
 			out[i] = &statuses[i]
 		}
 		return out
-	}}
+	}
+	return &registry.Computed{
+		List: list,
+		Get: func(ctx context.Context, name string) (runtime.Object, error) {
+			for _, obj := range list(ctx) {
+				if obj.(*corev1.ComponentStatus).Name == name {
+					return obj, nil
+				}
+			}
+			// kube's storage names the resource in the singular here.
+			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "componentstatus"}, name)
+		},
+	}
 }

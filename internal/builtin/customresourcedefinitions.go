@@ -25,10 +25,6 @@ func markCRDDeleted(obj runtime.Object, _ *metav1.DeleteOptions) {
 	if !ok {
 		return
 	}
-	if crd.DeletionTimestamp == nil {
-		now := metav1.Now()
-		crd.DeletionTimestamp = &now
-	}
 	if !apiextensionshelpers.CRDHasFinalizer(crd, apiextensionsv1.CustomResourceCleanupFinalizer) {
 		crd.Finalizers = append(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer)
 	}

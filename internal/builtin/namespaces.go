@@ -34,10 +34,6 @@ func markNamespaceDeleted(obj runtime.Object, opts *metav1.DeleteOptions) {
 	if !ok {
 		return
 	}
-	if ns.DeletionTimestamp == nil {
-		now := metav1.Now()
-		ns.DeletionTimestamp = &now
-	}
 	ns.Status.Phase = corev1.NamespaceTerminating
 	if opts == nil {
 		return

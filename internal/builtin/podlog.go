@@ -26,12 +26,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/simnodes"
 )
 
 var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
-
-// simulatedLabel marks the nodes kapi simulates (simnodes.Label).
-const simulatedLabel = "kapi.dev/simulated"
 
 // podLogs serves pods/log as kube-apiserver does, with its options,
 // validation and choice of container: from the kubelet of the pod's node,
@@ -41,6 +39,9 @@ const simulatedLabel = "kapi.dev/simulated"
 type podLogs struct {
 	p       *pipeline.Pipeline
 	kubelet kubeletclient.ConnectionInfoGetter
+	// kubeletErr is why there is no kubelet client (never, with kube's
+	// default configuration).
+	kubeletErr error
 }
 
 func newPodLogs(p *pipeline.Pipeline) *podLogs {
@@ -54,9 +55,7 @@ func newPodLogs(p *pipeline.Pipeline) *podLogs {
 			string(api.NodeExternalDNS), string(api.NodeExternalIP),
 		},
 	})
-	if err == nil {
-		l.kubelet = kubelet
-	}
+	l.kubelet, l.kubeletErr = kubelet, err
 	return l
 }
 
@@ -73,12 +72,17 @@ func (l *podLogs) stream(ctx context.Context, namespace, name string, query url.
 		return nil, apierrors.NewInvalid(api.Kind("PodLogOptions"), name, errs)
 	}
 	conn := &nodeConnections{logs: l}
-	location, transport, err := pod.LogLocation(ctx, podGetter{l.p, namespace}, conn, name, opts)
+	pods := &podGetter{p: l.p, namespace: namespace}
+	location, transport, err := pod.LogLocation(ctx, pods, conn, name, opts)
 	if err != nil {
 		return nil, err
 	}
 	if conn.simulated {
-		return l.simulatedLog(ctx, namespace, name, path.Base(location.Path), opts.Previous)
+		// The simulated kubelet answers from the pod LogLocation read.
+		if err := noLogYet(pods.read, path.Base(location.Path), opts.Previous); err != nil {
+			return nil, err
+		}
+		return emptyLog{}, nil
 	}
 	return &genericrest.LocationStreamer{
 		Location:        location,
@@ -111,46 +115,35 @@ func (c *nodeConnections) GetConnectionInfo(ctx context.Context, nodeName types.
 	if err != nil {
 		return nil, err
 	}
-	if node.Labels[simulatedLabel] == "true" {
+	if node.Labels[simnodes.Label] == "true" {
 		c.simulated = true
 		return &kubeletclient.ConnectionInfo{Scheme: "https", Hostname: node.Name, Port: "10250"}, nil
 	}
-	if c.logs.kubelet == nil {
-		return nil, apierrors.NewServiceUnavailable("no kubelet client")
+	if c.logs.kubeletErr != nil {
+		return nil, apierrors.NewInternalError(c.logs.kubeletErr)
 	}
 	return c.logs.kubelet.GetConnectionInfo(ctx, nodeName)
 }
 
 // podGetter reads a namespace's pods in their internal version, for kube's
-// LogLocation.
+// LogLocation, and keeps the last pod it read as served.
 type podGetter struct {
 	p         *pipeline.Pipeline
 	namespace string
+	read      *corev1.Pod
 }
 
-func (g podGetter) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+func (g *podGetter) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
 	obj, err := g.p.Registry().Snapshot().Lookup(podsGVR).Get(ctx, g.namespace, name)
 	if err != nil {
 		return nil, err
 	}
+	g.read = obj.(*corev1.Pod)
 	internal := &api.Pod{}
 	if err := legacyscheme.Scheme.Convert(obj, internal, nil); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	return internal, nil
-}
-
-// simulatedLog answers for a simulated node's kubelet: a container that
-// ran or runs has written nothing.
-func (l *podLogs) simulatedLog(ctx context.Context, namespace, name, container string, previous bool) (rest.ResourceStreamer, error) {
-	obj, err := l.p.Registry().Snapshot().Lookup(podsGVR).Get(ctx, namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := noLogYet(obj.(*corev1.Pod), container, previous); err != nil {
-		return nil, err
-	}
-	return emptyLog{}, nil
 }
 
 // noLogYet is the kubelet's 400 for a container that has no log to give
@@ -198,7 +191,8 @@ func containerStatus(p *corev1.Pod, name string) (corev1.ContainerStatus, bool) 
 	return corev1.ContainerStatus{}, false
 }
 
-// emptyLog is the log of a simulated container: it writes nothing.
+// emptyLog is the log of a simulated container that ran or runs: it
+// wrote nothing.
 type emptyLog struct{}
 
 func (emptyLog) InputStream(context.Context, string, string) (io.ReadCloser, bool, string, error) {

@@ -3,8 +3,6 @@ package handlers
 import (
 	"net/http"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/audit"
 
@@ -22,18 +20,16 @@ func (a *API) computed(w http.ResponseWriter, r *http.Request, req *request.Info
 		writeError(w, r, err)
 		return
 	}
-	items := c.List(r.Context())
 	if req.Verb == "get" {
-		for _, item := range items {
-			if m, err := meta.Accessor(item); err == nil && m.GetName() == req.Name {
-				writeTransformed(w, r, http.StatusOK, item, store, target)
-				return
-			}
+		obj, err := c.Get(r.Context(), req.Name)
+		if err != nil {
+			writeError(w, r, err)
+			return
 		}
-		writeError(w, r, apierrors.NewNotFound(store.GroupResource(), req.Name))
+		writeTransformed(w, r, http.StatusOK, obj, store, target)
 		return
 	}
-	out, gvk, err := target.transform(store, nil, items, &metav1.ListMeta{})
+	out, gvk, err := target.transform(store, nil, c.List(r.Context()), &metav1.ListMeta{})
 	if err != nil {
 		writeError(w, r, err)
 		return

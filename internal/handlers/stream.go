@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 
+	"k8s.io/apiserver/pkg/util/flushwriter"
+
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -37,21 +39,10 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		flusher.Flush()
 	}
 	var dst io.Writer = w
-	if flush && flusher != nil {
-		dst = flushingWriter{w, flusher}
+	if flush {
+		// Each write flushed, so that a followed log reaches the client
+		// as it is written.
+		dst = flushwriter.Wrap(w)
 	}
 	io.Copy(dst, out)
-}
-
-// flushingWriter flushes each write, so that a followed log reaches the
-// client as it is written.
-type flushingWriter struct {
-	w io.Writer
-	f http.Flusher
-}
-
-func (fw flushingWriter) Write(p []byte) (int, error) {
-	n, err := fw.w.Write(p)
-	fw.f.Flush()
-	return n, err
 }

@@ -100,11 +100,11 @@ func (t readTarget) transform(store *registry.Store, obj runtime.Object, items [
 		}
 		return partialMetadata(obj, gv), gv.WithKind(asPartial), nil
 	case asPartialList:
-		if obj != nil && !store.Typed() {
-			// apiextensions' handler fails listing the object's items.
-			return nil, schema.GroupVersionKind{}, errors.New("content is not a list")
-		}
 		if obj != nil {
+			if !store.Typed() {
+				// apiextensions' handler fails listing the object's items.
+				return nil, schema.GroupVersionKind{}, errors.New("content is not a list")
+			}
 			return nil, schema.GroupVersionKind{}, notAcceptable(fmt.Sprintf(
 				"you requested PartialObjectMetadataList, but the requested object is not a list (%s)", store.TypeName(false)))
 		}

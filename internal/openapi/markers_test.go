@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"iter"
 	"os"
 	"os/exec"
 	"reflect"
@@ -138,30 +139,42 @@ func sortedKeys[V any](m map[string]V) []string {
 // conversions of literals, by name.
 func stringConsts(files []*ast.File) map[string]string {
 	consts := map[string]string{}
-	for _, f := range files {
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.CONST {
+	for _, spec := range declSpecs(files, token.CONST) {
+		vs := spec.(*ast.ValueSpec)
+		for i, name := range vs.Names {
+			if i >= len(vs.Values) {
 				continue
 			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, name := range vs.Names {
-					if i >= len(vs.Values) {
-						continue
-					}
-					value := vs.Values[i]
-					if call, ok := value.(*ast.CallExpr); ok && len(call.Args) == 1 {
-						value = call.Args[0]
-					}
-					if lit, ok := value.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						consts[name.Name], _ = strconv.Unquote(lit.Value)
+			value := vs.Values[i]
+			if call, ok := value.(*ast.CallExpr); ok && len(call.Args) == 1 {
+				value = call.Args[0]
+			}
+			if lit, ok := value.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				consts[name.Name], _ = strconv.Unquote(lit.Value)
+			}
+		}
+	}
+	return consts
+}
+
+// declSpecs yields the specs of files' declarations of kind tok, each with
+// its declaration.
+func declSpecs(files []*ast.File, tok token.Token) iter.Seq2[*ast.GenDecl, ast.Spec] {
+	return func(yield func(*ast.GenDecl, ast.Spec) bool) {
+		for _, f := range files {
+			for _, decl := range f.Decls {
+				gd, ok := decl.(*ast.GenDecl)
+				if !ok || gd.Tok != tok {
+					continue
+				}
+				for _, spec := range gd.Specs {
+					if !yield(gd, spec) {
+						return
 					}
 				}
 			}
 		}
 	}
-	return consts
 }
 
 // conversionType is the type of constants declared without one, as a
@@ -210,22 +223,14 @@ func TestEnums(t *testing.T) {
 	enumTypes := map[string][]value{} // "pkgpath.Type"
 	sources := apiSources(t)
 	for _, pkgPath := range sortedKeys(sources) {
-		for _, f := range sources[pkgPath] {
-			for _, decl := range f.Decls {
-				gd, ok := decl.(*ast.GenDecl)
-				if !ok || gd.Tok != token.TYPE {
-					continue
-				}
-				for _, spec := range gd.Specs {
-					ts := spec.(*ast.TypeSpec)
-					doc := ts.Doc
-					if doc == nil && len(gd.Specs) == 1 {
-						doc = gd.Doc
-					}
-					if id, ok := ts.Type.(*ast.Ident); ok && id.Name == "string" && hasMarker(doc, "+enum") {
-						enumTypes[pkgPath+"."+ts.Name.Name] = []value{}
-					}
-				}
+		for gd, spec := range declSpecs(sources[pkgPath], token.TYPE) {
+			ts := spec.(*ast.TypeSpec)
+			doc := ts.Doc
+			if doc == nil && len(gd.Specs) == 1 {
+				doc = gd.Doc
+			}
+			if id, ok := ts.Type.(*ast.Ident); ok && id.Name == "string" && hasMarker(doc, "+enum") {
+				enumTypes[pkgPath+"."+ts.Name.Name] = []value{}
 			}
 		}
 	}
@@ -238,64 +243,56 @@ func TestEnums(t *testing.T) {
 	}
 	for _, pkgPath := range sortedKeys(sources) {
 		consts := allConsts[pkgPath]
-		for _, f := range sources[pkgPath] {
-			for _, decl := range f.Decls {
-				gd, ok := decl.(*ast.GenDecl)
-				if !ok || gd.Tok != token.CONST {
-					continue
-				}
-				for _, spec := range gd.Specs {
-					vs := spec.(*ast.ValueSpec)
-					typ, ok := vs.Type.(*ast.Ident)
-					if !ok {
-						typ, ok = conversionType(vs)
-					}
-					if !ok {
-						continue
-					}
-					key := pkgPath + "." + typ.Name
-					values, isEnum := enumTypes[key]
-					if !isEnum {
-						continue
-					}
-					doc := vs.Doc
-					if doc == nil && !gd.Lparen.IsValid() {
-						doc = gd.Doc
-					}
-					var lines []string
-					if doc != nil {
-						for _, c := range doc.List {
-							lines = append(lines, strings.TrimPrefix(strings.TrimPrefix(c.Text, "//"), " "))
-						}
-					}
-					for i, name := range vs.Names {
-						v, known := consts[name.Name]
-						if !known && i < len(vs.Values) {
-							v, known = constValue(vs.Values[i], consts, allConsts)
-						}
-						if !known {
-							t.Errorf("%s: cannot evaluate %s", key, name.Name)
-							continue
-						}
-						nv := value{name.Name, v, strings.Join(lines, " ")}
-						// Like kube's generator: one entry per value, the
-						// longest comment winning.
-						dup := false
-						for j, e := range values {
-							if e.value == v {
-								dup = true
-								if len(e.comment) < len(nv.comment) || (len(e.comment) == len(nv.comment) && e.comment > nv.comment) {
-									values[j] = nv
-								}
-							}
-						}
-						if !dup {
-							values = append(values, nv)
-						}
-					}
-					enumTypes[key] = values
+		for gd, spec := range declSpecs(sources[pkgPath], token.CONST) {
+			vs := spec.(*ast.ValueSpec)
+			typ, ok := vs.Type.(*ast.Ident)
+			if !ok {
+				typ, ok = conversionType(vs)
+			}
+			if !ok {
+				continue
+			}
+			key := pkgPath + "." + typ.Name
+			values, isEnum := enumTypes[key]
+			if !isEnum {
+				continue
+			}
+			doc := vs.Doc
+			if doc == nil && !gd.Lparen.IsValid() {
+				doc = gd.Doc
+			}
+			var lines []string
+			if doc != nil {
+				for _, c := range doc.List {
+					lines = append(lines, strings.TrimPrefix(strings.TrimPrefix(c.Text, "//"), " "))
 				}
 			}
+			for i, name := range vs.Names {
+				v, known := consts[name.Name]
+				if !known && i < len(vs.Values) {
+					v, known = constValue(vs.Values[i], consts, allConsts)
+				}
+				if !known {
+					t.Errorf("%s: cannot evaluate %s", key, name.Name)
+					continue
+				}
+				nv := value{name.Name, v, strings.Join(lines, " ")}
+				// Like kube's generator: one entry per value, the
+				// longest comment winning.
+				dup := false
+				for j, e := range values {
+					if e.value == v {
+						dup = true
+						if len(e.comment) < len(nv.comment) || (len(e.comment) == len(nv.comment) && e.comment > nv.comment) {
+							values[j] = nv
+						}
+					}
+				}
+				if !dup {
+					values = append(values, nv)
+				}
+			}
+			enumTypes[key] = values
 		}
 	}
 

@@ -234,7 +234,10 @@ func (d *defSet) v3Document(items []*pathItem, version string, gv *schema.GroupV
 		if v3, ok := d.v3[name]; ok {
 			s = v3
 		}
-		schemas[name] = narrowKinds(rendered(s, true), gv)
+		schemas[name] = rendered(s, true)
+		if gv != nil && len(kindsOf(s)) > 1 {
+			schemas[name] = narrowKinds(schemas[name], gv)
+		}
 	}
 	return object{
 		"openapi": "3.0.0",
@@ -249,24 +252,24 @@ func (d *defSet) v3Document(items []*pathItem, version string, gv *schema.GroupV
 	}
 }
 
+// kindsOf lists the kinds a definition is registered under.
+func kindsOf(s *spec.Schema) []interface{} {
+	kinds, _ := s.Extensions[extGVK].([]interface{})
+	return kinds
+}
+
 // narrowKinds keeps, of a rendered definition registered under several
 // kinds, those of the core group and of gv.
 func narrowKinds(def interface{}, gv *schema.GroupVersion) interface{} {
-	if gv == nil {
-		return def
-	}
 	m, ok := def.(object)
-	if raw, isRaw := def.(json.RawMessage); isRaw && strings.Contains(string(raw), extGVK) {
+	if raw, isRaw := def.(json.RawMessage); isRaw {
 		// A definition rendered once for every document.
 		ok = json.Unmarshal(raw, &m) == nil
 	}
 	if !ok {
 		return def
 	}
-	kinds, ok := m[extGVK].([]interface{})
-	if !ok || len(kinds) < 2 {
-		return def
-	}
+	kinds, _ := m[extGVK].([]interface{})
 	var kept []interface{}
 	for _, k := range kinds {
 		gvk, _ := k.(map[string]interface{})

@@ -126,11 +126,16 @@ func (p *Pipeline) keptByType(store *registry.Store, obj runtime.Object) (bool, 
 }
 
 // markFirstDelete marks an object on its first delete, by its type's own
-// delete, and keeps it.
+// delete, and keeps it: a deletion timestamp (no grace period, the
+// generation unchanged), and what the type adds.
 func (p *Pipeline) markFirstDelete(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, current runtime.Object, dry bool, own *registry.OwnDelete) (runtime.Object, error) {
 	mark := func(cur runtime.Object) (runtime.Object, error) {
 		if err := checkPreconditions(store, opts, cur); err != nil {
 			return nil, err
+		}
+		if m := mustAccessor(cur); m.GetDeletionTimestamp() == nil { // another delete may have come first
+			now := metav1.Now()
+			m.SetDeletionTimestamp(&now)
 		}
 		own.Mark(cur, opts)
 		return cur, nil

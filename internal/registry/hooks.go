@@ -65,8 +65,8 @@ type Hooks struct {
 // object only marks it, by Mark, whatever its finalizers; later deletes
 // take the generic way.
 type OwnDelete struct {
-	// Mark marks obj on its first delete: its deletion timestamp and
-	// whatever else the type's storage sets then, from the delete's
+	// Mark adds to obj, on its first delete (which sets its deletion
+	// timestamp), what the type's storage sets then, from the delete's
 	// options (which may be nil).
 	Mark func(obj runtime.Object, opts *metav1.DeleteOptions)
 	// PreconditionFailed begins the storage's errors for a delete's
@@ -78,6 +78,9 @@ type OwnDelete struct {
 type Computed struct {
 	// List makes every object, in the order a list answers them.
 	List func(ctx context.Context) []runtime.Object
+	// Get makes the object named, or says, as the type's storage does,
+	// that there is none.
+	Get func(ctx context.Context, name string) (runtime.Object, error)
 }
 
 // Stream serves a read of a sub-resource that answers with a stream of

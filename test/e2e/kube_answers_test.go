@@ -730,6 +730,9 @@ func TestComponentStatuses(t *testing.T) {
 	if out := k.mustKubectl("get", "componentstatus", "etcd-0"); !strings.Contains(out, "etcd-0   Healthy   ok") {
 		t.Errorf("kubectl get componentstatus etcd-0:\n%s", out)
 	}
+	if _, err := k.clientset().CoreV1().ComponentStatuses().Get(ctx, "nosuch", metav1.GetOptions{}); !apierrors.IsNotFound(err) || err.Error() != `componentstatus "nosuch" not found` {
+		t.Errorf("an unknown component: %v, want kube's not found", err)
+	}
 }
 
 // TestServiceAllocationsAsKube: Services get and keep what kube-apiserver's
