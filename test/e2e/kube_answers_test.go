@@ -594,6 +594,14 @@ func TestNamespaceAndCRDFirstDeleteFinalizers(t *testing.T) {
 	}
 
 	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	// A custom resource that its finalizer keeps holds the CRD being
+	// deleted, so that apiextensions' finalizer controller cannot finish
+	// the CRD between the two deletes.
+	kept := widget("kept", nil)
+	kept.SetFinalizers([]string{"example.com/hold"})
+	if _, err := dynamicClient(t, k).Resource(widgets).Namespace("default").Create(ctx, kept, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"
 	finalizersOf := func(body []byte) (finalizers []string, grace *int64) {
 		var crd metav1.PartialObjectMetadata
