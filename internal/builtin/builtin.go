@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"k8s.io/apiserver/pkg/registry/rest"
+
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
@@ -22,18 +24,21 @@ import (
 // group-resource.
 func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry.Hooks {
 	b := &binder{p: p}
+	k := newKubelets(p)
 	e := &evictor{p: p}
 	hooks := map[schema.GroupResource]registry.Hooks{
-		{Resource: "services"}:   serviceHooks(p),
+		{Resource: "services"}:   serviceHooks(p, k),
 		{Resource: "namespaces"}: namespaceHooks(),
 		{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: crdHooks(),
 		{Resource: "pods"}: {
 			Actions: map[string]registry.Action{
 				"binding": namedAs("Binding", statusOnly(b.bindPod)), "eviction": namedAs("Eviction", e.evict),
 			},
-			Streams: map[string]registry.Stream{"log": newPodLogs(p).stream},
-			Share:   sharePodResources,
+			Streams:  map[string]registry.Stream{"log": (&podLogs{p: p, kubelets: k}).stream},
+			Connects: podConnects(p, k, opts.Authorizer),
+			Share:    sharePodResources,
 		},
+		{Resource: "nodes"}:             {Connects: map[string]rest.Connecter{"proxy": &nodeProxy{kubelets: k}}},
 		{Resource: "bindings"}:          {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
 		{Resource: "componentstatuses"}: {Computed: componentStatuses(opts.ComponentStatuses)},
 

@@ -10,10 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericrest "k8s.io/apiserver/pkg/registry/generic/rest"
 	"k8s.io/apiserver/pkg/registry/rest"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -26,37 +26,17 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
-	"github.com/kapi-dev/kapi/internal/simnodes"
 )
 
 var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 
 // podLogs serves pods/log as kube-apiserver does, with its options,
-// validation and choice of container: from the kubelet of the pod's node,
-// reached as kube-apiserver reaches it by default. A simulated node's
-// containers write nothing, so their log is empty, and a followed log
-// ends at once.
+// validation and choice of container: from the kubelet of the pod's node.
+// A simulated node's containers write nothing, so their log is empty, and
+// a followed log ends at once.
 type podLogs struct {
-	p       *pipeline.Pipeline
-	kubelet kubeletclient.ConnectionInfoGetter
-	// kubeletErr is why there is no kubelet client (never, with kube's
-	// default configuration).
-	kubeletErr error
-}
-
-func newPodLogs(p *pipeline.Pipeline) *podLogs {
-	l := &podLogs{p: p}
-	// kube-apiserver's defaults: the kubelet's port, the preferred node
-	// addresses, and no kubelet CA (its certificate is not verified).
-	kubelet, err := kubeletclient.NewNodeConnectionInfoGetter(kubeletclient.NodeGetterFunc(l.node), kubeletclient.KubeletClientConfig{
-		Port: 10250, ReadOnlyPort: 10255,
-		PreferredAddressTypes: []string{
-			string(api.NodeHostName), string(api.NodeInternalDNS), string(api.NodeInternalIP),
-			string(api.NodeExternalDNS), string(api.NodeExternalIP),
-		},
-	})
-	l.kubelet, l.kubeletErr = kubelet, err
-	return l
+	p        *pipeline.Pipeline
+	kubelets *kubelets
 }
 
 func (l *podLogs) stream(ctx context.Context, namespace, name string, query url.Values) (rest.ResourceStreamer, error) {
@@ -71,9 +51,9 @@ func (l *podLogs) stream(ctx context.Context, namespace, name string, query url.
 	if errs := validation.ValidatePodLogOptions(opts, splitStreams); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(api.Kind("PodLogOptions"), name, errs)
 	}
-	conn := &nodeConnections{logs: l}
-	pods := &podGetter{p: l.p, namespace: namespace}
-	location, transport, err := pod.LogLocation(ctx, pods, conn, name, opts)
+	conn := &logConnections{kubelets: l.kubelets}
+	pods := &podGetter{p: l.p}
+	location, transport, err := pod.LogLocation(genericapirequest.WithNamespace(ctx, namespace), pods, conn, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -94,56 +74,20 @@ func (l *podLogs) stream(ctx context.Context, namespace, name string, query url.
 	}, nil
 }
 
-// node reads a node for the kubelet's connection.
-func (l *podLogs) node(ctx context.Context, name string, _ metav1.GetOptions) (*corev1.Node, error) {
-	obj, err := l.p.Registry().Snapshot().Lookup(nodesGVR).Get(ctx, "", name)
-	if err != nil {
-		return nil, err
-	}
-	return obj.(*corev1.Node), nil
-}
-
-// nodeConnections finds the kubelet of a log's node, noting a simulated
+// logConnections find the kubelet of a log's node, noting a simulated
 // one, which has none.
-type nodeConnections struct {
-	logs      *podLogs
+type logConnections struct {
+	kubelets  *kubelets
 	simulated bool
 }
 
-func (c *nodeConnections) GetConnectionInfo(ctx context.Context, nodeName types.NodeName) (*kubeletclient.ConnectionInfo, error) {
-	node, err := c.logs.node(ctx, string(nodeName), metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if node.Labels[simnodes.Label] == "true" {
+func (c *logConnections) GetConnectionInfo(ctx context.Context, nodeName types.NodeName) (*kubeletclient.ConnectionInfo, error) {
+	info, simulated, err := c.kubelets.connection(ctx, nodeName)
+	if simulated {
 		c.simulated = true
-		return &kubeletclient.ConnectionInfo{Scheme: "https", Hostname: node.Name, Port: "10250"}, nil
+		return &kubeletclient.ConnectionInfo{Scheme: "https", Hostname: string(nodeName), Port: "10250"}, nil
 	}
-	if c.logs.kubeletErr != nil {
-		return nil, apierrors.NewInternalError(c.logs.kubeletErr)
-	}
-	return c.logs.kubelet.GetConnectionInfo(ctx, nodeName)
-}
-
-// podGetter reads a namespace's pods in their internal version, for kube's
-// LogLocation, and keeps the last pod it read as served.
-type podGetter struct {
-	p         *pipeline.Pipeline
-	namespace string
-	read      *corev1.Pod
-}
-
-func (g *podGetter) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
-	obj, err := g.p.Registry().Snapshot().Lookup(podsGVR).Get(ctx, g.namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	g.read = obj.(*corev1.Pod)
-	internal := &api.Pod{}
-	if err := legacyscheme.Scheme.Convert(obj, internal, nil); err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	return internal, nil
+	return info, err
 }
 
 // noLogYet is the kubelet's 400 for a container that has no log to give

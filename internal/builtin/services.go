@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -50,10 +51,11 @@ var (
 // services allocates what Services hold, through the write pipeline.
 type services struct{ p *pipeline.Pipeline }
 
-func serviceHooks(p *pipeline.Pipeline) registry.Hooks {
+func serviceHooks(p *pipeline.Pipeline, k *kubelets) registry.Hooks {
 	s := &services{p: p}
 	return registry.Hooks{BeforeCreate: s.allocateService, BeforeUpdate: s.keepServiceAllocations,
-		AfterUpdate: s.releaseDroppedIPs, AfterDelete: s.releaseService, OnRead: showService}
+		AfterUpdate: s.releaseDroppedIPs, AfterDelete: s.releaseService, OnRead: showService,
+		Connects: map[string]rest.Connecter{"proxy": serviceProxy(p, k)}}
 }
 
 // showService is how kube-apiserver's Service storage shows a stored

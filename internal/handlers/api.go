@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/registry/rest"
 	clientopenapi "k8s.io/client-go/openapi"
 	"net/http"
 	"slices"
@@ -126,7 +127,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if store == nil || !routable(store.Info, req) {
+	var connecter rest.Connecter
+	if store != nil && req.Subresource != "" {
+		connecter = store.Backend().Hooks.Connects[req.Subresource]
+	}
+	if store == nil || !routable(store.Info, req, takesPath(connecter)) {
 		writeError(w, r, errNoRoute)
 		return
 	}
@@ -137,6 +142,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, warning := range store.Info.Warnings {
 		respond.Warning(w, warning)
+	}
+	if connecter != nil {
+		a.connect(w, r, req, store, connecter)
+		return
 	}
 	if !a.allowed(store, req, r.Method) {
 		switch {
@@ -224,10 +233,11 @@ func (a *API) servesGroupVersion(snap *registry.Snapshot, req *request.Info) boo
 
 // routable reports whether the path has the shape the resource is served
 // at: namespaced resources under namespaces/NS (or across all of them for
-// collections), cluster-scoped ones without, and only served sub-resources.
+// collections), cluster-scoped ones without, and only served sub-resources,
+// followed by a path only when the sub-resource takes one (a proxy).
 // A namespace's own path (/api/v1/namespaces/NAME) names its namespace
 // too, as a namespace lives in itself.
-func routable(info *resources.Info, req *request.Info) bool {
+func routable(info *resources.Info, req *request.Info, pathFollows bool) bool {
 	ownNamespace := req.Resource == "namespaces" && req.Group == ""
 	if !info.Namespaced && req.Namespace != "" && !ownNamespace {
 		return false
@@ -236,9 +246,19 @@ func routable(info *resources.Info, req *request.Info) bool {
 		return false
 	}
 	if req.Subresource != "" {
-		return len(req.Extra) == 0 && info.Subresource(req.Subresource) != nil
+		return (len(req.Extra) == 0 || pathFollows) && info.Subresource(req.Subresource) != nil
 	}
 	return true
+}
+
+// takesPath reports whether a connecter reads the path that follows its
+// sub-resource in the URL (a proxy's).
+func takesPath(c rest.Connecter) bool {
+	if c == nil {
+		return false
+	}
+	_, takes, _ := c.NewConnectOptions()
+	return takes
 }
 
 // implementedVerbs are the verbs this server carries out; a resource

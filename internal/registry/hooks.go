@@ -54,6 +54,10 @@ type Hooks struct {
 	// Streams serve sub-resources read as a stream of bytes, such as a
 	// pod's log, by sub-resource.
 	Streams map[string]Stream
+	// Connects serve the sub-resources that connect the client to
+	// something else (a container's exec, a pod's proxy), by
+	// sub-resource, as the type's kube-apiserver storage serves them.
+	Connects map[string]rest.Connecter
 	// Share runs on each object the watch cache decodes, before the cache
 	// shares it (read only from then on): it may make parts of the object
 	// the very parts equal objects hold, so that they are held once.

@@ -49,7 +49,7 @@ var builtinResources = []Info{
 		}},
 	{Group: "", Version: "v1", Resource: "nodes", Singular: "node", Kind: "Node", ShortNames: []string{"no"}, Verbs: verbsAll,
 		Subresources: []SubresourceInfo{
-			{Name: "proxy", Kind: "NodeProxyOptions", Verbs: verbsProxy},
+			{Name: "proxy", Kind: "NodeProxyOptions", Verbs: verbsProxy, Served: true},
 			statusSubresource(),
 		}},
 	{Group: "", Version: "v1", Resource: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", Namespaced: true, ShortNames: []string{"pvc"}, Verbs: verbsAll,
@@ -58,14 +58,14 @@ var builtinResources = []Info{
 		Subresources: []SubresourceInfo{statusSubresource()}},
 	{Group: "", Version: "v1", Resource: "pods", Singular: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, Verbs: verbsAll, Generation: true,
 		Subresources: []SubresourceInfo{
-			{Name: "attach", Kind: "PodAttachOptions", Verbs: verbsConnect},
+			{Name: "attach", Kind: "PodAttachOptions", Verbs: verbsConnect, Served: true},
 			{Name: "binding", Kind: "Binding", Verbs: verbsCreate, Served: true},
 			{Name: "ephemeralcontainers", Kind: "Pod", Verbs: verbsStatus, Served: true},
 			{Name: "eviction", Group: "policy", Version: "v1", Kind: "Eviction", Verbs: verbsCreate, Served: true},
-			{Name: "exec", Kind: "PodExecOptions", Verbs: verbsConnect},
+			{Name: "exec", Kind: "PodExecOptions", Verbs: verbsConnect, Served: true},
 			{Name: "log", Kind: "Pod", Verbs: verbsGet, Served: true},
-			{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: verbsConnect},
-			{Name: "proxy", Kind: "PodProxyOptions", Verbs: verbsProxy},
+			{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: verbsConnect, Served: true},
+			{Name: "proxy", Kind: "PodProxyOptions", Verbs: verbsProxy, Served: true},
 			{Name: "resize", Kind: "Pod", Verbs: verbsStatus, Served: true},
 			statusSubresource(),
 		}},
@@ -81,7 +81,7 @@ var builtinResources = []Info{
 		}},
 	{Group: "", Version: "v1", Resource: "services", Singular: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, Verbs: verbsAll,
 		Subresources: []SubresourceInfo{
-			{Name: "proxy", Kind: "ServiceProxyOptions", Verbs: verbsProxy},
+			{Name: "proxy", Kind: "ServiceProxyOptions", Verbs: verbsProxy, Served: true},
 			statusSubresource(),
 		}},
 

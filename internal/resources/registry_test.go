@@ -200,13 +200,13 @@ func TestBehaviour(t *testing.T) {
 			t.Errorf("%s: has status %v, want %v", tc.resource, got, tc.status)
 		}
 	}
-	// scale is served as an autoscaling/v1 Scale; pods/exec is listed by
-	// kube-apiserver but not served.
+	// scale is served as an autoscaling/v1 Scale; pods/exec connects with
+	// PodExecOptions.
 	if s := lookup(t, r, "apps", "v1", "deployments").Subresource("scale"); s == nil || s.Kind != "Scale" || s.Group != "autoscaling" {
 		t.Errorf("deployments/scale = %+v", s)
 	}
-	if s := lookup(t, r, "", "v1", "pods").Subresource("exec"); s != nil {
-		t.Errorf("pods/exec is served: %+v", s)
+	if s := lookup(t, r, "", "v1", "pods").Subresource("exec"); s == nil || s.Kind != "PodExecOptions" {
+		t.Errorf("pods/exec = %+v", s)
 	}
 	if s := lookup(t, r, "", "v1", "pods").Subresource("nope"); s != nil {
 		t.Errorf("pods/nope = %+v", s)
