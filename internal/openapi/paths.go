@@ -115,8 +115,15 @@ var (
 	patchParams            = optionParams(&metav1.PatchOptions{})
 )
 
+// sortedParams sorts parameters as kube-apiserver does: by name, then by
+// where they go (a proxy's "path" is both a path and a query parameter).
 func sortedParams(p []param) []param {
-	sort.Slice(p, func(i, j int) bool { return p[i].name < p[j].name })
+	sort.SliceStable(p, func(i, j int) bool {
+		if p[i].name != p[j].name {
+			return p[i].name < p[j].name
+		}
+		return p[i].in < p[j].in
+	})
 	return p
 }
 
@@ -298,6 +305,13 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 				continue
 			}
 			subGVK := subresourceGVK(info, sub)
+			if c, ok := connecters[subGVK]; ok {
+				description := sub.Name + " of " + kind
+				for _, it := range connectPaths(single+"/"+sub.Name, idPrefix, scope+kind+upperFirst(sub.Name), description, subGVK, c, nsParams, tag) {
+					items[it.path] = it
+				}
+				continue
+			}
 			subObj := defName(subGVK)
 			if subObj == "" {
 				continue
@@ -345,6 +359,62 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out
+}
+
+// connecter describes a connect sub-resource as kube-apiserver's
+// connecter for it does: the HTTP methods it takes, and whether it also
+// serves <path>/{path}, the rest of the URL going to the options' "path".
+type connecter struct {
+	methods []string
+	subpath bool
+}
+
+var (
+	streamMethods = []string{"get", "post"}
+	proxyMethods  = []string{"get", "post", "put", "patch", "delete", "head", "options"}
+)
+
+// connecters are the connect sub-resources, by the options kind they take:
+// kube-apiserver describes them by that kind, not by their verbs.
+var connecters = map[schema.GroupVersionKind]connecter{
+	{Version: "v1", Kind: "PodAttachOptions"}:      {methods: streamMethods},
+	{Version: "v1", Kind: "PodExecOptions"}:        {methods: streamMethods},
+	{Version: "v1", Kind: "PodPortForwardOptions"}: {methods: streamMethods},
+	{Version: "v1", Kind: "PodProxyOptions"}:       {methods: proxyMethods, subpath: true},
+	{Version: "v1", Kind: "ServiceProxyOptions"}:   {methods: proxyMethods, subpath: true},
+	{Version: "v1", Kind: "NodeProxyOptions"}:      {methods: proxyMethods, subpath: true},
+}
+
+// connectPaths describes a connect sub-resource at path: per method an
+// operation connect<idPrefix><Method><idName> answering any bytes. Its
+// parameters (the options' fields, read from the query) are the path's,
+// the name described as the options kind's, as kube-apiserver has them.
+func connectPaths(path, idPrefix, idName, description string, gvk schema.GroupVersionKind, c connecter, nsParams []param, tag string) []*pathItem {
+	obj, err := codecs.Scheme.New(gvk)
+	if err != nil {
+		return nil
+	}
+	nameParam := param{name: "name", in: "path", typ: "string", required: true, description: "name of the " + gvk.Kind}
+	params := append(append([]param{nameParam}, nsParams...), optionParams(obj)...)
+	item := func(path, withPath string, extra ...param) *pathItem {
+		it := &pathItem{path: path, params: sortedParams(append(append([]param(nil), params...), extra...))}
+		for _, m := range c.methods {
+			g := gvk
+			it.ops = append(it.ops, &operation{
+				method: m, action: "connect", gvk: &g, tag: tag,
+				id:          "connect" + idPrefix + upperFirst(m) + idName + withPath,
+				description: "connect " + strings.ToUpper(m) + " requests to " + description,
+				produces:    []string{"*/*"}, responses: []response{{200, "OK", ""}},
+			})
+		}
+		return it
+	}
+	out := []*pathItem{item(path, "")}
+	if c.subpath {
+		out = append(out, item(path+"/{path}", "WithPath",
+			param{name: "path", in: "path", typ: "string", required: true, description: "path to the resource"}))
+	}
 	return out
 }
 
