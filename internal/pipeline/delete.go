@@ -348,6 +348,7 @@ func (p *Pipeline) Act(ctx context.Context, store, body *registry.Store, namespa
 	}
 	m := mustAccessor(obj)
 	attrs := attributes(admission.Create, store, subresource, namespace, actionName(name, m), obj, nil, dry)
+	attrs.Kind = body.Info.GroupVersionKind() // the action's kind (Eviction), as kube admits it
 	if err := p.admission.Admit(ctx, attrs); err != nil {
 		return nil, err
 	}

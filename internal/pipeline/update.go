@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -177,7 +178,7 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 		return nil, noUndo, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
 	}
 	attrs := attributes(admission.Update, store, opts.Subresource, namespace, name, next, current, opts.DryRun)
-	if err := p.admission.Admit(ctx, attrs); err != nil {
+	if err := p.admitUpdate(ctx, store, attrs); err != nil {
 		return nil, noUndo, err
 	}
 	// The write applies to the current object (its resourceVersion was
@@ -207,8 +208,53 @@ func (p *Pipeline) validateUpdate(ctx context.Context, store *registry.Store, op
 		return nil, err
 	}
 	attrs.Object = next
-	if err := p.admission.Validate(ctx, attrs); err != nil {
+	seen, err := admitted(store, attrs)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.admission.Validate(ctx, seen); err != nil {
 		return nil, err
 	}
 	return next, nil
+}
+
+// admitUpdate runs mutating admission on an update, on what admission
+// sees of it (admitted); a change to a Scale's replicas is carried back
+// to the object.
+func (p *Pipeline) admitUpdate(ctx context.Context, store *registry.Store, attrs *admission.Attributes) error {
+	seen, err := admitted(store, attrs)
+	if err != nil {
+		return err
+	}
+	if err := p.admission.Admit(ctx, seen); err != nil {
+		return err
+	}
+	if seen == attrs {
+		return nil
+	}
+	replicas := seen.Object.(*autoscalingv1.Scale).Spec.Replicas
+	if attrs.Object, err = store.Backend().Hooks.Scale.WithReplicas(attrs.Object, replicas); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	return nil
+}
+
+// admitted is what admission sees of an update: its own objects, or for
+// the scale sub-resource the Scales of the object before and after, as
+// kube-apiserver admits a write of a Scale.
+func admitted(store *registry.Store, attrs *admission.Attributes) (*admission.Attributes, error) {
+	scale := store.Backend().Hooks.Scale
+	if attrs.Subresource != "scale" || scale == nil {
+		return attrs, nil
+	}
+	view := *attrs
+	view.Kind = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+	var err error
+	if view.Object, err = scale.Of(attrs.Object); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if view.OldObject, err = scale.Of(attrs.OldObject); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return &view, nil
 }

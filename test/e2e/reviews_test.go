@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +213,75 @@ spec: {policyName: warn-only, validationActions: [Warn]}
 	waitFor(t, 20*time.Second, "the Warn binding to warn", func() bool {
 		out, err := k.kubectl("create", "secret", "generic", fmt.Sprintf("s%d", time.Now().UnixNano()))
 		return err == nil && strings.Contains(out, "Warning: Validation failed for ValidatingAdmissionPolicy 'warn-only' with binding 'warn-only': an empty secret")
+	})
+}
+
+// TestPoliciesSeeSubresourceKinds: admission sees a write through a
+// sub-resource as kube-apiserver shows it: an eviction, a binding and a
+// token request as the kinds they are, a scale as autoscaling/v1 Scales
+// (mutating policies change the replicas through them).
+func TestPoliciesSeeSubresourceKinds(t *testing.T) {
+	k := startKapi(t, "--simulated-nodes=1", withoutDeploymentController)
+	apply(t, k, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: kinds}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods/eviction", "serviceaccounts/token"]}
+    - {apiGroups: ["apps"], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["deployments/scale"]}
+  validations:
+  - expression: "request.subResource != 'scale' || object.spec.replicas < 100"
+    messageExpression: "'saw ' + object.kind + ' of ' + object.apiVersion + ' with ' + string(object.spec.replicas) + ' replicas'"
+  - expression: "request.subResource == 'scale'"
+    messageExpression: "'saw ' + object.kind + ' of ' + object.apiVersion + ' as ' + request.kind.kind"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: kinds}
+spec: {policyName: kinds, validationActions: [Deny]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: at-most-5}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: ["apps"], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["deployments/scale"]}
+  matchConditions:
+  - {name: too-many, expression: "object.spec.replicas > 5 && object.spec.replicas < 100"}
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  mutations:
+  # kube's apply configurations have no type for a Scale; a JSON patch works.
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: '[JSONPatch{op: "replace", path: "/spec/replicas", value: 5}]'
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: at-most-5}
+spec: {policyName: at-most-5}
+`)
+	k.mustKubectl("create", "deployment", "web", "--image=nginx")
+	k.mustKubectl("run", "p", "--image=nginx")
+	k.mustKubectl("create", "serviceaccount", "robot")
+	waitFor(t, 20*time.Second, "the policy to see a token request", func() bool {
+		out, _ := k.kubectl("create", "token", "robot")
+		return strings.Contains(out, "saw TokenRequest of authentication.k8s.io/v1 as TokenRequest")
+	})
+	resp, body := rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/pods/p/eviction", "application/json", "",
+		[]byte(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p"}}`))
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), "saw Eviction of policy/v1 as Eviction") {
+		t.Errorf("an eviction: %d %s", resp.StatusCode, body)
+	}
+	if out, err := k.kubectl("scale", "deployment", "web", "--replicas=100"); err == nil || !strings.Contains(out, "saw Scale of autoscaling/v1 with 100 replicas") {
+		t.Errorf("kubectl scale to 100: %q %v", out, err)
+	}
+	waitFor(t, 20*time.Second, "the mutating policy to cap a scale", func() bool {
+		k.mustKubectl("scale", "deployment", "web", "--replicas=9")
+		out := k.mustKubectl("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}")
+		return out == "5"
 	})
 }
