@@ -29,11 +29,12 @@ type Policies struct {
 	// authorizer answers the policies' authorizer checks (CEL's
 	// authorizer library, paramKind access).
 	authorizer authorizer.Authorizer
+	objects    *Objects
 	started    atomic.Bool
 }
 
 // NewPolicies makes the plugins; Start makes them act.
-func NewPolicies(authorizer authorizer.Authorizer) (*Policies, error) {
+func NewPolicies(authorizer authorizer.Authorizer, objects *Objects) (*Policies, error) {
 	m, err := mutating.NewPlugin(nil)
 	if err != nil {
 		return nil, err
@@ -44,7 +45,7 @@ func NewPolicies(authorizer authorizer.Authorizer) (*Policies, error) {
 		return nil, err
 	}
 	return &Policies{
-		mutating: m, validating: v, authorizer: authorizer,
+		mutating: m, validating: v, authorizer: authorizer, objects: objects,
 		admit:    apiadmission.WithAudit(m).(apiadmission.MutationInterface),
 		validate: apiadmission.WithAudit(v).(apiadmission.ValidationInterface),
 	}, nil
@@ -71,7 +72,7 @@ func (p *Policies) Admit(ctx context.Context, a *Attributes) error {
 	if !p.started.Load() || !p.mutating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
-	return p.admit.Admit(ctx, kubeAttributes(ctx, a), objectInterfaces)
+	return p.admit.Admit(ctx, kubeAttributes(ctx, a), p.objects)
 }
 
 // Validate implements Validator: the validating policies.
@@ -79,7 +80,7 @@ func (p *Policies) Validate(ctx context.Context, a *Attributes) error {
 	if !p.started.Load() || !p.validating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
-	return p.validate.Validate(ctx, kubeAttributes(ctx, a), objectInterfaces)
+	return p.validate.Validate(ctx, kubeAttributes(ctx, a), p.objects)
 }
 
 // syncPolicyInformers starts the informers the policy plugins read, and

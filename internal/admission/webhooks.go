@@ -2,15 +2,12 @@ package admission
 
 import (
 	"context"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sync/atomic"
 
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
 // Webhooks are kube-apiserver's MutatingAdmissionWebhook and
@@ -29,7 +26,7 @@ type Webhooks struct {
 	validate apiadmission.ValidationInterface
 	// objects convert objects and tell the versions that serve a resource
 	// (matchPolicy: Equivalent).
-	objects    webhookObjects
+	objects    *Objects
 	authorizer authorizer.Authorizer
 	// any tells whether configurations of each kind exist: without any,
 	// a write skips the plugin and the conversions it needs.
@@ -38,7 +35,7 @@ type Webhooks struct {
 }
 
 // NewWebhooks makes the plugins; Start makes them act.
-func NewWebhooks(authorizer authorizer.Authorizer) (*Webhooks, error) {
+func NewWebhooks(authorizer authorizer.Authorizer, objects *Objects) (*Webhooks, error) {
 	m, err := mutating.NewMutatingWebhook(nil)
 	if err != nil {
 		return nil, err
@@ -51,10 +48,8 @@ func NewWebhooks(authorizer authorizer.Authorizer) (*Webhooks, error) {
 		mutating: m, validating: v, authorizer: authorizer,
 		admit:    apiadmission.WithAudit(m).(apiadmission.MutationInterface),
 		validate: apiadmission.WithAudit(v).(apiadmission.ValidationInterface),
-		objects: webhookObjects{
-			ObjectInterfaces: objectInterfaces,
-			equivalents:      runtime.NewEquivalentResourceRegistryWithIdentity(func(gr schema.GroupResource) string { return gr.String() }),
-		}}, nil
+		objects:  objects,
+	}, nil
 }
 
 // Start gives the plugins their client, informers and service resolver,
@@ -106,27 +101,4 @@ func (w *Webhooks) Validate(ctx context.Context, a *Attributes) error {
 	return onInternal(ctx, a, noChanges, func(attrs apiadmission.Attributes) error {
 		return w.validate.Validate(ctx, attrs, w.objects)
 	})
-}
-
-// objectInterfaces convert between the internal and versioned forms of
-// built-in objects.
-var objectInterfaces = apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme)
-
-// RegisterKind records that the version gvr (and its sub-resource) serves
-// kind, as kube-apiserver's API installer records every served version:
-// webhooks whose matchPolicy is Equivalent see a write through one version
-// as a write of the version their rules name.
-func (w *Webhooks) RegisterKind(gvr schema.GroupVersionResource, subresource string, kind schema.GroupVersionKind) {
-	w.objects.equivalents.RegisterKindFor(gvr, subresource, kind)
-}
-
-// webhookObjects are the scheme's object interfaces with the server's
-// equivalent resources.
-type webhookObjects struct {
-	apiadmission.ObjectInterfaces
-	equivalents runtime.EquivalentResourceRegistry
-}
-
-func (o webhookObjects) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper {
-	return o.equivalents
 }

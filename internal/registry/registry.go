@@ -79,6 +79,9 @@ type Backend struct {
 	// Strategy is the type's write rules; nil means the generic ones of
 	// its resources.Info.
 	Strategy Strategy
+	// StoredAs is the resource whose objects this one's are kept as
+	// (Spec.StoredAs), empty if none.
+	StoredAs schema.GroupResource
 
 	stop context.CancelFunc // ends the cache
 	// sharedCache is set when Cache is another backend's, the one this
@@ -88,6 +91,17 @@ type Backend struct {
 
 // Storage is the store of the storage version.
 func (b *Backend) Storage() *Store { return b.Stores[b.StorageVersion] }
+
+// Convert returns obj in version gv of the backend's resource (itself if
+// the resource has one version).
+func (b *Backend) Convert(obj runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
+	for _, s := range b.Stores {
+		if s.convert != nil {
+			return s.convertTo(obj, gv)
+		}
+	}
+	return obj, nil
+}
 
 // New returns an empty registry over s; convert turns objects between the
 // versions of multi-version resources.
@@ -241,6 +255,9 @@ func (r *Registry) newBackend(spec Spec, served func(schema.GroupResource) *Back
 	}
 	gr := spec.Versions[0].GroupVersionResource().GroupResource()
 	b := &Backend{GroupResource: gr, StorageVersion: spec.StorageVersion, Stores: map[string]*Store{}, Hooks: spec.Hooks, Strategy: spec.Strategy}
+	if spec.StoredAs != nil {
+		b.StoredAs = spec.StoredAs.GroupVersionResource().GroupResource()
+	}
 	for _, info := range spec.Versions {
 		b.Stores[info.Version] = NewStore(info, r.storage)
 		b.Stores[info.Version].schema = spec.Schemas[info.Version]

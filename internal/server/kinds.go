@@ -7,14 +7,20 @@ import (
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
-// registerKinds tells the webhooks the kind of every served version and
-// sub-resource of snap, as kube-apiserver's API installer does.
-func registerKinds(snap *registry.Snapshot, webhooks *admission.Webhooks) {
+// registerKinds tells admission the kind of every served version and
+// sub-resource of snap, as kube-apiserver's API installer does, and the
+// resources stored as others.
+func registerKinds(snap *registry.Snapshot, objects *admission.Objects) {
+	for _, b := range snap.Backends() {
+		if !b.StoredAs.Empty() {
+			objects.StoredAs(b.GroupResource, b.StoredAs)
+		}
+	}
 	for _, g := range snap.Resources.Groups() {
 		for _, v := range g.Versions {
 			for _, info := range v.Resources {
 				gvr := info.GroupVersionResource()
-				webhooks.RegisterKind(gvr, "", info.GroupVersionKind())
+				objects.RegisterKind(gvr, "", info.GroupVersionKind())
 				for _, sub := range info.Subresources {
 					kind := info.GroupVersionKind()
 					if sub.Kind != "" {
@@ -23,7 +29,7 @@ func registerKinds(snap *registry.Snapshot, webhooks *admission.Webhooks) {
 							kind.Group, kind.Version = info.Group, info.Version
 						}
 					}
-					webhooks.RegisterKind(gvr, sub.Name, kind)
+					objects.RegisterKind(gvr, sub.Name, kind)
 				}
 			}
 		}

@@ -209,6 +209,8 @@ type admissionPlugins struct {
 	policies   *admission.Policies
 	webhooks   *admission.Webhooks
 	quota      *admission.ResourceQuota
+	// objects are the policies' and webhooks' object interfaces.
+	objects *admission.Objects
 }
 
 func newAdmissionPlugins(authorizationMode string, client *rest.Config) (p admissionPlugins, err error) {
@@ -218,10 +220,11 @@ func newAdmissionPlugins(authorizationMode string, client *rest.Config) (p admis
 	if p.authorizer, err = authz.New(authorizationMode, client); err != nil {
 		return p, err
 	}
-	if p.policies, err = admission.NewPolicies(p.authorizer); err != nil {
+	p.objects = admission.NewObjects()
+	if p.policies, err = admission.NewPolicies(p.authorizer, p.objects); err != nil {
 		return p, err
 	}
-	if p.webhooks, err = admission.NewWebhooks(p.authorizer); err != nil {
+	if p.webhooks, err = admission.NewWebhooks(p.authorizer, p.objects); err != nil {
 		return p, err
 	}
 	p.builtins = admission.NewBuiltins(p.authorizer)
@@ -472,7 +475,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	stepDone("admission")
 	s.health.done(hookAdmission)
-	kinds := reg.Follow(func(snap *registry.Snapshot) { registerKinds(snap, plugins.webhooks) })
+	plugins.objects.ConvertCustom(func(obj runtime.Object, to schema.GroupVersionKind) (runtime.Object, error) {
+		store := reg.Snapshot().ForKind(to)
+		if store == nil {
+			return nil, fmt.Errorf("%v is not served", to)
+		}
+		return store.Backend().Convert(obj, to.GroupVersion())
+	})
+	kinds := reg.Follow(func(snap *registry.Snapshot) { registerKinds(snap, plugins.objects) })
 	s.background(func() { kinds(runCtx) })
 	if err := crd.Run(runCtx, crd.Config{
 		Client: loopbackClient(), Registry: reg, Logger: cfg.Logger,

@@ -394,3 +394,79 @@ webhooks:
 		t.Errorf("the webhook was sent %v", hpa["apiVersion"])
 	}
 }
+
+// TestAdmissionWebhookEquivalentKinds: with matchPolicy Equivalent, a
+// webhook for core v1 Events sees events.k8s.io Events (stored as core
+// ones) converted to core v1, and a webhook for one version of a custom
+// resource sees writes through another, converted by its CRD, as
+// kube-apiserver sends them.
+func TestAdmissionWebhookEquivalentKinds(t *testing.T) {
+	hooks := startAdmissionServer(t)
+	k := startKapi(t, onlyLifecycleControllers)
+	apply(t, k, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+  - {name: v2, served: true, storage: false, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`)
+	apply(t, k, fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: equivalent}
+webhooks:
+- name: equivalent.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  matchPolicy: Equivalent
+  clientConfig: {url: %s/deny, caBundle: %s}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [events]}
+  - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+`, hooks.URL, base64PEM(hooks.caBundle())))
+	waitFor(t, 20*time.Second, "the CRD to be served", func() bool {
+		_, err := k.kubectl("get", "widgets.v2.example.com")
+		return err == nil
+	})
+	var event, widget *admissionv1.AdmissionRequest
+	waitFor(t, 20*time.Second, "the webhook to see both writes", func() bool {
+		name := fmt.Sprintf("w%d", time.Now().UnixNano())
+		apply(t, k, fmt.Sprintf(`apiVersion: example.com/v2
+kind: Widget
+metadata: {name: %s}
+---
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: %s}
+eventTime: "2026-01-01T00:00:00.000000Z"
+reportingController: example.com/test
+reportingInstance: test
+action: Tested
+reason: Testing
+type: Normal
+regarding: {kind: Widget, name: %s}
+`, name, name, name))
+		for _, req := range hooks.seen() {
+			if req.Name == name && req.Resource.Resource == "widgets" {
+				widget = &req
+			}
+			if req.Name == name && req.Resource.Resource == "events" {
+				event = &req
+			}
+		}
+		return widget != nil && event != nil
+	})
+	var obj map[string]any
+	json.Unmarshal(widget.Object.Raw, &obj)
+	if widget.Kind.Version != "v1" || widget.RequestKind.Version != "v2" || obj["apiVersion"] != "example.com/v1" {
+		t.Errorf("the widget's review: kind %v, request kind %v, object %v", widget.Kind, widget.RequestKind, obj["apiVersion"])
+	}
+	obj = nil
+	json.Unmarshal(event.Object.Raw, &obj)
+	if event.Kind.Group != "" || event.RequestKind.Group != "events.k8s.io" || event.Resource.Group != "" || obj["apiVersion"] != "v1" {
+		t.Errorf("the event's review: kind %v, request kind %v, resource %v, object %v", event.Kind, event.RequestKind, event.Resource, obj["apiVersion"])
+	}
+}

@@ -1,0 +1,121 @@
+package admission
+
+import (
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+)
+
+// Objects are what the policy and webhook plugins make, convert and match
+// objects with, as kube-apiserver's request scopes give them: built-in
+// kinds through the scheme, custom resources through their CRD's
+// conversion, and the versions and groups that serve one resource
+// (matchPolicy: Equivalent).
+type Objects struct {
+	apiadmission.ObjectInterfaces
+	equivalents runtime.EquivalentResourceRegistry
+
+	mu sync.RWMutex
+	// storedAs names the resources stored as another's (events.k8s.io
+	// Events as core Events): kube-apiserver takes them as one resource.
+	storedAs map[schema.GroupResource]schema.GroupResource
+	// custom converts a custom resource to another version of its kind.
+	custom func(obj runtime.Object, to schema.GroupVersionKind) (runtime.Object, error)
+}
+
+// NewObjects returns the objects of the built-in kinds; RegisterKind,
+// StoredAs and ConvertCustom tell it of the served resources.
+func NewObjects() *Objects {
+	o := &Objects{ObjectInterfaces: objectInterfaces, storedAs: map[schema.GroupResource]schema.GroupResource{}}
+	o.equivalents = runtime.NewEquivalentResourceRegistryWithIdentity(o.identity)
+	return o
+}
+
+// objectInterfaces convert between the internal and versioned forms of
+// built-in objects.
+var objectInterfaces = apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme)
+
+// RegisterKind records that the version gvr (and its sub-resource) serves
+// kind, as kube-apiserver's API installer records every served version.
+func (o *Objects) RegisterKind(gvr schema.GroupVersionResource, subresource string, kind schema.GroupVersionKind) {
+	o.equivalents.RegisterKindFor(gvr, subresource, kind)
+}
+
+// StoredAs records that gr's objects are stored as those of another
+// resource, which makes the two equivalent.
+func (o *Objects) StoredAs(gr, storage schema.GroupResource) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.storedAs[gr] = storage
+}
+
+// ConvertCustom sets how custom resources are converted between versions.
+func (o *Objects) ConvertCustom(convert func(obj runtime.Object, to schema.GroupVersionKind) (runtime.Object, error)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.custom = convert
+}
+
+// identity names a resource by what it is stored as.
+func (o *Objects) identity(gr schema.GroupResource) string {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if storage, ok := o.storedAs[gr]; ok {
+		gr = storage
+	}
+	return gr.String()
+}
+
+func (o *Objects) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper { return o.equivalents }
+func (o *Objects) GetObjectCreater() runtime.ObjectCreater                     { return creater{} }
+func (o *Objects) GetObjectConvertor() runtime.ObjectConvertor                 { return convertor{o} }
+
+// creater makes built-in objects from the scheme, and custom resources as
+// unstructured objects of their kind.
+type creater struct{}
+
+func (creater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	if legacyscheme.Scheme.Recognizes(gvk) {
+		return legacyscheme.Scheme.New(gvk)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// convertor converts built-in objects through the scheme, and custom
+// resources (unstructured into unstructured) through their CRD.
+type convertor struct{ o *Objects }
+
+func (c convertor) Convert(in, out, context any) error {
+	from, fromCustom := in.(*unstructured.Unstructured)
+	into, intoCustom := out.(*unstructured.Unstructured)
+	if !fromCustom || !intoCustom {
+		return legacyscheme.Scheme.Convert(in, out, context)
+	}
+	c.o.mu.RLock()
+	convert := c.o.custom
+	c.o.mu.RUnlock()
+	if convert == nil {
+		return fmt.Errorf("no conversion of %v", from.GroupVersionKind())
+	}
+	converted, err := convert(from, into.GroupVersionKind())
+	if err != nil {
+		return err
+	}
+	into.Object = runtime.DeepCopyJSON(converted.(runtime.Unstructured).UnstructuredContent())
+	return nil
+}
+
+func (c convertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	return legacyscheme.Scheme.ConvertToVersion(in, gv)
+}
+
+func (c convertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return legacyscheme.Scheme.ConvertFieldLabel(gvk, label, value)
+}
