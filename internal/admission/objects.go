@@ -71,9 +71,11 @@ func (o *Objects) identity(gr schema.GroupResource) string {
 	return gr.String()
 }
 
-func (o *Objects) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper { return o.equivalents }
-func (o *Objects) GetObjectCreater() runtime.ObjectCreater                     { return creater{} }
-func (o *Objects) GetObjectConvertor() runtime.ObjectConvertor                 { return convertor{o} }
+func (o *Objects) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper {
+	return o.equivalents
+}
+func (o *Objects) GetObjectCreater() runtime.ObjectCreater     { return creater{} }
+func (o *Objects) GetObjectConvertor() runtime.ObjectConvertor { return convertor{o} }
 
 // creater makes built-in objects from the scheme, and custom resources as
 // unstructured objects of their kind.
