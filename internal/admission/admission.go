@@ -37,6 +37,9 @@ type Attributes struct {
 	Object    runtime.Object
 	OldObject runtime.Object
 	DryRun    bool
+	// Options are the operation's options (CreateOptions, UpdateOptions,
+	// DeleteOptions), as the request gave them.
+	Options runtime.Object
 }
 
 // Mutator may change the object of a write, or refuse the write.

@@ -87,5 +87,5 @@ func kubeAttributes(ctx context.Context, a *Attributes) apiadmission.Attributes 
 		userInfo = u
 	}
 	return apiadmission.NewAttributesRecord(a.Object, a.OldObject, a.Kind, a.Namespace, a.Name, a.Resource,
-		a.Subresource, apiadmission.Operation(a.Operation), nil, a.DryRun, userInfo)
+		a.Subresource, apiadmission.Operation(a.Operation), a.Options, a.DryRun, userInfo)
 }

@@ -49,7 +49,7 @@ func (b *binder) bindPod(ctx context.Context, namespace string, obj runtime.Obje
 		return pod, nil
 	}
 	store := b.p.Registry().Snapshot().Lookup(podsGVR)
-	_, err := b.p.Update(ctx, store, namespace, binding.Name, pipeline.Options{DryRun: dry, Subresource: "binding"}, bind)
+	_, err := b.p.Update(ctx, store, namespace, binding.Name, pipeline.Options{DryRun: dry, Subresource: "binding", Unadmitted: true}, bind)
 	return err
 }
 

@@ -248,7 +248,7 @@ func (e *evictor) deletePod(ctx context.Context, pod *corev1.Pod, opts *metav1.D
 	if !dry {
 		// The pipeline retries its own write conflicts; a precondition that
 		// no longer holds is the eviction's conflict to report.
-		_, err := e.p.Update(ctx, store, pod.Namespace, pod.Name, pipeline.Options{Subresource: "status"}, func(obj runtime.Object) (runtime.Object, error) {
+		_, err := e.p.Update(ctx, store, pod.Namespace, pod.Name, pipeline.Options{Subresource: "status", Unadmitted: true}, func(obj runtime.Object) (runtime.Object, error) {
 			current := obj.(*corev1.Pod).DeepCopy()
 			if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil && *opts.Preconditions.ResourceVersion != current.ResourceVersion {
 				return nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, current.Name,
@@ -268,6 +268,7 @@ func (e *evictor) deletePod(ctx context.Context, pod *corev1.Pod, opts *metav1.D
 			opts.Preconditions.ResourceVersion = nil
 		}
 	}
-	_, _, err := e.p.Delete(ctx, store, pod.Namespace, pod.Name, opts, dry)
+	// As kube's eviction storage, the pod's storage deletes it past admission.
+	_, _, err := e.p.Delete(ctx, store, pod.Namespace, pod.Name, opts, pipeline.Options{DryRun: dry, Unadmitted: true})
 	return err
 }

@@ -2,6 +2,7 @@ package builtin_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -11,22 +12,34 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/pipeline/pipelinetest"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/storage"
+	"github.com/kapi-dev/kapi/internal/storage/pebble"
 )
 
-// conflictOnce refuses the first update of a pod's status with a
-// Conflict, as when another writer changed the pod first.
-type conflictOnce struct{ done atomic.Bool }
+// changedOnce is storage where another writer changes a key containing
+// changing just before the first update of it lands, which then finds
+// it changed.
+type changedOnce struct {
+	storage.Store
+	changing string
+	done     atomic.Bool
+}
 
-func (c *conflictOnce) Validate(_ context.Context, a *admission.Attributes) error {
-	if a.Resource.Resource == "pods" && a.Subresource == "status" && a.Operation == admission.Update && c.done.CompareAndSwap(false, true) {
-		return apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, a.Name, nil)
+func (c *changedOnce) Update(ctx context.Context, key, value []byte, expectedRev int64) (int64, error) {
+	if strings.Contains(string(key), c.changing) && c.done.CompareAndSwap(false, true) {
+		current, _, err := c.Store.Get(ctx, key, 0)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := c.Store.Update(ctx, key, current.Value, current.ModRevision); err != nil {
+			return 0, err
+		}
 	}
-	return nil
+	return c.Store.Update(ctx, key, value, expectedRev)
 }
 
 // TestEvictionRetriesAPodThatChanged: evicting a pod no budget counts
@@ -44,7 +57,12 @@ func TestEvictionRetriesAPodThatChanged(t *testing.T) {
 		{name: "the client's precondition", preconditions: &metav1.Preconditions{}, wantConflict: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := pipelinetest.New(t, cache.Options{}, &conflictOnce{})
+			s, err := pebble.OpenInMemory()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			p := pipelinetest.NewOver(t, &changedOnce{Store: s, changing: "/pods/default/pending"}, cache.Options{})
 			pods := p.Registry().Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
 			pod := &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: "pending", Namespace: "default"},

@@ -241,7 +241,7 @@ func (s *services) releaseIP(ctx context.Context, svc *corev1.Service, ip string
 // was read.
 func (s *services) deleteAddress(ctx context.Context, address *networkingv1.IPAddress) {
 	if store := s.p.Registry().Snapshot().Lookup(ipAddressesGVR); store != nil {
-		s.p.Delete(ctx, store, "", address.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &address.UID}}, false)
+		s.p.Delete(ctx, store, "", address.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &address.UID}}, pipeline.Options{})
 	}
 }
 

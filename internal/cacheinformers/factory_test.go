@@ -103,7 +103,7 @@ func TestTypedInformersHoldTheCachesObjects(t *testing.T) {
 		held, err := typed.Lister().ConfigMaps("default").Get("after")
 		return err == nil && held.Data["k"] == "v" && holds("after")
 	})
-	if _, _, err := p.Delete(ctx, store, "default", "after", nil, false); err != nil {
+	if _, _, err := p.Delete(ctx, store, "default", "after", nil, pipeline.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the deletion", func() bool {

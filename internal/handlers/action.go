@@ -41,7 +41,7 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		return
 	}
 	result, err := a.pipeline.Act(r.Context(), store, bodyStore, req.Namespace, req.Name, obj,
-		pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource})
+		pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource, Asked: asked(r)})
 	if err != nil {
 		writeError(w, r, err)
 		return

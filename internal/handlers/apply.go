@@ -67,7 +67,7 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return obj, checkApplied(obj, req, store)
 	}
 	for attempt := 0; ; attempt++ {
-		obj, code, err := a.applyOnce(r.Context(), req, store, opts.dry, merge, func() error { return a.authorizeCreate(r, req, store) })
+		obj, code, err := a.applyOnce(r.Context(), req, store, pipeline.Options{DryRun: opts.dry, Subresource: req.Subresource, Asked: asked(r)}, merge, func() error { return a.authorizeCreate(r, req, store) })
 		if apierrors.IsAlreadyExists(err) && attempt == 0 {
 			continue // created in between: apply to it
 		}
@@ -82,7 +82,7 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 
 // applyOnce applies to the current object, or creates it from an empty
 // one if the user may create it (mayCreate).
-func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.Store, dry bool, merge registry.UpdateFunc, mayCreate func() error) (runtime.Object, int, error) {
+func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.Store, write pipeline.Options, merge registry.UpdateFunc, mayCreate func() error) (runtime.Object, int, error) {
 	_, err := store.Get(ctx, req.Namespace, req.Name)
 	if apierrors.IsNotFound(err) && req.Subresource == "" {
 		if err := mayCreate(); err != nil {
@@ -101,13 +101,13 @@ func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.
 				fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
 		}
 		m.SetResourceVersion("")
-		created, err := a.pipeline.Create(ctx, store, obj, pipeline.Options{DryRun: dry, Subresource: req.Subresource})
+		created, err := a.pipeline.Create(ctx, store, obj, write)
 		return created, http.StatusCreated, err
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	updated, err := a.pipeline.Update(ctx, store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Subresource: req.Subresource}, merge)
+	updated, err := a.pipeline.Update(ctx, store, req.Namespace, req.Name, write, merge)
 	return updated, http.StatusOK, err
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -35,7 +36,7 @@ func (a *API) delete(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		a.deleteCorrupt(w, r, req, store, dry)
 		return
 	}
-	obj, gone, err := a.pipeline.Delete(r.Context(), store, req.Namespace, req.Name, opts, dry)
+	obj, gone, err := a.pipeline.Delete(r.Context(), store, req.Namespace, req.Name, opts, pipeline.Options{DryRun: dry})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -232,7 +233,7 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 	}
 	for _, item := range res.Items {
 		m := mustAccessor(item)
-		if _, _, err := a.pipeline.Delete(r.Context(), store, m.GetNamespace(), m.GetName(), opts, dry); err != nil && !apierrors.IsNotFound(err) {
+		if _, _, err := a.pipeline.Delete(r.Context(), store, m.GetNamespace(), m.GetName(), opts, pipeline.Options{DryRun: dry, InCollection: true}); err != nil && !apierrors.IsNotFound(err) {
 			writeError(w, r, err)
 			return
 		}

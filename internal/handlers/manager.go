@@ -3,6 +3,8 @@ package handlers
 import (
 	"net/http"
 	"strings"
+
+	"github.com/kapi-dev/kapi/internal/pipeline"
 )
 
 // managerName is the field manager of a write: the fieldManager option, or
@@ -17,4 +19,11 @@ func managerName(r *http.Request) string {
 		agent = agent[:128]
 	}
 	return agent
+}
+
+// asked are a write's dryRun, fieldManager and fieldValidation options as
+// the request gave them, for admission.
+func asked(r *http.Request) pipeline.Asked {
+	q := r.URL.Query()
+	return pipeline.Asked{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
 }

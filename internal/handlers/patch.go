@@ -71,7 +71,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return
 	}
 	jsonInfo := store.Serializers()[0]
-	updated, err := a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource}, func(current runtime.Object) (runtime.Object, error) {
+	updated, err := a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource, Asked: asked(r)}, func(current runtime.Object) (runtime.Object, error) {
 		var original bytes.Buffer
 		if err := jsonInfo.Serializer.Encode(current, &original); err != nil {
 			return nil, apierrors.NewInternalError(err)

@@ -88,7 +88,7 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 		return nil, err
 	}
 	gv := store.Info.GroupVersionKind().GroupVersion()
-	return a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Subresource: req.Subresource}, func(current runtime.Object) (runtime.Object, error) {
+	return a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Subresource: req.Subresource, Asked: asked(r)}, func(current runtime.Object) (runtime.Object, error) {
 		currentScale, err := scale.Of(current)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)

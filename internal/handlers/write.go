@@ -33,7 +33,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
-	created, err := a.pipeline.Create(r.Context(), store, obj, pipeline.Options{DryRun: dry, Manager: managerName(r)})
+	created, err := a.pipeline.Create(r.Context(), store, obj, pipeline.Options{DryRun: dry, Manager: managerName(r), Asked: asked(r)})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -82,7 +82,7 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
-	opts := pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource}
+	opts := pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource, Asked: asked(r)}
 	updated, created, err := a.pipeline.Put(r.Context(), store, obj, opts, func() error { return a.authorizeCreate(r, req, store) })
 	if err != nil {
 		writeError(w, r, err)

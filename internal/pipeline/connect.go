@@ -16,7 +16,7 @@ import (
 // is the connection's options, of their kind. Nothing is stored, so what
 // mutating plugins change goes nowhere.
 func (p *Pipeline) AdmitConnect(ctx context.Context, store *registry.Store, subresource, namespace, name string, opts runtime.Object, kind schema.GroupVersionKind) error {
-	attrs := attributes(admission.Connect, store, subresource, namespace, name, opts, nil, false)
+	attrs := attributes(admission.Connect, store, namespace, name, opts, nil, Options{Subresource: subresource})
 	attrs.Kind = kind
 	if err := p.admission.Admit(ctx, attrs); err != nil {
 		return err

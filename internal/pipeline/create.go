@@ -61,8 +61,8 @@ func (p *Pipeline) admitCreate(ctx context.Context, store *registry.Store, obj r
 		}
 	}
 	m := mustAccessor(obj)
-	attrs := attributes(admission.Create, store, opts.Subresource, m.GetNamespace(), m.GetName(), obj, nil, opts.DryRun)
-	if err := p.admission.Admit(ctx, attrs); err != nil {
+	attrs := attributes(admission.Create, store, m.GetNamespace(), m.GetName(), obj, nil, opts)
+	if err := p.admit(ctx, opts, attrs); err != nil {
 		return nil, err
 	}
 	return attrs.Object, nil
@@ -78,7 +78,7 @@ func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj r
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(generateName(m.GetGenerateName()))
 	}
-	attrs := attributes(admission.Create, store, opts.Subresource, m.GetNamespace(), m.GetName(), obj, nil, opts.DryRun)
+	attrs := attributes(admission.Create, store, m.GetNamespace(), m.GetName(), obj, nil, opts)
 	// The type's hook (a Service's allocations) runs before its strategy
 	// validates, as kube's BeginCreate does.
 	undo := func() {}
@@ -96,7 +96,7 @@ func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj r
 	}
 	m = mustAccessor(obj)
 	attrs.Object = obj
-	if err := p.admission.Validate(ctx, attrs); err != nil {
+	if err := p.validate(ctx, opts, attrs); err != nil {
 		undo()
 		return nil, err
 	}

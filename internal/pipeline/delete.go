@@ -17,7 +17,8 @@ import (
 // Delete deletes an object, or, while it has finalizers (or its type keeps
 // it, as a namespace is kept until emptied), marks it with a deletion
 // timestamp and keeps it. gone tells which happened.
-func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, dry bool) (obj runtime.Object, gone bool, err error) {
+func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, o Options) (obj runtime.Object, gone bool, err error) {
+	dry := o.DryRun
 	current, err := store.Get(ctx, namespace, name)
 	if err != nil {
 		return nil, false, err
@@ -25,8 +26,8 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	if err := checkPreconditionsFirst(store, opts, current); err != nil {
 		return nil, false, err
 	}
-	attrs := attributes(admission.Delete, store, "", namespace, name, nil, current, dry)
-	if err := p.admission.Admit(ctx, attrs); err != nil {
+	attrs := deleteAttributes(store, namespace, name, current, opts, o)
+	if err := p.admit(ctx, o, attrs); err != nil {
 		return nil, false, err
 	}
 	if pending, err := p.keptByType(store, current); err != nil || pending {
@@ -36,7 +37,7 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 		// validated).
 		return current, false, err
 	}
-	if err := p.admission.Validate(ctx, attrs); err != nil {
+	if err := p.validate(ctx, o, attrs); err != nil {
 		return nil, false, err
 	}
 	if own := store.Backend().Hooks.OwnDelete; own != nil && mustAccessor(current).GetDeletionTimestamp() == nil {
@@ -88,6 +89,22 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 		p.afterDelete(ctx, store, deleted)
 	}
 	return deleted, err == nil, err
+}
+
+// deleteAttributes describe a delete to admission: its options as the
+// request gave them, and no name for an object of a deletecollection.
+func deleteAttributes(store *registry.Store, namespace, name string, current runtime.Object, opts *metav1.DeleteOptions, o Options) *admission.Attributes {
+	if o.InCollection {
+		name = ""
+	}
+	attrs := attributes(admission.Delete, store, namespace, name, nil, current, Options{DryRun: o.DryRun})
+	asked := &metav1.DeleteOptions{}
+	if opts != nil {
+		asked = opts.DeepCopy()
+	}
+	asked.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "meta.k8s.io/v1"}
+	attrs.Options = asked
+	return attrs
 }
 
 // DeleteCorrupt deletes an object whose stored bytes cannot be decoded
@@ -347,12 +364,12 @@ func (p *Pipeline) Act(ctx context.Context, store, body *registry.Store, namespa
 		}
 	}
 	m := mustAccessor(obj)
-	attrs := attributes(admission.Create, store, subresource, namespace, actionName(name, m), obj, nil, dry)
+	attrs := attributes(admission.Create, store, namespace, actionName(name, m), obj, nil, opts)
 	attrs.Kind = body.Info.GroupVersionKind() // the action's kind (Eviction), as kube admits it
-	if err := p.admission.Admit(ctx, attrs); err != nil {
+	if err := p.admit(ctx, opts, attrs); err != nil {
 		return nil, err
 	}
-	if err := p.admission.Validate(ctx, attrs); err != nil {
+	if err := p.validate(ctx, opts, attrs); err != nil {
 		return nil, err
 	}
 	return action(ctx, namespace, name, obj, dry)

@@ -202,7 +202,7 @@ func TestNoOpUpdateWithTheCache(t *testing.T) {
 func TestDeleteWithALaggingCache(t *testing.T) {
 	p, store, first := writtenElsewhere(t)
 	rv := first.ResourceVersion
-	deleted, gone, err := p.Delete(ctx, store, "default", "cm", &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}, false)
+	deleted, gone, err := p.Delete(ctx, store, "default", "cm", &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}, pipeline.Options{})
 	if err != nil || !gone {
 		t.Fatalf("delete at the current resource version: gone %v, %v", gone, err)
 	}
@@ -284,7 +284,7 @@ func TestUpdateAfterARecreationTheCacheHasNotSeen(t *testing.T) {
 	cachedConfigMap(t, p, store)
 	s.hold.Lock()
 	defer s.hold.Unlock()
-	if _, _, err := other.Delete(ctx, otherStore, "default", "cm", nil, false); err != nil {
+	if _, _, err := other.Delete(ctx, otherStore, "default", "cm", nil, pipeline.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	again, err := other.Create(ctx, otherStore, &corev1.ConfigMap{ObjectMeta: configMapMeta, Data: map[string]string{"again": "1"}}, pipeline.Options{Manager: "test"})
@@ -310,7 +310,7 @@ func beingDeleted(t *testing.T, p *pipeline.Pipeline, store *registry.Store, fin
 	if _, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: held, Data: map[string]string{"start": "1"}}, pipeline.Options{Manager: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, gone, err := p.Delete(ctx, store, "default", "cm", nil, false); err != nil || gone {
+	if _, gone, err := p.Delete(ctx, store, "default", "cm", nil, pipeline.Options{}); err != nil || gone {
 		t.Fatalf("delete: gone %v, %v", gone, err)
 	}
 	if err := store.Backend().Cache.WaitFresh(ctx); err != nil {

@@ -66,6 +66,38 @@ type Options struct {
 	Manager string
 	// Subresource is the sub-resource written ("" for the object itself).
 	Subresource string
+	// Asked are the write's options as its request gave them.
+	Asked Asked
+	// Unadmitted is set on the writes kube-apiserver's storage makes
+	// itself, past admission (the pod a binding binds, the pod an
+	// eviction deletes).
+	Unadmitted bool
+	// InCollection is set on the delete of one object of a
+	// deletecollection, which admission sees without its name, as
+	// kube-apiserver's.
+	InCollection bool
+}
+
+// Asked are the dryRun, fieldManager and fieldValidation options as a
+// request gave them. Admission sees them as the operation's CreateOptions
+// or UpdateOptions (a PUT or an apply that creates as CreateOptions), as
+// kube-apiserver shows them.
+type Asked struct {
+	DryRun                        []string
+	FieldManager, FieldValidation string
+}
+
+// options are the asked options of an operation, as admission sees them.
+func (a Asked) options(op admission.Operation) runtime.Object {
+	switch op {
+	case admission.Create:
+		return &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{Kind: "CreateOptions", APIVersion: "meta.k8s.io/v1"},
+			DryRun: a.DryRun, FieldManager: a.FieldManager, FieldValidation: a.FieldValidation}
+	case admission.Update:
+		return &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{Kind: "UpdateOptions", APIVersion: "meta.k8s.io/v1"},
+			DryRun: a.DryRun, FieldManager: a.FieldManager, FieldValidation: a.FieldValidation}
+	}
+	return nil
 }
 
 // FieldManager returns the field manager of a resource's endpoint, which
@@ -108,12 +140,30 @@ func (p *Pipeline) namespaces() *registry.Store {
 }
 
 // attributes describes a write to admission.
-func attributes(op admission.Operation, store *registry.Store, sub, namespace, name string, obj, old runtime.Object, dry bool) *admission.Attributes {
+func attributes(op admission.Operation, store *registry.Store, namespace, name string, obj, old runtime.Object, opts Options) *admission.Attributes {
 	return &admission.Attributes{
-		Operation: op, Resource: store.Info.GroupVersionResource(), Subresource: sub,
+		Operation: op, Resource: store.Info.GroupVersionResource(), Subresource: opts.Subresource,
 		Kind: store.Info.GroupVersionKind(), Namespace: namespace, Name: name,
-		Object: obj, OldObject: old, DryRun: dry,
+		Object: obj, OldObject: old, DryRun: opts.DryRun, Options: opts.Asked.options(op),
 	}
+}
+
+// admit runs mutating admission on a write, unless kube-apiserver's
+// storage makes it past admission.
+func (p *Pipeline) admit(ctx context.Context, opts Options, attrs *admission.Attributes) error {
+	if opts.Unadmitted {
+		return nil
+	}
+	return p.admission.Admit(ctx, attrs)
+}
+
+// validate runs validating admission on a write, unless kube-apiserver's
+// storage makes it past admission.
+func (p *Pipeline) validate(ctx context.Context, opts Options, attrs *admission.Attributes) error {
+	if opts.Unadmitted {
+		return nil
+	}
+	return p.admission.Validate(ctx, attrs)
 }
 
 // trackUpdate records in next's managedFields what manager changed from

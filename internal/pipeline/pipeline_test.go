@@ -96,7 +96,7 @@ func TestAdmissionRunsAtItsStages(t *testing.T) {
 	if _, err := p.Update(ctx, store, "default", "cm", pipeline.Options{}, update); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.Delete(ctx, store, "default", "cm", nil, false); err != nil {
+	if _, _, err := p.Delete(ctx, store, "default", "cm", nil, pipeline.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -153,7 +153,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 	if _, err := p.CreateObject(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "going"}}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	ns, gone, err := p.Delete(ctx, lookup(t, p, namespaces), "", "going", nil, false)
+	ns, gone, err := p.Delete(ctx, lookup(t, p, namespaces), "", "going", nil, pipeline.Options{})
 	if err != nil || gone {
 		t.Fatalf("delete namespace: gone %v, err %v; want it kept until emptied", gone, err)
 	}
@@ -167,7 +167,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 		t.Fatalf("create in a terminating namespace: %v", err)
 	}
 
-	_, _, err = p.Delete(ctx, lookup(t, p, namespaces), "", "default", nil, false)
+	_, _, err = p.Delete(ctx, lookup(t, p, namespaces), "", "default", nil, pipeline.Options{})
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("delete of namespace default: %v, want Forbidden", err)
 	}
@@ -192,7 +192,7 @@ func TestServiceAllocatesThroughThePipeline(t *testing.T) {
 	if address.UID == "" || len(address.ManagedFields) == 0 || address.Spec.ParentRef.Name != "web" {
 		t.Errorf("IPAddress was not written through the pipeline (uid, managed fields, parent): %+v", address)
 	}
-	if _, _, err := p.Delete(ctx, lookup(t, p, services), "default", "web", nil, false); err != nil {
+	if _, _, err := p.Delete(ctx, lookup(t, p, services), "default", "web", nil, pipeline.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := lookup(t, p, ipaddresses).Get(ctx, "", ip); !apierrors.IsNotFound(err) {
@@ -271,7 +271,7 @@ func TestDeletePreconditionErrors(t *testing.T) {
 		{metav1.Preconditions{ResourceVersion: &stale}, `Operation cannot be fulfilled on ConfigMap "cm": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (` +
 			cm.ResourceVersion + `). The object might have been modified`},
 	} {
-		_, _, err := p.Delete(ctx, store, "default", "cm", &metav1.DeleteOptions{Preconditions: &c.pre}, false)
+		_, _, err := p.Delete(ctx, store, "default", "cm", &metav1.DeleteOptions{Preconditions: &c.pre}, pipeline.Options{})
 		if !apierrors.IsConflict(err) || err.Error() != c.want {
 			t.Errorf("delete with %+v: %v\nwant %s", c.pre, err, c.want)
 		}
@@ -285,7 +285,7 @@ func TestDeletePreconditionErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := obj.(*corev1.Namespace)
-	_, _, err = p.Delete(ctx, lookup(t, p, namespaces), "", "held", &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrong}}, false)
+	_, _, err = p.Delete(ctx, lookup(t, p, namespaces), "", "held", &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrong}}, pipeline.Options{})
 	want := `Operation cannot be fulfilled on namespaces "held": Precondition failed: UID in precondition: wrong, UID in object meta: ` + string(ns.UID)
 	if !apierrors.IsConflict(err) || err.Error() != want {
 		t.Errorf("namespace delete with a wrong UID: %v\nwant %s", err, want)
@@ -314,7 +314,7 @@ func TestDeleteMarkMovesGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ { // the second delete finds it marked already
-		obj, gone, err := p.Delete(ctx, store, "default", "d", nil, false)
+		obj, gone, err := p.Delete(ctx, store, "default", "d", nil, pipeline.Options{})
 		if err != nil || gone {
 			t.Fatalf("delete %d: gone %v, %v", i, gone, err)
 		}
@@ -345,7 +345,7 @@ func TestUpdateRemovingLastFinalizerDeletes(t *testing.T) {
 	if _, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: held}, pipeline.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	obj, gone, err := p.Delete(ctx, store, "default", "cm", nil, false)
+	obj, gone, err := p.Delete(ctx, store, "default", "cm", nil, pipeline.Options{})
 	if err != nil || gone {
 		t.Fatalf("delete: gone %v, %v", gone, err)
 	}

@@ -177,8 +177,8 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 	if rv != "" && rv != mustAccessor(current).GetResourceVersion() {
 		return nil, noUndo, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
 	}
-	attrs := attributes(admission.Update, store, opts.Subresource, namespace, name, next, current, opts.DryRun)
-	if err := p.admitUpdate(ctx, store, attrs); err != nil {
+	attrs := attributes(admission.Update, store, namespace, name, next, current, opts)
+	if err := p.admitUpdate(ctx, store, opts, attrs); err != nil {
 		return nil, noUndo, err
 	}
 	// The write applies to the current object (its resourceVersion was
@@ -212,7 +212,7 @@ func (p *Pipeline) validateUpdate(ctx context.Context, store *registry.Store, op
 	if err != nil {
 		return nil, err
 	}
-	if err := p.admission.Validate(ctx, seen); err != nil {
+	if err := p.validate(ctx, opts, seen); err != nil {
 		return nil, err
 	}
 	return next, nil
@@ -221,12 +221,12 @@ func (p *Pipeline) validateUpdate(ctx context.Context, store *registry.Store, op
 // admitUpdate runs mutating admission on an update, on what admission
 // sees of it (admitted); a change to a Scale's replicas is carried back
 // to the object.
-func (p *Pipeline) admitUpdate(ctx context.Context, store *registry.Store, attrs *admission.Attributes) error {
+func (p *Pipeline) admitUpdate(ctx context.Context, store *registry.Store, opts Options, attrs *admission.Attributes) error {
 	seen, err := admitted(store, attrs)
 	if err != nil {
 		return err
 	}
-	if err := p.admission.Admit(ctx, seen); err != nil {
+	if err := p.admit(ctx, opts, seen); err != nil {
 		return err
 	}
 	if seen == attrs {

@@ -23,8 +23,10 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // admissionServer is a webhook server the tests run: it answers
@@ -468,5 +470,96 @@ regarding: {kind: Widget, name: %s}
 	json.Unmarshal(event.Object.Raw, &obj)
 	if event.Kind.Group != "" || event.RequestKind.Group != "events.k8s.io" || event.Resource.Group != "" || obj["apiVersion"] != "v1" {
 		t.Errorf("the event's review: kind %v, request kind %v, resource %v, object %v", event.Kind, event.RequestKind, event.Resource, obj["apiVersion"])
+	}
+}
+
+// TestAdmissionReviewRequests: webhooks get a write's options as the
+// request gave them (CreateOptions, UpdateOptions, DeleteOptions), the
+// objects of a deletecollection without their names, and one call for a
+// binding or an eviction, whose pod writes kube-apiserver's storage makes
+// past admission.
+func TestAdmissionReviewRequests(t *testing.T) {
+	hooks := startAdmissionServer(t)
+	k := startKapi(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "namespace", "hooked")
+	apply(t, k, fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: everything}
+webhooks:
+- name: everything.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {url: %s/deny, caBundle: %s}
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: hooked}}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: ["*"], resources: [configmaps, pods, pods/*]}
+`, hooks.URL, base64PEM(hooks.caBundle())))
+	cms := k.clientset().CoreV1().ConfigMaps("hooked")
+	waitFor(t, 20*time.Second, "the webhook to be called", func() bool {
+		cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-"}}, metav1.CreateOptions{DryRun: []string{"All"}})
+		return len(hooks.seen()) > 0
+	})
+	calls := func(name string) []admissionv1.AdmissionRequest {
+		var out []admissionv1.AdmissionRequest
+		for _, req := range hooks.seen() {
+			if req.Name == name {
+				out = append(out, req)
+			}
+		}
+		return out
+	}
+	options := func(req admissionv1.AdmissionRequest) string { return string(req.Options.Raw) }
+
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "asked", Labels: map[string]string{"set": "a"}}},
+		metav1.CreateOptions{FieldManager: "mgr1", FieldValidation: "Strict"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Patch(ctx, "asked", types.MergePatchType, []byte(`{"data":{"a":"b"}}`), metav1.PatchOptions{DryRun: []string{"All"}}); err != nil {
+		t.Fatal(err)
+	}
+	propagation := metav1.DeletePropagationBackground
+	if err := cms.Delete(ctx, "asked", metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1","fieldManager":"mgr1","fieldValidation":"Strict"}`,
+		`{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1","dryRun":["All"]}`,
+		`{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","propagationPolicy":"Background"}`,
+	}
+	if got := calls("asked"); len(got) != 3 || options(got[0]) != want[0] || options(got[1]) != want[1] || options(got[2]) != want[2] {
+		t.Errorf("the options webhooks saw: %d calls %v", len(got), got)
+	}
+
+	for _, name := range []string{"c1", "c2"} {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"set": "b"}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := len(calls(""))
+	if err := cms.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "set=b"}); err != nil {
+		t.Fatal(err)
+	}
+	if unnamed := calls("")[before:]; len(unnamed) != 2 || unnamed[0].Operation != admissionv1.Delete {
+		t.Errorf("a deletecollection's deletes: %v, want two without names", unnamed)
+	}
+
+	pods := k.clientset().CoreV1().Pods("hooked")
+	for _, name := range []string{"bound", "evicted"} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{SchedulerName: "nobody", Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pods.Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "bound"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "evicted"}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, sub := range map[string]string{"bound": "binding", "evicted": "eviction"} {
+		got := calls(name)
+		if len(got) != 2 || got[1].Operation != admissionv1.Create || got[1].SubResource != sub || got[1].Kind.Kind != strings.ToUpper(sub[:1])+sub[1:] {
+			t.Errorf("the calls for pod %s: %+v, want its create and one for its %s", name, got, sub)
+		}
 	}
 }
