@@ -36,7 +36,9 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		return
 	}
 	m := mustAccessor(obj)
-	if err := matchNamespace(m, req, bodyStore); err != nil {
+	// The body is in the request's namespace when the resource acted on
+	// is namespaced, whatever its own kind (an Eviction).
+	if err := matchNamespace(m, req, store); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -141,6 +141,9 @@ func (p *Pipeline) namespaces() *registry.Store {
 
 // attributes describes a write to admission.
 func attributes(op admission.Operation, store *registry.Store, namespace, name string, obj, old runtime.Object, opts Options) *admission.Attributes {
+	if op != admission.Create && store.GroupResource() == (schema.GroupResource{Resource: "namespaces"}) {
+		namespace = name // a namespace lives in itself, as kube-apiserver's request info has it
+	}
 	return &admission.Attributes{
 		Operation: op, Resource: store.Info.GroupVersionResource(), Subresource: opts.Subresource,
 		Kind: store.Info.GroupVersionKind(), Namespace: namespace, Name: name,

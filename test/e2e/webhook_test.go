@@ -560,6 +560,12 @@ webhooks:
 		got := calls(name)
 		if len(got) != 2 || got[1].Operation != admissionv1.Create || got[1].SubResource != sub || got[1].Kind.Kind != strings.ToUpper(sub[:1])+sub[1:] {
 			t.Errorf("the calls for pod %s: %+v, want its create and one for its %s", name, got, sub)
+			continue
+		}
+		var body metav1.PartialObjectMetadata
+		json.Unmarshal(got[1].Object.Raw, &body)
+		if body.Namespace != "hooked" {
+			t.Errorf("the %s a webhook saw is in namespace %q, want the request's", sub, body.Namespace)
 		}
 	}
 }
