@@ -2,8 +2,8 @@ package builtin
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -12,10 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -44,8 +46,9 @@ const (
 )
 
 var (
-	servicesGVR    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	ipAddressesGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"}
+	servicesGVR     = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	ipAddressesGVR  = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"}
+	serviceCIDRsGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "servicecidrs"}
 )
 
 // services allocates what Services hold, through the write pipeline.
@@ -103,17 +106,15 @@ func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, d
 		setSingleStack(spec)
 		return noop, nil
 	}
+	ranges := s.serviceRanges(ctx)
 	var ip netip.Addr
 	if spec.ClusterIP != "" {
 		requested, err := netip.ParseAddr(spec.ClusterIP)
-		if err != nil || !serviceCIDR.Contains(requested) {
-			// kube's allocator of ServiceCIDRs says so; a dry run checks
-			// against the range alone, with its own message.
-			detail := "the provided network does not match the current range"
-			if dry {
-				detail = fmt.Sprintf("the provided IP (%s) is not in the valid range. The range of valid IPs is %s", spec.ClusterIP, serviceCIDR)
-			}
-			return nil, clusterIPInvalid(svc, fmt.Sprintf("failed to allocate IP %s: %s", spec.ClusterIP, detail))
+		if err == nil {
+			err = checkRequestedIP(requested, ranges, dry)
+		}
+		if err != nil {
+			return nil, clusterIPInvalid(svc, fmt.Sprintf("failed to allocate IP %s: %s", spec.ClusterIP, allocationDetail(err)))
 		}
 		if err := s.claimIP(ctx, svc, requested, dry); err != nil {
 			if apierrors.IsAlreadyExists(err) {
@@ -124,7 +125,7 @@ func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, d
 		ip = requested
 	} else {
 		var err error
-		if ip, err = s.claimFreeIP(ctx, svc, dry); err != nil {
+		if ip, err = s.claimFreeIP(ctx, svc, ranges, dry); err != nil {
 			return nil, err
 		}
 	}
@@ -172,22 +173,123 @@ func clusterIPInvalid(svc *corev1.Service, detail string) error {
 	})
 }
 
-// claimFreeIP claims a random free address of the range.
-func (s *services) claimFreeIP(ctx context.Context, svc *corev1.Service, dry bool) (netip.Addr, error) {
-	base := serviceCIDR.Addr().As4()
-	size := uint32(1) << (32 - serviceCIDR.Bits())
-	for attempt := 0; attempt < allocateAttempts; attempt++ {
-		offset := 2 + rand.Uint32N(size-3) // not the network, the kubernetes Service, nor broadcast
-		n := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
-		n += offset
-		ip := netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
-		err := s.claimIP(ctx, svc, ip, dry)
-		if apierrors.IsAlreadyExists(err) {
+// claimFreeIP claims a random free address of the first range that has
+// one, the default range first, as kube's allocator tries its ranges.
+func (s *services) claimFreeIP(ctx context.Context, svc *corev1.Service, ranges []netip.Prefix, dry bool) (netip.Addr, error) {
+	for _, r := range ranges {
+		first, last := hostRange(r)
+		span := ipNumber(last) - ipNumber(first) + 1
+		for attempt := 0; attempt < allocateAttempts; attempt++ {
+			n := ipNumber(first) + rand.Uint32N(span)
+			ip := numberIP(n)
+			if r == serviceCIDR && ip == first {
+				continue // the kubernetes Service's
+			}
+			err := s.claimIP(ctx, svc, ip, dry)
+			if apierrors.IsAlreadyExists(err) {
+				continue
+			}
+			return ip, err
+		}
+	}
+	return netip.Addr{}, apierrors.NewInternalError(fmt.Errorf("failed to allocate a ClusterIP in %v", ranges))
+}
+
+// serviceRanges are the IPv4 ranges ClusterIPs come from, as kube's
+// allocator takes them: the default one, then those of the ServiceCIDRs
+// that are not being deleted and not known to be unready.
+func (s *services) serviceRanges(ctx context.Context) []netip.Prefix {
+	ranges := []netip.Prefix{serviceCIDR}
+	store := s.p.Registry().Snapshot().Lookup(serviceCIDRsGVR)
+	if store == nil {
+		return ranges
+	}
+	list, err := store.List(ctx, "", nil)
+	if err != nil {
+		return ranges
+	}
+	items, _ := meta.ExtractList(list)
+	for _, item := range items {
+		cidr := item.(*networkingv1.ServiceCIDR)
+		if cidr.DeletionTimestamp != nil || !serviceCIDRReady(cidr) {
 			continue
 		}
-		return ip, err
+		for _, c := range cidr.Spec.CIDRs {
+			if p, err := netip.ParsePrefix(c); err == nil && p.Addr().Is4() && !slices.Contains(ranges, p.Masked()) {
+				ranges = append(ranges, p.Masked())
+			}
+		}
 	}
-	return netip.Addr{}, apierrors.NewInternalError(fmt.Errorf("failed to allocate a ClusterIP in %s", serviceCIDR))
+	return ranges
+}
+
+// serviceCIDRReady: a ServiceCIDR without a Ready condition is taken as
+// ready, as kube's allocator takes it (the controller may not run).
+func serviceCIDRReady(cidr *networkingv1.ServiceCIDR) bool {
+	for _, c := range cidr.Status.Conditions {
+		if c.Type == networkingv1.ServiceCIDRConditionReady {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return true
+}
+
+// checkRequestedIP checks a requested ClusterIP as kube's allocators do.
+// A write takes it from a range that has it among its host addresses. A
+// dry run asks the range whose prefix has it, then the default range,
+// which refuses the addresses of other ranges.
+func checkRequestedIP(ip netip.Addr, ranges []netip.Prefix, dry bool) error {
+	if !dry {
+		for _, r := range ranges {
+			if first, last := hostRange(r); ip.Is4() && !ip.Less(first) && !last.Less(ip) {
+				return nil
+			}
+		}
+		return errMismatchedNetwork
+	}
+	for _, r := range append(ranges[1:], ranges[0]) {
+		if first, last := hostRange(r); (r == serviceCIDR || r.Contains(ip)) && (!ip.Is4() || ip.Less(first) || last.Less(ip)) {
+			return notInRange{ip: ip, prefix: r}
+		}
+	}
+	return nil
+}
+
+var errMismatchedNetwork = errors.New("the provided network does not match the current range")
+
+// notInRange is kube's allocator's refusal of an address outside a
+// range's host addresses.
+type notInRange struct {
+	ip     netip.Addr
+	prefix netip.Prefix
+}
+
+func (e notInRange) Error() string {
+	return fmt.Sprintf("the provided IP (%s) is not in the valid range. The range of valid IPs is %s", e.ip, e.prefix)
+}
+
+func allocationDetail(err error) string {
+	if _, ok := err.(notInRange); ok {
+		return err.Error()
+	}
+	return errMismatchedNetwork.Error()
+}
+
+// hostRange is the first and last host address of an IPv4 range: neither
+// its network nor its broadcast address.
+func hostRange(p netip.Prefix) (first, last netip.Addr) {
+	network := ipNumber(p.Masked().Addr())
+	broadcast := network | (1<<(32-p.Bits()) - 1)
+	return numberIP(network + 1), numberIP(broadcast - 1)
+}
+
+func ipNumber(ip netip.Addr) uint32 {
+	b := ip.As4()
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+func numberIP(n uint32) netip.Addr {
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 }
 
 // claimIP records ip as the Service's with an IPAddress object.

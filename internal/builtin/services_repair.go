@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,16 +36,17 @@ func RepairServiceIPs(ctx context.Context, p *pipeline.Pipeline) error {
 	if err != nil {
 		return err
 	}
+	s := &services{p: p}
+	ranges := s.serviceRanges(ctx)
 	held := map[string]types.NamespacedName{} // ClusterIP → Service
 	for _, svc := range serviceList.(*corev1.ServiceList).Items {
 		for _, ip := range svc.Spec.ClusterIPs {
-			if addr, err := netip.ParseAddr(ip); err == nil && serviceCIDR.Contains(addr) {
+			if addr, err := netip.ParseAddr(ip); err == nil && slices.ContainsFunc(ranges, func(r netip.Prefix) bool { return r.Contains(addr) }) {
 				held[ip] = types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 			}
 		}
 	}
 	recorded := map[string]bool{}
-	s := &services{p: p}
 	for _, address := range addresses.(*networkingv1.IPAddressList).Items {
 		ref := address.Spec.ParentRef
 		if ref == nil || ref.Resource != "services" || address.Labels["ipaddress.kubernetes.io/managed-by"] != "ipallocator.k8s.io" {

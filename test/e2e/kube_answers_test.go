@@ -796,3 +796,53 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 		t.Errorf("a strategic merge patch of the wrong type: %v %s", err, out)
 	}
 }
+
+// TestServiceCIDRs: ClusterIPs come from the ServiceCIDRs besides the
+// default range, as kube's allocator takes them: a Service may ask for an
+// address of another ServiceCIDR (a dry run asks the default range too,
+// and is refused, as in kube-apiserver); network and broadcast addresses
+// are refused; a ServiceCIDR being deleted gives no more addresses and
+// goes once its last Service does.
+func TestServiceCIDRs(t *testing.T) {
+	k := startKapi(t, "--controllers=service-cidr-controller")
+	apply(t, k, `apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: extra}
+spec: {cidrs: [10.200.0.0/24]}
+`)
+	service := func(name, ip, query string) (int, string) {
+		body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Service","metadata":{"name":%q},"spec":{"clusterIP":%q,"ports":[{"port":80}]}}`, name, ip)
+		resp, data := rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/services"+query, "application/json", "", []byte(body))
+		return resp.StatusCode, string(data)
+	}
+	if code, body := service("extra", "10.200.0.7", ""); code != http.StatusCreated {
+		t.Fatalf("a Service in the other ServiceCIDR: %d %s", code, body)
+	}
+	if out := k.mustKubectl("get", "ipaddress", "10.200.0.7", "-o", "jsonpath={.spec.parentRef.name}"); out != "extra" {
+		t.Errorf("the address's IPAddress names %q", out)
+	}
+	for _, tc := range []struct{ ip, query, message string }{
+		{"10.200.0.8", "?dryRun=All", "failed to allocate IP 10.200.0.8: the provided IP (10.200.0.8) is not in the valid range. The range of valid IPs is 10.96.0.0/12"},
+		{"10.200.0.255", "?dryRun=All", "failed to allocate IP 10.200.0.255: the provided IP (10.200.0.255) is not in the valid range. The range of valid IPs is 10.200.0.0/24"},
+		{"10.200.0.0", "", "failed to allocate IP 10.200.0.0: the provided network does not match the current range"},
+		{"10.96.0.0", "", "failed to allocate IP 10.96.0.0: the provided network does not match the current range"},
+		{"10.201.0.1", "", "failed to allocate IP 10.201.0.1: the provided network does not match the current range"},
+	} {
+		if code, body := service("refused", tc.ip, tc.query); code != http.StatusUnprocessableEntity || !strings.Contains(body, tc.message) {
+			t.Errorf("clusterIP %s%s: %d %s, want %q", tc.ip, tc.query, code, body, tc.message)
+		}
+	}
+
+	k.mustKubectl("delete", "servicecidr", "extra", "--wait=false")
+	if code, body := service("late", "10.200.0.9", ""); code != http.StatusUnprocessableEntity || !strings.Contains(body, "does not match the current range") {
+		t.Errorf("an address of a ServiceCIDR being deleted: %d %s", code, body)
+	}
+	if out := k.mustKubectl("get", "servicecidr", "extra", "-o", "jsonpath={.metadata.deletionTimestamp}"); out == "" {
+		t.Errorf("the ServiceCIDR went while a Service held one of its addresses")
+	}
+	k.mustKubectl("delete", "service", "extra")
+	waitFor(t, 30*time.Second, "the ServiceCIDR to go", func() bool {
+		_, err := k.kubectl("get", "servicecidr", "extra")
+		return err != nil
+	})
+}
