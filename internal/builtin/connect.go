@@ -43,11 +43,11 @@ var proxyMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OP
 // storage (the kubelet of the pod's node is asked, websocket clients'
 // streams translated, create permission checked for them), and its proxy.
 func podConnects(p *pipeline.Pipeline, k *kubelets, authz authorizer.UnconditionalAuthorizer) map[string]rest.Connecter {
-	pods := &podGetter{p: p}
+	shared := pods{p: p}
 	return map[string]rest.Connecter{
-		"exec":        &podrest.ExecREST{Store: pods, KubeletConn: k, Authorizer: authz},
-		"attach":      &podrest.AttachREST{Store: pods, KubeletConn: k, Authorizer: authz},
-		"portforward": &podrest.PortForwardREST{Store: pods, KubeletConn: k, Authorizer: authz},
+		"exec":        &podrest.ExecREST{Store: shared, KubeletConn: k, Authorizer: authz},
+		"attach":      &podrest.AttachREST{Store: shared, KubeletConn: k, Authorizer: authz},
+		"portforward": &podrest.PortForwardREST{Store: shared, KubeletConn: k, Authorizer: authz},
 		"proxy":       &podProxy{p: p, kubelets: k},
 	}
 }
@@ -67,12 +67,12 @@ func (*podProxy) NewConnectOptions() (runtime.Object, bool, string) {
 }
 
 func (pp *podProxy) Connect(ctx context.Context, id string, opts runtime.Object, responder rest.Responder) (http.Handler, error) {
-	pods := &podGetter{p: pp.p}
-	location, transport, err := pod.ResourceLocation(ctx, pods, proxyTransport, id)
+	getter := &podGetter{pods: pods{p: pp.p}}
+	location, transport, err := pod.ResourceLocation(ctx, getter, proxyTransport, id)
 	if err != nil {
 		return nil, err
 	}
-	if n := pods.read.Spec.NodeName; n != "" {
+	if n := getter.read.Spec.NodeName; n != "" {
 		if _, simulated, err := pp.kubelets.connection(ctx, types.NodeName(n)); err == nil && simulated {
 			return nil, simulatedNode(n)
 		}

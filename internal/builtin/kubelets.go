@@ -83,23 +83,41 @@ func simulatedNode(node string) error {
 	return apierrors.NewServiceUnavailable(fmt.Sprintf("node %q is simulated: it has no kubelet and its containers run nothing to connect to", node))
 }
 
-// podGetter reads the pods of the request's namespace in their internal
-// version, for kube's functions that find where a pod's log or streams
-// are, and keeps the last pod it read as served.
+// pods read the pods of the request's namespace in their internal version,
+// for kube's functions that find where a pod's log or streams are. They
+// keep nothing, so connecters share them.
+type pods struct{ p *pipeline.Pipeline }
+
+func (g pods) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	_, internal, err := g.get(ctx, name)
+	return internal, err
+}
+
+// get reads a pod as served and in its internal version.
+func (g pods) get(ctx context.Context, name string) (*corev1.Pod, *api.Pod, error) {
+	obj, err := g.p.Registry().Snapshot().Lookup(podsGVR).Get(ctx, genericapirequest.NamespaceValue(ctx), name)
+	if err != nil {
+		return nil, nil, err
+	}
+	internal := &api.Pod{}
+	if err := legacyscheme.Scheme.Convert(obj, internal, nil); err != nil {
+		return nil, nil, apierrors.NewInternalError(err)
+	}
+	return obj.(*corev1.Pod), internal, nil
+}
+
+// podGetter is pods for one request, keeping the last pod it read as
+// served.
 type podGetter struct {
-	p    *pipeline.Pipeline
+	pods
 	read *corev1.Pod
 }
 
 func (g *podGetter) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
-	obj, err := g.p.Registry().Snapshot().Lookup(podsGVR).Get(ctx, genericapirequest.NamespaceValue(ctx), name)
+	served, internal, err := g.get(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	g.read = obj.(*corev1.Pod)
-	internal := &api.Pod{}
-	if err := legacyscheme.Scheme.Convert(obj, internal, nil); err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
+	g.read = served
 	return internal, nil
 }

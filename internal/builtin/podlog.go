@@ -52,14 +52,14 @@ func (l *podLogs) stream(ctx context.Context, namespace, name string, query url.
 		return nil, apierrors.NewInvalid(api.Kind("PodLogOptions"), name, errs)
 	}
 	conn := &logConnections{kubelets: l.kubelets}
-	pods := &podGetter{p: l.p}
-	location, transport, err := pod.LogLocation(genericapirequest.WithNamespace(ctx, namespace), pods, conn, name, opts)
+	getter := &podGetter{pods: pods{p: l.p}}
+	location, transport, err := pod.LogLocation(genericapirequest.WithNamespace(ctx, namespace), getter, conn, name, opts)
 	if err != nil {
 		return nil, err
 	}
 	if conn.simulated {
 		// The simulated kubelet answers from the pod LogLocation read.
-		if err := noLogYet(pods.read, path.Base(location.Path), opts.Previous); err != nil {
+		if err := noLogYet(getter.read, path.Base(location.Path), opts.Previous); err != nil {
 			return nil, err
 		}
 		return emptyLog{}, nil
