@@ -38,10 +38,10 @@ import (
 // finalizers kapi's PV and PVC protection controllers remove.
 // NodeDeclaredFeatureValidator and PodResizeValidator refuse an update of
 // a scheduled pod's spec, or its resize, that its node cannot honour. Left
-// out are TaintNodesByCondition, whose not-ready taint only the node
-// lifecycle controller, which kapi does not run, takes off once a node is
-// Ready, and PodGroupProtection, which acts on PodGroups only, an API of a
-// feature gate that is off.
+// out are TaintNodesByCondition, whose not-ready taint would keep every new
+// node, simulated ones too, from taking pods until the node lifecycle
+// controller's next look (up to 5 s) takes it off, and PodGroupProtection,
+// which acts on PodGroups only, an API of a feature gate that is off.
 var builtinPlugins = []struct {
 	name     string
 	register func(*apiadmission.Plugins)

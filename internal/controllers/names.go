@@ -35,6 +35,8 @@ const (
 	CSRSigningController                 = "certificatesigningrequest-signing-controller"
 	CSRApprovingController               = "certificatesigningrequest-approving-controller"
 	CSRCleanerController                 = "certificatesigningrequest-cleaner-controller"
+	NodeLifecycleController              = "node-lifecycle-controller"
+	TaintEvictionController              = "taint-eviction-controller"
 
 	// Beyond kube-controller-manager's: kube-scheduler, and the kubelets
 	// of the simulated nodes.
@@ -48,7 +50,8 @@ var All = []string{
 	CSRSigningController, CSRApprovingController, CSRCleanerController, ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
 	EndpointSliceController, EndpointsController, EndpointSliceMirroringController, ServiceCIDRController, ResourceQuotaController, PolicyStatusController, DisruptionController,
-	ClusterRoleAggregationController, PodGarbageCollector, PersistentVolumeBinderController, PVCProtectionController, PVProtectionController, Scheduler, SimulatedNodes,
+	ClusterRoleAggregationController, PodGarbageCollector, PersistentVolumeBinderController, PVCProtectionController, PVProtectionController,
+	NodeLifecycleController, TaintEvictionController, Scheduler, SimulatedNodes,
 }
 
 // serviceAccounts are the kube-system service accounts the controllers act
@@ -83,6 +86,8 @@ var serviceAccounts = map[string]string{
 	CSRSigningController:                 "certificate-controller",
 	CSRApprovingController:               "certificate-controller",
 	CSRCleanerController:                 "certificate-controller",
+	NodeLifecycleController:              "node-controller",
+	TaintEvictionController:              "node-controller",
 }
 
 // ServiceAccount is the name of the kube-system service account a

@@ -15,11 +15,13 @@ import (
 	endpointslicecontroller "k8s.io/kubernetes/pkg/controller/endpointslice"
 	endpointslicemirroring "k8s.io/kubernetes/pkg/controller/endpointslicemirroring"
 	"k8s.io/kubernetes/pkg/controller/job"
+	"k8s.io/kubernetes/pkg/controller/nodelifecycle"
 	"k8s.io/kubernetes/pkg/controller/podgc"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	"k8s.io/kubernetes/pkg/controller/replication"
 	"k8s.io/kubernetes/pkg/controller/servicecidrs"
 	"k8s.io/kubernetes/pkg/controller/statefulset"
+	"k8s.io/kubernetes/pkg/controller/tainteviction"
 	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
 	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
 	"k8s.io/kubernetes/pkg/controller/volume/pvcprotection"
@@ -51,6 +53,17 @@ const (
 	// maxMirroredEndpoints is its --mirroring-max-endpoints-per-subset
 	// default.
 	maxMirroredEndpoints = 1000
+	// The node lifecycle controller's defaults: how often it looks at the
+	// nodes, how long a node's kubelet may be silent (from its start, and
+	// once it has been heard) before the node is taken as unreachable, and
+	// how fast the pods of unreachable nodes are evicted.
+	nodeMonitorPeriod         = 5 * time.Second
+	nodeStartupGracePeriod    = 60 * time.Second
+	nodeMonitorGracePeriod    = 50 * time.Second
+	nodeEvictionRate          = 0.1
+	secondaryNodeEvictionRate = 0.01
+	largeClusterSizeThreshold = 50
+	unhealthyZoneThreshold    = 0.55
 )
 
 // workload is one of kube-controller-manager's workload and service
@@ -112,6 +125,22 @@ var workloads = []workload{
 	{ServiceCIDRController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
 		c := servicecidrs.NewController(ctx, f.Networking().V1().ServiceCIDRs(), f.Networking().V1().IPAddresses(), client)
 		return func() { c.Run(ctx, serviceCIDRWorkers) }, nil
+	}},
+	{NodeLifecycleController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c, err := nodelifecycle.NewNodeLifecycleController(ctx, f.Coordination().V1().Leases(), f.Core().V1().Pods(), f.Core().V1().Nodes(),
+			f.Apps().V1().DaemonSets(), client, nodeMonitorPeriod, nodeStartupGracePeriod, nodeMonitorGracePeriod,
+			nodeEvictionRate, secondaryNodeEvictionRate, largeClusterSizeThreshold, unhealthyZoneThreshold)
+		if err != nil {
+			return nil, err
+		}
+		return func() { c.Run(ctx) }, nil
+	}},
+	{TaintEvictionController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c, err := tainteviction.New(ctx, client, f.Core().V1().Pods(), f.Core().V1().Nodes(), TaintEvictionController)
+		if err != nil {
+			return nil, err
+		}
+		return func() { c.Run(ctx) }, nil
 	}},
 	{PodGarbageCollector, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
 		c := podgc.NewPodGC(ctx, client, f.Core().V1().Pods(), f.Core().V1().Nodes(), terminatedPodThreshold)

@@ -1171,3 +1171,50 @@ func TestPodLogs(t *testing.T) {
 		t.Errorf("the log of a pod with no node: %d %s, want 204", resp.StatusCode, body)
 	}
 }
+
+// TestNodeLifecycle: kube's node lifecycle and taint eviction controllers
+// watch the nodes. A node whose kubelet reports it not ready is tainted,
+// and its pods that tolerate that for a second only are deleted; the
+// simulated nodes, whose kubelets kapi plays, stay Ready and untainted.
+func TestNodeLifecycle(t *testing.T) {
+	k := startKapi(t, "--simulated-nodes=1")
+	cs := k.clientset()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ailing"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{
+		Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+	}}}}
+	if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the not-ready node to be tainted", func() bool {
+		n, err := cs.CoreV1().Nodes().Get(ctx, "ailing", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var taints []string
+		for _, taint := range n.Spec.Taints {
+			taints = append(taints, taint.Key+":"+string(taint.Effect))
+		}
+		slices.Sort(taints)
+		return slices.Equal(taints, []string{"node.kubernetes.io/not-ready:NoExecute", "node.kubernetes.io/not-ready:NoSchedule"})
+	})
+	second := int64(1)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "short-lived"}, Spec: corev1.PodSpec{NodeName: "ailing",
+		Containers: []corev1.Container{{Name: "c", Image: "x"}},
+		Tolerations: []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &second}}}}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Deleted gracefully: it stays Terminating, as no kubelet stops it.
+	waitFor(t, 30*time.Second, "the pod to be evicted", func() bool {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "short-lived", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.DeletionTimestamp != nil
+	})
+	sim, err := cs.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+	if err != nil || len(sim.Spec.Taints) != 0 {
+		t.Errorf("the simulated node: %v, taints %v", err, sim.Spec.Taints)
+	}
+}
