@@ -48,8 +48,8 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 	spec := registry.Spec{
 		StorageVersion: storageVersion,
 		Schemas:        map[string]registry.Schema{},
-		Converter:      converter{safe},
 	}
+	spec.Converter = converter{safe: safe, schemas: spec.Schemas}
 	strategies := map[string]registry.Strategy{}
 	schemas := map[string]*versionSchema{}
 	for _, v := range crd.Spec.Versions {

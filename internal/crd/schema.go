@@ -74,6 +74,17 @@ func (s *versionSchema) FromStorage(obj runtime.Object) {
 	if s.structural != nil {
 		structuraldefaulting.Default(u.Object, s.structural)
 	}
+	s.Converted(u)
+}
+
+// Converted prunes and repairs an object converted to this version from
+// the one it is stored in, as kube-apiserver's converter of custom
+// resources does: without this version's defaults.
+func (s *versionSchema) Converted(obj runtime.Object) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
 	if _, err := s.coerce(u, true, false); err == nil && u.GetGeneration() == 0 {
 		u.SetGeneration(1)
 	}

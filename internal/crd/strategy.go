@@ -68,12 +68,24 @@ func (b byVersion) GarbageCollectionPolicy(ctx context.Context, w registry.Write
 }
 
 // converter converts custom resources between the versions of their CRD
-// with apiextensions' converter: apiVersion only for the None strategy,
-// a ConversionReview to the CRD's webhook for the Webhook strategy.
-type converter struct{ safe runtime.ObjectConvertor }
+// with apiextensions' converter (apiVersion only for the None strategy,
+// a ConversionReview to the CRD's webhook for the Webhook strategy), then
+// prunes what the version's schema does not know, as kube-apiserver's
+// converter of custom resources does.
+type converter struct {
+	safe    runtime.ObjectConvertor
+	schemas map[string]registry.Schema
+}
 
 func (c converter) Convert(obj runtime.Object, to schema.GroupVersion) (runtime.Object, error) {
-	return c.safe.ConvertToVersion(obj, to)
+	out, err := c.safe.ConvertToVersion(obj, to)
+	if err != nil {
+		return nil, err
+	}
+	if s := c.schemas[to.Version]; s != nil && out != obj {
+		s.Converted(out)
+	}
+	return out, nil
 }
 
 // scaleHooks serve the scale sub-resource from the JSON paths the CRD

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -82,6 +83,8 @@ type Backend struct {
 	// StoredAs is the resource whose objects this one's are kept as
 	// (Spec.StoredAs), empty if none.
 	StoredAs schema.GroupResource
+	// convert turns objects between the resource's versions.
+	convert Converter
 
 	stop context.CancelFunc // ends the cache
 	// sharedCache is set when Cache is another backend's, the one this
@@ -93,14 +96,16 @@ type Backend struct {
 func (b *Backend) Storage() *Store { return b.Stores[b.StorageVersion] }
 
 // Convert returns obj in version gv of the backend's resource (itself if
-// the resource has one version).
+// the backend has no converter: a built-in resource of one version).
 func (b *Backend) Convert(obj runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
-	for _, s := range b.Stores {
-		if s.convert != nil {
-			return s.convertTo(obj, gv)
-		}
+	if b.convert == nil {
+		return obj, nil
 	}
-	return obj, nil
+	out, err := b.convert.Convert(obj, gv)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to %s: %w", b.GroupResource, gv, err))
+	}
+	return out, nil
 }
 
 // New returns an empty registry over s; convert turns objects between the
@@ -206,6 +211,10 @@ type Schema interface {
 	// and sets its defaults (a default added to the schema later applies
 	// to objects stored before).
 	FromStorage(obj runtime.Object)
+	// Converted drops unknown fields from an object converted to the
+	// schema's version from the one it is stored in; it gets no
+	// defaults of this version.
+	Converted(obj runtime.Object)
 }
 
 // Put adds backends, or replaces those of the same group-resources (whose
@@ -282,6 +291,7 @@ func (r *Registry) newBackend(spec Spec, served func(schema.GroupResource) *Back
 	if spec.Converter != nil {
 		convert = spec.Converter
 	}
+	b.convert = convert
 	var storedAs *Store
 	if spec.StoredAs != nil {
 		storedAs = NewStore(spec.StoredAs, r.storage)

@@ -61,11 +61,7 @@ func (s *Store) Converts() bool { return s.convert != nil }
 // the store's version. Objects in the store's own version are returned as
 // they are.
 func (s *Store) FromStorage(obj runtime.Object) (runtime.Object, error) {
-	out, err := s.convertTo(obj, s.gvk.GroupVersion())
-	if err == nil && s.convert != nil && s.schema != nil {
-		s.schema.FromStorage(out) // a converted copy, not the cache's object
-	}
-	return out, err
+	return s.convertTo(obj, s.gvk.GroupVersion())
 }
 
 // toStorage returns obj in the storage version.
@@ -246,6 +242,9 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 		into, _ = codecs.Scheme.New(gvk)
 	}
 	obj, err := s.decodeStored(kv.Value, &gvk, into)
+	if err == nil {
+		obj, err = s.upgrade(obj, gvk.GroupVersion())
+	}
 	var m metav1.Object
 	if err == nil {
 		m, err = meta.Accessor(obj)
@@ -266,6 +265,27 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 		internManagedFields(m)
 	}
 	return obj, nil
+}
+
+// upgrade turns a custom resource stored in another version than the one
+// it is decoded in (stored before its CRD's storage version changed) into
+// that version, as kube-apiserver's storage codec does: defaulted by its
+// own version's schema, then converted. A version the CRD no longer has
+// does not convert.
+func (s *Store) upgrade(obj runtime.Object, want schema.GroupVersion) (runtime.Object, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || s.backend == nil || u.GetAPIVersion() == want.String() {
+		return obj, nil
+	}
+	if gv, err := schema.ParseGroupVersion(u.GetAPIVersion()); err == nil && gv.Group == want.Group {
+		if own := s.backend.Stores[gv.Version]; own != nil && own.schema != nil {
+			own.schema.FromStorage(u)
+		}
+	}
+	if s.backend.convert == nil {
+		return u, nil
+	}
+	return s.backend.convert.Convert(u, want) // its error, as kube's storage says it
 }
 
 // defaultStored sets the defaults of a built-in object read from
@@ -307,24 +327,45 @@ func (s *Store) decodeCurrent(kv *storage.KeyValue) (runtime.Object, error) {
 
 // encode serialises obj for storage; the resource version is not stored,
 // since the storage revision is the resource version.
-func (s *Store) encode(obj runtime.Object) ([]byte, error) {
+func (s *Store) encode(obj runtime.Object) ([]byte, runtime.Object, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, nil, apierrors.NewInternalError(err)
 	}
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
 	defer m.SetResourceVersion(rv)
 	obj.GetObjectKind().SetGroupVersionKind(s.gvk)
-	obj, err = s.toStorage(obj)
+	stored, err := s.toStorage(obj)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	data, err := codecs.EncodeToKeep(s.storageEncoder(), obj)
+	data, err := codecs.EncodeToKeep(s.storageEncoder(), stored)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, nil, apierrors.NewInternalError(err)
 	}
-	return data, nil
+	return data, stored, nil
+}
+
+// readBack is the answer to a write of obj, stored as stored at revision
+// rev: for a custom resource of another version than the stored one, the
+// stored object read back as kube-apiserver reads it (the storage
+// version's defaults, then converted and pruned), which loses what the
+// storage version does not keep; otherwise obj itself.
+func (s *Store) readBack(obj, stored runtime.Object, rev int64) (runtime.Object, error) {
+	if _, custom := stored.(*unstructured.Unstructured); custom && s.convert != nil {
+		if schema := s.backend.Storage().schema; schema != nil {
+			schema.FromStorage(stored)
+		}
+		out, err := s.FromStorage(stored)
+		if err != nil {
+			return nil, err
+		}
+		obj = out
+	}
+	m, _ := meta.Accessor(obj)
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	return obj, nil
 }
 
 // Get reads one object at the current revision.
@@ -384,7 +425,7 @@ func (s *Store) NewListOf(items []runtime.Object) (runtime.Object, error) {
 // Create stores a new object and returns it as stored.
 func (s *Store) Create(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
 	m, _ := meta.Accessor(obj)
-	data, err := s.encode(obj)
+	data, stored, err := s.encode(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -394,9 +435,8 @@ func (s *Store) Create(ctx context.Context, obj runtime.Object) (runtime.Object,
 		return nil, s.interpret(err, m.GetName())
 	}
 	s.wrote(key, rev)
-	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	s.defaultStored(obj) // as it reads back from storage
-	return obj, nil
+	return s.readBack(obj, stored, rev)
 }
 
 // UpdateFunc computes the object to store from the current one. Returning
@@ -429,13 +469,12 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 			}
 			continue
 		}
-		data, err := s.encode(updated)
+		data, stored, err := s.encode(updated)
 		if err != nil {
 			return nil, err
 		}
 		// The answer, written or not, reads as the stored object does.
 		s.defaultStored(updated)
-		m, _ := meta.Accessor(updated)
 		if current.fromCache() && cache.StoredSum(data) == current.sum {
 			newer, err := s.newerThan(ctx, key, name, current)
 			if err != nil {
@@ -448,8 +487,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 		}
 		if !current.fromCache() && bytes.Equal(data, current.stored) {
 			// Nothing changed: nothing is written and no event is sent.
-			m.SetResourceVersion(strconv.FormatInt(current.rev, 10))
-			return updated, nil
+			return s.readBack(updated, stored, current.rev)
 		}
 		rev, err := s.storage.Update(ctx, key, data, current.rev)
 		if errors.Is(err, storage.ErrConflict) {
@@ -460,8 +498,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, fn UpdateFun
 			return nil, s.interpret(err, name)
 		}
 		s.wrote(key, rev)
-		m.SetResourceVersion(strconv.FormatInt(rev, 10))
-		return updated, nil
+		return s.readBack(updated, stored, rev)
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -745,4 +746,71 @@ func TestCustomResourceOpenAPIDocument(t *testing.T) {
 			t.Errorf("the custom group-version's document has %s", path)
 		}
 	}
+}
+
+// TestCustomResourceStorageVersionChange: objects stored before a CRD's
+// storage version changed are read and written through the new one as
+// kube-apiserver does: converted to it on their way out of storage (they
+// came back in the version they were stored in, and writes through the
+// new one were refused). A write through a version whose fields the
+// storage version lacks answers as read back from storage, without them.
+func TestCustomResourceStorageVersionChange(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	manifest := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: shifts.example.com}
+spec:
+  group: example.com
+  names: {plural: shifts, singular: shift, kind: Shift}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: %t
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {a: {type: string}, old: {type: string, default: gone}}}}}}
+  - name: v2
+    served: true
+    storage: %t
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {a: {type: string}}}}}}
+`
+	createCRD(t, k, fmt.Sprintf(manifest, true, false), "shifts.example.com")
+	d := dynamicClient(t, k)
+	v1 := d.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "shifts"}).Namespace("default")
+	v2 := d.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "shifts"}).Namespace("default")
+	shift := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Shift",
+		"metadata": map[string]any{"name": "early"}, "spec": map[string]any{"a": "x"}}}
+	if _, err := v1.Create(ctx, shift, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, k, fmt.Sprintf(manifest, false, true))
+	waitFor(t, 20*time.Second, "v2 to be the storage version", func() bool {
+		got, err := v2.Get(ctx, "early", metav1.GetOptions{})
+		return err == nil && got.GetAPIVersion() == "example.com/v2"
+	})
+	if _, found, _ := unstructured.NestedString(mustGet(t, v2, "early").Object, "spec", "old"); found {
+		t.Errorf("read through v2, the object kept v1's field")
+	}
+	patched, err := v2.Patch(ctx, "early", types.MergePatchType, []byte(`{"spec":{"a":"y"}}`), metav1.PatchOptions{})
+	if err != nil || patched.GetAPIVersion() != "example.com/v2" {
+		t.Fatalf("a patch through the new storage version: %v", err)
+	}
+
+	// v1 defaults "old", which v2, the storage version, does not keep.
+	shift.SetName("late")
+	created, err := v1.Create(ctx, shift, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedString(created.Object, "spec", "old"); found {
+		t.Errorf("a create through v1 answered with a field its storage version drops: %v", created.Object["spec"])
+	}
+}
+
+func mustGet(t *testing.T, r dynamic.ResourceInterface, name string) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := r.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj
 }
