@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,9 +26,6 @@ func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtim
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	if m.GetResourceVersion() != "" {
-		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
 	obj, err = p.admitCreate(ctx, store, obj, opts)
 	if err != nil {
@@ -103,11 +101,38 @@ func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj r
 	if opts.DryRun {
 		return obj, p.checkNameFree(ctx, store, m)
 	}
+	if m.GetResourceVersion() != "" {
+		// kube-apiserver's storage refuses it, with a bare 500.
+		undo()
+		return nil, errResourceVersionOnCreate
+	}
 	created, err := store.Create(ctx, obj)
 	if err != nil {
 		undo()
+		return nil, beingDeleted(ctx, store, m, err)
 	}
-	return created, err
+	return created, nil
+}
+
+var errResourceVersionOnCreate = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+	Message: "resourceVersion should not be set on objects to be created",
+}}
+
+// beingDeleted says, as kube-apiserver's generic registry does, that the
+// object a create found in its way is being deleted.
+func beingDeleted(ctx context.Context, store *registry.Store, m metav1.Object, err error) error {
+	status, ok := err.(apierrors.APIStatus)
+	if !ok || !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	current, getErr := store.Get(ctx, m.GetNamespace(), m.GetName())
+	if getErr != nil || mustAccessor(current).GetDeletionTimestamp() == nil {
+		return err
+	}
+	s := status.Status()
+	s.Message = "object is being deleted: " + s.Message
+	return &apierrors.StatusError{ErrStatus: s}
 }
 
 // checkNameFree answers a dry-run create of a name that exists as the real

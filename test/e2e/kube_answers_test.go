@@ -846,3 +846,24 @@ spec: {cidrs: [10.200.0.0/24]}
 		return err != nil
 	})
 }
+
+// TestCreateOverObjectBeingDeleted: creating a name whose object is being
+// deleted (kept by a finalizer) gets kube-apiserver's 409, which says so.
+func TestCreateOverObjectBeingDeleted(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	cms := k.clientset().CoreV1().ConfigMaps("default")
+	held := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"example.com/hold"}}}
+	if _, err := cms.Create(ctx, held, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held"}}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) || err.Error() != `object is being deleted: configmaps "held" already exists` {
+		t.Errorf("a create over an object being deleted: %v", err)
+	}
+	if _, err := cms.Patch(ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
