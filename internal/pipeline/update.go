@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
