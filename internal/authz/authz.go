@@ -9,6 +9,7 @@ package authz
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -66,8 +67,10 @@ func New(mode string, client *rest.Config) (*Authorizer, error) {
 	clusterRoleBindings := &rbac.ClusterRoleBindingLister{Lister: rbacInformers.ClusterRoleBindings().Lister()}
 	evaluator := rbac.New(roles, roleBindings, clusterRoles, clusterRoleBindings)
 	chain, err := union.New(
-		union.NamedAuthorizer{AuthorizerName: "privileged-groups", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)},
-		union.NamedAuthorizer{AuthorizerName: ModeRBAC, Authorizer: evaluator},
+		// Named as kube-apiserver names them: RBAC's name begins its
+		// reasons ("rbac: ...").
+		union.NamedAuthorizer{AuthorizerName: "kubernetes.io/system-privileged-group", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)},
+		union.NamedAuthorizer{AuthorizerName: strings.ToLower(ModeRBAC), Authorizer: evaluator},
 	)
 	if err != nil {
 		return nil, err

@@ -629,7 +629,8 @@ func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens)
 		if err != nil {
 			return nil, fmt.Errorf("--token-auth-file: %w", err)
 		}
-		bearer = append([]kubeauthenticator.Token{static}, bearer...)
+		// As kube-apiserver's, static tokens are for every audience.
+		bearer = append([]kubeauthenticator.Token{kubeauthenticator.WrapAudienceAgnosticToken(tokens.Audiences, static)}, bearer...)
 	}
 	roots := pki.ClientCAs()
 	if cfg.ClientCAFile != "" {

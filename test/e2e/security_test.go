@@ -13,6 +13,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -616,4 +617,34 @@ spec: {policyName: replicas-audit, validationActions: [Audit]}
 	if !strings.Contains(annotations["validation.policy.admission.k8s.io/validation_failure"], "too many replicas") {
 		t.Errorf("the audit event's annotations: %v", annotations)
 	}
+}
+
+// TestReviewsAnswerAsKube: TokenReviews and access reviews say what
+// kube-apiserver's say: a static token is good for the API's audience, a
+// service account token for another audience is refused in the words of
+// both of kube's bearer token authenticators, and RBAC's reasons begin
+// with its name.
+func TestReviewsAnswerAsKube(t *testing.T) {
+	k := startKapiWithTokens(t, onlyLifecycleControllers)
+	reviews := k.clientset().AuthenticationV1().TokenReviews()
+	static, err := reviews.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "nobody-token"}}, metav1.CreateOptions{})
+	if err != nil || !static.Status.Authenticated || static.Status.User.Username != "nobody" || len(static.Status.Audiences) != 1 {
+		t.Errorf("a TokenReview of a static token: %+v, %v", static.Status, err)
+	}
+	k.mustKubectl("create", "serviceaccount", "robot")
+	token := strings.TrimSpace(k.mustKubectl("create", "token", "robot", "--audience=elsewhere"))
+	other, err := reviews.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err != nil || other.Status.Authenticated || !strings.HasPrefix(other.Status.Error, `[invalid bearer token, token audiences ["elsewhere"] is invalid for the target audiences`) {
+		t.Errorf("a TokenReview of a token for another audience: %+v, %v", other.Status, err)
+	}
+	k.mustKubectl("create", "rolebinding", "dangling", "--role=nosuchrole", "--user=nobody")
+	waitFor(t, 10*time.Second, "a review of a user bound to a missing role to say so", func() bool {
+		sar, err := k.clientset().AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "nobody", ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "pods", Namespace: "default"},
+		}}, metav1.CreateOptions{})
+		if err != nil || sar.Status.Allowed {
+			t.Fatalf("the review: %+v, %v", sar.Status, err)
+		}
+		return strings.HasPrefix(sar.Status.Reason, `rbac: RBAC: role.rbac.authorization.k8s.io "nosuchrole" not found`)
+	})
 }
