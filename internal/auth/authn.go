@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	requestunion "k8s.io/apiserver/pkg/authentication/request/union"
+	tokencache "k8s.io/apiserver/pkg/authentication/token/cache"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -96,14 +97,20 @@ func (a *Authenticator) WithTokens(tokens ...authenticator.Token) *Authenticator
 	// kube-apiserver asks its structured JWT authenticators (none are
 	// configured) before its other token authenticators, each through a
 	// bearer token authenticator of its own: a token that none accepts is
-	// refused by both, "[invalid bearer token, <why>]". Every
+	// refused by both, "[invalid bearer token, <why>]". Its other token
+	// authenticators' answers are cached, accepted tokens for 10 s (so a
+	// token stays good that long after its bound object goes). Every
 	// authenticated user is in system:authenticated.
 	a.tokens = group.NewAuthenticatedGroupAdder(requestunion.New(
 		bearertoken.New(tokenunion.NewFailOnError()),
-		bearertoken.New(tokenunion.New(tokens...)),
+		bearertoken.New(tokencache.New(tokenunion.New(tokens...), true, tokenSuccessTTL, 0)),
 	))
 	return a
 }
+
+// tokenSuccessTTL is how long kube-apiserver caches an accepted bearer
+// token's user (its default, which no flag changes).
+const tokenSuccessTTL = 10 * time.Second
 
 // Tokens authenticates requests by their bearer token alone, as a
 // TokenReview does; nil without tokens.
