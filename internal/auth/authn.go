@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	requestunion "k8s.io/apiserver/pkg/authentication/request/union"
+	"k8s.io/apiserver/pkg/authentication/request/websocket"
 	tokencache "k8s.io/apiserver/pkg/authentication/token/cache"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -99,11 +100,14 @@ func (a *Authenticator) WithTokens(tokens ...authenticator.Token) *Authenticator
 	// bearer token authenticator of its own: a token that none accepts is
 	// refused by both, "[invalid bearer token, <why>]". Its other token
 	// authenticators' answers are cached, accepted tokens for 10 s (so a
-	// token stays good that long after its bound object goes). Every
+	// token stays good that long after its bound object goes). Browsers'
+	// websockets present their token as a subprotocol. Every
 	// authenticated user is in system:authenticated.
+	cached := tokencache.New(tokenunion.New(tokens...), true, tokenSuccessTTL, 0)
 	a.tokens = group.NewAuthenticatedGroupAdder(requestunion.New(
 		bearertoken.New(tokenunion.NewFailOnError()),
-		bearertoken.New(tokencache.New(tokenunion.New(tokens...), true, tokenSuccessTTL, 0)),
+		bearertoken.New(cached),
+		websocket.NewProtocolAuthenticator(cached),
 	))
 	return a
 }
@@ -164,16 +168,20 @@ func (a *Authenticator) Middleware(next http.Handler, unauthorized func(http.Res
 			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), u)))
 			return
 		}
-		if a.tokens != nil && r.Header.Get("Authorization") != "" {
+		if a.tokens != nil {
 			// A token that does not authenticate is refused, whatever
-			// else would let the request in.
+			// else would let the request in; a header that holds no token
+			// ("Basic ...", "Bearer" alone) is as none, as kube-apiserver
+			// takes it.
 			resp, ok, err := a.tokens.AuthenticateRequest(r)
-			if !ok || err != nil {
+			if err != nil {
 				unauthorized(w, r)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), asUser(resp.User))))
-			return
+			if ok {
+				next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), asUser(resp.User))))
+				return
+			}
 		}
 		if a.anonymous {
 			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), anonymousUser)))

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -647,4 +649,43 @@ func TestReviewsAnswerAsKube(t *testing.T) {
 		}
 		return strings.HasPrefix(sar.Status.Reason, `rbac: RBAC: role.rbac.authorization.k8s.io "nosuchrole" not found`)
 	})
+}
+
+// TestTokenPlaces: a browser's websocket presents its bearer token as a
+// subprotocol, which authenticates as the header does; an Authorization
+// header that holds no bearer token is taken as no credentials (the
+// public paths answer), as kube-apiserver takes it.
+func TestTokenPlaces(t *testing.T) {
+	k := startKapiWithTokens(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "serviceaccount", "robot")
+	token := strings.TrimSpace(k.mustKubectl("create", "token", "robot"))
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	do := func(path string, header http.Header) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, k.config.Host+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = header
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	websocketHeader := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"}, "Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="},
+		"Sec-Websocket-Protocol": {"base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte(token)) + ", v4.channel.k8s.io"}}
+	if code, body := do("/api/v1/namespaces/default/pods?watch=1", websocketHeader); code != http.StatusForbidden ||
+		!strings.Contains(body, `User \"system:serviceaccount:default:robot\" cannot watch resource \"pods\"`) {
+		t.Errorf("a websocket with its token as a subprotocol: %d %s", code, body)
+	}
+	for _, value := range []string{"Bearer", "Basic dXNlcjpwYXNz"} {
+		if code, body := do("/healthz", http.Header{"Authorization": {value}}); code != http.StatusOK {
+			t.Errorf("/healthz with Authorization %q: %d %s", value, code, body)
+		}
+	}
+	if code, _ := do("/healthz", http.Header{"Authorization": {"Bearer not-a-token"}}); code != http.StatusUnauthorized {
+		t.Errorf("/healthz with a bearer token that is none: %d, want 401", code)
+	}
 }
