@@ -5,9 +5,13 @@ import (
 	"net/http"
 
 	"github.com/emicklei/go-restful/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/kubernetes/pkg/routes"
 	"k8s.io/kubernetes/pkg/serviceaccount"
+
+	"github.com/kapi-dev/kapi/internal/respond"
 )
 
 // DefaultIssuer is the issuer of service account tokens, as kubeadm's
@@ -51,10 +55,17 @@ func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer, externalAddress stri
 		return nil, err
 	}
 	discovery := restful.NewContainer()
+	discovery.ServiceErrorHandler(routeError)
 	routes.NewOpenIDMetadataServer(metadata).Install(discovery)
 	return &ServiceAccountTokens{
 		Issuer: issuer, Audiences: audiences, Generator: generator,
 		Authenticator: serviceaccount.JWTTokenAuthenticator([]string{issuer}, keys, audiences, serviceaccount.NewValidator(getter)),
 		Discovery:     discovery,
 	}, nil
+}
+
+// routeError answers a request the discovery routes do not take (an
+// Accept they do not serve) with a Status, as kube-apiserver's router does.
+func routeError(e restful.ServiceError, req *restful.Request, resp *restful.Response) {
+	respond.Error(resp.ResponseWriter, req.Request, apierrors.NewGenericServerResponse(e.Code, "", schema.GroupResource{}, "", e.Message, 0, false))
 }

@@ -370,12 +370,17 @@ func (s *Store) readBack(obj, stored runtime.Object, rev int64) (runtime.Object,
 
 // Get reads one object at the current revision.
 func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
+	if name == "" {
+		return nil, errNameRequired // kube's generic registry makes no key of it
+	}
 	current, err := s.orStored(ctx, s.key(namespace, name), name, nil)
 	if err != nil {
 		return nil, err
 	}
 	return current.obj, nil
 }
+
+var errNameRequired = apierrors.NewBadRequest("Name parameter required.")
 
 // List reads every object in namespace ("" for all namespaces) at the
 // current revision, filtered by keep.

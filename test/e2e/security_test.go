@@ -688,4 +688,13 @@ func TestTokenPlaces(t *testing.T) {
 	if code, _ := do("/healthz", http.Header{"Authorization": {"Bearer not-a-token"}}); code != http.StatusUnauthorized {
 		t.Errorf("/healthz with a bearer token that is none: %d, want 401", code)
 	}
+	if resp, body := rawDo(t, k, http.MethodGet, "/openid/v1/jwks", "", "application/json", nil); resp.StatusCode != http.StatusNotAcceptable || !strings.Contains(string(body), `"reason":"NotAcceptable"`) {
+		t.Errorf("the key set asked for as JSON: %d %s, want kube's Status", resp.StatusCode, body)
+	}
+	_, err := k.clientset().CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1"},
+	}}, metav1.CreateOptions{})
+	if !apierrors.IsBadRequest(err) || err.Error() != "Name parameter required." {
+		t.Errorf("a token bound to a pod without a name: %v", err)
+	}
 }
