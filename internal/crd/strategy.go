@@ -3,7 +3,6 @@ package crd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -98,19 +97,20 @@ func scaleHooks(scale *apiextensionsv1.CustomResourceSubresourceScale, paths man
 			out := &autoscalingv1.Scale{}
 			out.Name, out.Namespace, out.UID = u.GetName(), u.GetNamespace(), u.GetUID()
 			out.ResourceVersion, out.CreationTimestamp = u.GetResourceVersion(), u.GetCreationTimestamp()
-			if v, ok, err := nestedInt(u, scale.SpecReplicasPath); err != nil {
+			// A value of another type is refused with the accessor's
+			// error, as apiextensions' scale storage refuses it.
+			spec, _, err := unstructured.NestedInt64(u.Object, pathFields(scale.SpecReplicasPath)...)
+			if err != nil {
 				return nil, err
-			} else if ok {
-				out.Spec.Replicas = int32(v)
 			}
-			if v, ok, err := nestedInt(u, scale.StatusReplicasPath); err != nil {
+			status, _, err := unstructured.NestedInt64(u.Object, pathFields(scale.StatusReplicasPath)...)
+			if err != nil {
 				return nil, err
-			} else if ok {
-				out.Status.Replicas = int32(v)
 			}
+			out.Spec.Replicas, out.Status.Replicas = int32(spec), int32(status)
 			if scale.LabelSelectorPath != nil {
-				if s, ok, _ := unstructured.NestedString(u.Object, pathFields(*scale.LabelSelectorPath)...); ok {
-					out.Status.Selector = s
+				if out.Status.Selector, _, err = unstructured.NestedString(u.Object, pathFields(*scale.LabelSelectorPath)...); err != nil {
+					return nil, err
 				}
 			}
 			return out, nil
@@ -150,21 +150,6 @@ func toInterfaces(fields []string) []interface{} {
 		out[i] = f
 	}
 	return out
-}
-
-// nestedInt reads an integer at a JSON path of the form .a.b.
-func nestedInt(u *unstructured.Unstructured, path string) (int64, bool, error) {
-	v, ok, err := unstructured.NestedFieldNoCopy(u.Object, pathFields(path)...)
-	if err != nil || !ok || v == nil {
-		return 0, false, nil
-	}
-	switch n := v.(type) {
-	case int64:
-		return n, true, nil
-	case float64:
-		return int64(n), true, nil
-	}
-	return 0, false, apierrors.NewInternalError(fmt.Errorf("value at %s is %T, not an integer", path, v))
 }
 
 // pathFields splits a CRD scale path (".spec.replicas") into its fields;

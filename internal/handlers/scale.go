@@ -51,7 +51,7 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	}
 	s, err := scale.Of(obj)
 	if err != nil {
-		writeError(w, r, apierrors.NewInternalError(err))
+		writeError(w, r, err) // kube's scale storage returns its error as it is
 		return
 	}
 	writeTransformed(w, r, http.StatusOK, s, scaleStoreOf(store), target)
@@ -91,7 +91,7 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 	return a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Subresource: req.Subresource, Asked: asked(r)}, func(current runtime.Object) (runtime.Object, error) {
 		currentScale, err := scale.Of(current)
 		if err != nil {
-			return nil, apierrors.NewInternalError(err)
+			return nil, err // as kube's scale storage returns it
 		}
 		fields := managedfields.NewScaleHandler(mustAccessor(current).GetManagedFields(), gv, scale.ReplicasPaths)
 		if currentScale.ManagedFields, err = fields.ToSubresource(); err != nil {

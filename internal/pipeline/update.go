@@ -251,10 +251,10 @@ func admitted(store *registry.Store, attrs *admission.Attributes) (*admission.At
 	view.Kind = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 	var err error
 	if view.Object, err = scale.Of(attrs.Object); err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
 	if view.OldObject, err = scale.Of(attrs.OldObject); err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
 	return &view, nil
 }

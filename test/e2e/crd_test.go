@@ -814,3 +814,37 @@ func mustGet(t *testing.T, r dynamic.ResourceInterface, name string) *unstructur
 	}
 	return obj
 }
+
+// TestCustomResourceScaleOfMalformedReplicas: the scale of a custom
+// resource whose replicas field holds another type (its CRD's scale path
+// moved after it was stored) is refused with the accessor's error, a bare
+// 500, as apiextensions' scale storage refuses it.
+func TestCustomResourceScaleOfMalformedReplicas(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	manifest := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: looses.example.com}
+spec:
+  group: example.com
+  names: {plural: looses, singular: loose, kind: Loose}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {scale: {specReplicasPath: %s, statusReplicasPath: .status.replicas}}
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
+	createCRD(t, k, fmt.Sprintf(manifest, ".spec.replicas"), "looses.example.com")
+	apply(t, k, `apiVersion: example.com/v1
+kind: Loose
+metadata: {name: worded}
+spec: {replicas: 3, name: three}
+`)
+	apply(t, k, fmt.Sprintf(manifest, ".spec.name"))
+	want := `".spec.name accessor error: three is of the type string, expected int64"`
+	waitFor(t, 20*time.Second, "the scale to read the moved path", func() bool {
+		resp, body := rawDo(t, k, http.MethodGet, "/apis/example.com/v1/namespaces/default/looses/worded/scale", "", "", nil)
+		return resp.StatusCode == http.StatusInternalServerError && !strings.Contains(string(body), `"reason"`) && strings.Contains(string(body), want)
+	})
+}
