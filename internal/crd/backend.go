@@ -73,6 +73,7 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 			return registry.Spec{}, err
 		}
 		info.FieldAttrs = attrs
+		info.Terminating = terminating
 		gvk := info.GroupVersionKind()
 		info.FieldLabelConversion = func(label, value string) (string, string, error) {
 			return unsafe.ConvertFieldLabel(gvk, label, value)

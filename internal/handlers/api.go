@@ -132,7 +132,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		connecter = store.Backend().Hooks.Connects[req.Subresource]
 	}
 	if store == nil || !routable(store.Info, req, takesPath(connecter)) {
-		writeError(w, r, errNoRoute)
+		noRoute(w, r, req, store)
 		return
 	}
 	if store.Info.Namespaced && req.EmptyNamespace && req.Name != "" {
@@ -197,6 +197,24 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.deleteCollection(w, r, req, store)
 	default:
 		writeError(w, r, errMethodNotAllowed)
+	}
+}
+
+// noRoute answers a path no resource serves. Built-in resources get
+// kube-apiserver's router's Status; for custom resources its handler of
+// them answers a sub-resource their version lacks with the object's
+// NotFound, and hands a cluster-scoped one asked for in a namespace to
+// the mux.
+func noRoute(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
+	switch {
+	case store == nil || store.Typed():
+		writeError(w, r, errNoRoute)
+	case !store.Info.Namespaced && req.Namespace != "":
+		http.NotFound(w, r)
+	case req.Subresource != "":
+		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{Group: req.Group, Resource: req.Resource}, req.Name))
+	default:
+		writeError(w, r, errNoRoute)
 	}
 }
 

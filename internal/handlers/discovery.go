@@ -76,7 +76,7 @@ func resourceList(gv string, infos []*resources.Info) *metav1.APIResourceList {
 	for _, info := range infos {
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: info.Resource, SingularName: info.Singular, Namespaced: info.Namespaced,
-			Kind: info.Kind, Verbs: info.Verbs, ShortNames: info.ShortNames, Categories: info.Categories,
+			Kind: info.Kind, Verbs: info.DiscoveryVerbs(), ShortNames: info.ShortNames, Categories: info.Categories,
 			StorageVersionHash: info.StorageVersionHash,
 		})
 		for _, sub := range info.Subresources {
@@ -118,7 +118,7 @@ func aggregatedVersion(v resources.VersionResources) apidiscoveryv2.APIVersionDi
 			ResponseKind:     ownKind(info.Kind),
 			Scope:            scope,
 			SingularResource: info.Singular,
-			Verbs:            info.Verbs,
+			Verbs:            info.DiscoveryVerbs(),
 			ShortNames:       info.ShortNames,
 			Categories:       info.Categories,
 		}

@@ -24,6 +24,10 @@ type Info struct {
 	ShortNames []string
 	Categories []string
 	Verbs      []string
+	// Terminating is set while the resource's CustomResourceDefinition is
+	// being deleted: discovery then lists only the verbs that read and
+	// delete (DiscoveryVerbs), as kube-apiserver's does.
+	Terminating bool
 
 	// Subresources lists the sub-resources kube-apiserver reports for the
 	// resource. Only those with Served set are advertised and routed.
@@ -92,6 +96,14 @@ type SubresourceInfo struct {
 	Kind    string
 	Verbs   []string
 	Served  bool
+}
+
+// DiscoveryVerbs are the verbs discovery lists for the resource.
+func (i *Info) DiscoveryVerbs() []string {
+	if i.Terminating {
+		return []string{"delete", "deletecollection", "get", "list", "watch"}
+	}
+	return i.Verbs
 }
 
 // GroupVersionResource returns the resource's GVR.

@@ -848,3 +848,30 @@ spec: {replicas: 3, name: three}
 		return resp.StatusCode == http.StatusInternalServerError && !strings.Contains(string(body), `"reason"`) && strings.Contains(string(body), want)
 	})
 }
+
+// TestCustomResourceRouteAnswers: paths the custom resource handler does
+// not serve get its answers: a sub-resource the version lacks is the
+// object's NotFound, and a cluster-scoped resource asked for in a
+// namespace goes to the mux's plain 404.
+func TestCustomResourceRouteAnswers(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: boards.example.com}
+spec:
+  group: example.com
+  names: {plural: boards, singular: board, kind: Board}
+  scope: Cluster
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`, "boards.example.com")
+	apply(t, k, "apiVersion: example.com/v1\nkind: Board\nmetadata: {name: b1}\n")
+	resp, body := rawDo(t, k, http.MethodGet, "/apis/example.com/v1/boards/b1/status", "", "", nil)
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"message":"boards.example.com \"b1\" not found"`) {
+		t.Errorf("a sub-resource the version lacks: %d %s", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodGet, "/apis/example.com/v1/namespaces/default/boards/b1", "", "", nil)
+	if resp.StatusCode != http.StatusNotFound || string(body) != "404 page not found\n" {
+		t.Errorf("a cluster-scoped resource in a namespace: %d %q", resp.StatusCode, body)
+	}
+}
