@@ -3,6 +3,7 @@ package crd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -114,6 +115,13 @@ func scaleHooks(scale *apiextensionsv1.CustomResourceSubresourceScale, paths man
 				}
 			}
 			return out, nil
+		},
+		Readable: func(obj runtime.Object) error {
+			u := obj.(*unstructured.Unstructured)
+			if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, pathFields(scale.SpecReplicasPath)...); !found {
+				return apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", scale.SpecReplicasPath))
+			}
+			return nil
 		},
 		WithReplicas: func(obj runtime.Object, replicas int32) (runtime.Object, error) {
 			u := obj.(*unstructured.Unstructured).DeepCopy()

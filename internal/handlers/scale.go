@@ -41,7 +41,9 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	var obj runtime.Object
 	switch req.Verb {
 	case "get":
-		obj, err = store.Get(r.Context(), req.Namespace, req.Name)
+		if obj, err = store.Get(r.Context(), req.Namespace, req.Name); err == nil && scale.Readable != nil {
+			err = scale.Readable(obj)
+		}
 	case "update", "patch":
 		obj, err = a.writeScale(w, r, req, store, scale)
 	}

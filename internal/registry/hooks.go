@@ -115,4 +115,8 @@ type Scale struct {
 	// replicas a Scale sets (a custom resource's schema does); otherwise
 	// the Scale's validation does, as autoscaling validates it.
 	ValidatesReplicas bool
+	// Readable, when set, refuses a read of obj's Scale that the type's
+	// storage refuses (a custom resource without its replicas field),
+	// though writes of it go on.
+	Readable func(obj runtime.Object) error
 }

@@ -816,9 +816,10 @@ func mustGet(t *testing.T, r dynamic.ResourceInterface, name string) *unstructur
 }
 
 // TestCustomResourceScaleOfMalformedReplicas: the scale of a custom
-// resource whose replicas field holds another type (its CRD's scale path
-// moved after it was stored) is refused with the accessor's error, a bare
-// 500, as apiextensions' scale storage refuses it.
+// resource without its replicas field cannot be read, and one whose
+// replicas field holds another type (its CRD's scale path moved after it
+// was stored) is refused with the accessor's error, a bare 500, as
+// apiextensions' scale storage refuses them.
 func TestCustomResourceScaleOfMalformedReplicas(t *testing.T) {
 	k := startKapi(t, onlyLifecycleControllers)
 	manifest := `apiVersion: apiextensions.k8s.io/v1
@@ -840,7 +841,16 @@ spec:
 kind: Loose
 metadata: {name: worded}
 spec: {replicas: 3, name: three}
+---
+apiVersion: example.com/v1
+kind: Loose
+metadata: {name: unset}
+spec: {}
 `)
+	resp, body := rawDo(t, k, http.MethodGet, "/apis/example.com/v1/namespaces/default/looses/unset/scale", "", "", nil)
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), `"message":"Internal error occurred: the spec replicas field \".spec.replicas\" does not exist"`) {
+		t.Errorf("the scale of a resource without replicas: %d %s", resp.StatusCode, body)
+	}
 	apply(t, k, fmt.Sprintf(manifest, ".spec.name"))
 	want := `".spec.name accessor error: three is of the type string, expected int64"`
 	waitFor(t, 20*time.Second, "the scale to read the moved path", func() bool {
