@@ -51,6 +51,7 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 	}
 	spec.Converter = converter{safe: safe, schemas: spec.Schemas}
 	strategies := map[string]registry.Strategy{}
+	scales := map[string]*registry.Scale{}
 	schemas := map[string]*versionSchema{}
 	for _, v := range crd.Spec.Versions {
 		if !v.Served && v.Name != storageVersion {
@@ -79,10 +80,14 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 			return unsafe.ConvertFieldLabel(gvk, label, value)
 		}
 		spec.Versions = append(spec.Versions, info)
+		scales[v.Name] = hooks.Scale
 		if v.Name == storageVersion {
 			spec.Hooks = hooks
 		}
 	}
+	// Each version serves the scale sub-resource by its own paths, as
+	// apiextensions' storage of each version does.
+	spec.Hooks.Scales = scales
 	spec.Strategy = byVersion{versions: strategies, schemas: schemas, terminating: terminating}
 	return spec, nil
 }

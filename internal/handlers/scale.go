@@ -27,7 +27,7 @@ var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 // scale serves the scale sub-resource: an object's replicas as an
 // autoscaling/v1 Scale, read and written through its type's Scale hook.
 func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
-	scale := store.Backend().Hooks.Scale
+	scale := store.Scale()
 	if scale == nil {
 		writeError(w, r, errNoRoute)
 		return

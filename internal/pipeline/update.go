@@ -233,7 +233,7 @@ func (p *Pipeline) admitUpdate(ctx context.Context, store *registry.Store, opts 
 		return nil
 	}
 	replicas := seen.Object.(*autoscalingv1.Scale).Spec.Replicas
-	if attrs.Object, err = store.Backend().Hooks.Scale.WithReplicas(attrs.Object, replicas); err != nil {
+	if attrs.Object, err = store.Scale().WithReplicas(attrs.Object, replicas); err != nil {
 		return apierrors.NewInternalError(err)
 	}
 	return nil
@@ -243,7 +243,7 @@ func (p *Pipeline) admitUpdate(ctx context.Context, store *registry.Store, opts 
 // the scale sub-resource the Scales of the object before and after, as
 // kube-apiserver admits a write of a Scale.
 func admitted(store *registry.Store, attrs *admission.Attributes) (*admission.Attributes, error) {
-	scale := store.Backend().Hooks.Scale
+	scale := store.Scale()
 	if attrs.Subresource != "scale" || scale == nil {
 		return attrs, nil
 	}

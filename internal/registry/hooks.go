@@ -40,6 +40,10 @@ type Hooks struct {
 	AfterDelete func(ctx context.Context, obj runtime.Object)
 	// Scale serves the scale sub-resource of a type that has one.
 	Scale *Scale
+	// Scales, for a type whose versions scale differently (a custom
+	// resource's, by its CRD's versions), serve each version's scale
+	// sub-resource instead, by version (Store.Scale).
+	Scales map[string]*Scale
 	// Actions are creates that act on other objects instead of storing
 	// one, by sub-resource ("" for a resource that is only an action, such
 	// as bindings).

@@ -53,6 +53,15 @@ type Store struct {
 // Backend is the backend the store serves a version of.
 func (s *Store) Backend() *Backend { return s.backend }
 
+// Scale is how the store's version serves the scale sub-resource: its own
+// way where the type's versions differ, else the type's (nil without one).
+func (s *Store) Scale() *Scale {
+	if scale, ok := s.backend.Hooks.Scales[s.Info.Version]; ok {
+		return scale
+	}
+	return s.backend.Hooks.Scale
+}
+
 // Converts reports whether the store serves another version than the one
 // its objects are stored in.
 func (s *Store) Converts() bool { return s.convert != nil }

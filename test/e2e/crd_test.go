@@ -885,3 +885,43 @@ spec:
 		t.Errorf("a cluster-scoped resource in a namespace: %d %q", resp.StatusCode, body)
 	}
 }
+
+// TestCustomResourceScalePerVersion: each version of a custom resource
+// serves the scale sub-resource by its own paths, as apiextensions'
+// storage of each version does.
+func TestCustomResourceScalePerVersion(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: pools.example.com}
+spec:
+  group: example.com
+  names: {plural: pools, singular: pool, kind: Pool}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}}
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v2
+    served: true
+    storage: false
+    subresources: {scale: {specReplicasPath: .spec.count, statusReplicasPath: .status.count}}
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`, "pools.example.com")
+	apply(t, k, "apiVersion: example.com/v1\nkind: Pool\nmetadata: {name: p}\nspec: {replicas: 2, count: 5}\n")
+	scale := func(version string) string {
+		return k.mustKubectl("get", "--raw", "/apis/example.com/"+version+"/namespaces/default/pools/p/scale")
+	}
+	if v1, v2 := scale("v1"), scale("v2"); !strings.Contains(v1, `"spec":{"replicas":2}`) || !strings.Contains(v2, `"spec":{"replicas":5}`) {
+		t.Errorf("the scales of v1 and v2: %s %s", v1, v2)
+	}
+	resp, body := rawDo(t, k, http.MethodPatch, "/apis/example.com/v2/namespaces/default/pools/p/scale", "application/merge-patch+json", "", []byte(`{"spec":{"replicas":7}}`))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("scaling through v2: %d %s", resp.StatusCode, body)
+	}
+	if spec := k.mustKubectl("get", "pools.v1.example.com", "p", "-o", "jsonpath={.spec}"); spec != `{"count":7,"replicas":2}` {
+		t.Errorf("after scaling through v2 the spec is %s, want its count changed", spec)
+	}
+}
