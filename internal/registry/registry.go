@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -98,14 +97,7 @@ func (b *Backend) Storage() *Store { return b.Stores[b.StorageVersion] }
 // Convert returns obj in version gv of the backend's resource (itself if
 // the backend has no converter: a built-in resource of one version).
 func (b *Backend) Convert(obj runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
-	if b.convert == nil {
-		return obj, nil
-	}
-	out, err := b.convert.Convert(obj, gv)
-	if err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to %s: %w", b.GroupResource, gv, err))
-	}
-	return out, nil
+	return convertWith(b.convert, b.GroupResource, obj, gv)
 }
 
 // New returns an empty registry over s; convert turns objects between the

@@ -79,12 +79,18 @@ func (s *Store) toStorage(obj runtime.Object) (runtime.Object, error) {
 }
 
 func (s *Store) convertTo(obj runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
-	if s.convert == nil {
+	return convertWith(s.convert, s.gr, obj, gv)
+}
+
+// convertWith converts obj of gr to gv with c (obj itself without c), a
+// failure being an internal error.
+func convertWith(c Converter, gr schema.GroupResource, obj runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
+	if c == nil {
 		return obj, nil
 	}
-	out, err := s.convert.Convert(obj, gv)
+	out, err := c.Convert(obj, gv)
 	if err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to %s: %w", s.gr, gv, err))
+		return nil, apierrors.NewInternalError(fmt.Errorf("converting %s to %s: %w", gr, gv, err))
 	}
 	return out, nil
 }
