@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // noObjects is a token getter for which nothing exists.
@@ -47,12 +48,12 @@ func (noObjects) GetMutatingWebhookConfiguration(_ context.Context, name string)
 // panics.
 func FuzzBearerToken(f *testing.F) {
 	p := newPKI(f)
-	tokens, err := NewServiceAccountTokens(p.ServiceAccountKey, DefaultIssuer, "127.0.0.1:6443", noObjects{})
+	tokens, err := NewServiceAccountTokens(p.ServiceAccountKey, DefaultIssuer, "127.0.0.1:6443", noObjects{}, fake.NewClientset().CoreV1())
 	if err != nil {
 		f.Fatal(err)
 	}
 	static := tokenfile.New(map[string]*user.DefaultInfo{"the-token": {Name: "tina"}})
-	a := NewAuthenticator(p.ClientCAs()).WithTokens(static, tokens.Authenticator)
+	a := NewAuthenticator(p.ClientCAs()).WithTokens(static, tokens.Legacy, tokens.Authenticator)
 	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, _ := UserFrom(r.Context())
 		fmt.Fprint(w, u.Name)

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/kubernetes/pkg/routes"
 	"k8s.io/kubernetes/pkg/serviceaccount"
 
@@ -30,18 +31,35 @@ type ServiceAccountTokens struct {
 	// authenticate to it.
 	Audiences authenticator.Audiences
 	Generator serviceaccount.TokenGenerator
+	// LegacyGenerator signs the long-lived tokens kube-controller-manager's
+	// tokens controller puts in Secrets of type
+	// kubernetes.io/service-account-token, with the legacy issuer.
+	LegacyGenerator serviceaccount.TokenGenerator
 	// Authenticator authenticates bearer tokens that are service account
 	// tokens.
 	Authenticator authenticator.Token
+	// Legacy authenticates the tokens of Secrets: as kube-apiserver's,
+	// while the Secret still holds the token and the service account
+	// exists with the token's UID, labelling the Secret with the day it
+	// was last used.
+	Legacy authenticator.Token
 	// Discovery serves the OpenID discovery documents (issuer
 	// configuration and key set) others verify the tokens with.
 	Discovery http.Handler
 }
 
 // NewServiceAccountTokens signs with key; getter looks up the objects a
-// token names.
-func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer, externalAddress string, getter serviceaccount.ServiceAccountTokenGetter) (*ServiceAccountTokens, error) {
+// token names, and secrets labels the Secrets whose tokens are used.
+func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer, externalAddress string, getter serviceaccount.ServiceAccountTokenGetter, secrets typedcorev1.SecretsGetter) (*ServiceAccountTokens, error) {
 	generator, err := serviceaccount.JWTTokenGenerator(issuer, key)
+	if err != nil {
+		return nil, err
+	}
+	legacyGenerator, err := serviceaccount.JWTTokenGenerator(serviceaccount.LegacyIssuer, key)
+	if err != nil {
+		return nil, err
+	}
+	legacyValidator, err := serviceaccount.NewLegacyValidator(true, getter, secrets)
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +76,9 @@ func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer, externalAddress stri
 	discovery.ServiceErrorHandler(routeError)
 	routes.NewOpenIDMetadataServer(metadata).Install(discovery)
 	return &ServiceAccountTokens{
-		Issuer: issuer, Audiences: audiences, Generator: generator,
+		Issuer: issuer, Audiences: audiences, Generator: generator, LegacyGenerator: legacyGenerator,
 		Authenticator: serviceaccount.JWTTokenAuthenticator([]string{issuer}, keys, audiences, serviceaccount.NewValidator(getter)),
+		Legacy:        serviceaccount.JWTTokenAuthenticator([]string{serviceaccount.LegacyIssuer}, keys, audiences, legacyValidator),
 		Discovery:     discovery,
 	}, nil
 }

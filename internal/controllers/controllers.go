@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	satoken "k8s.io/kubernetes/pkg/serviceaccount"
 
 	"github.com/kapi-dev/kapi/internal/cacheinformers"
 	"github.com/kapi-dev/kapi/internal/loopback"
@@ -45,6 +46,11 @@ type Config struct {
 	// RootCA is the PEM of the CA clients verify the server with, which
 	// every namespace gets in its kube-root-ca.crt ConfigMap.
 	RootCA []byte
+	// LegacyTokens signs the tokens of Secrets of type
+	// kubernetes.io/service-account-token; nil: the tokens controller
+	// does not run (as kube-controller-manager's without
+	// --service-account-private-key-file).
+	LegacyTokens satoken.TokenGenerator
 	// Signing is the CA that signs approved certificate requests; with
 	// no files, the signing controller does not run (as
 	// kube-controller-manager's without --cluster-signing-cert-file).
@@ -152,6 +158,16 @@ func runManager(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Controllers.Enabled(ServiceAccountController) {
 		if err := runServiceAccounts(ctx, start, own(ServiceAccountController).client, factory); err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
+	}
+	if cfg.Controllers.Enabled(ServiceAccountTokenController) && cfg.LegacyTokens != nil {
+		if err := runTokens(ctx, start, client, factory, cfg.LegacyTokens, cfg.RootCA); err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
+	}
+	if cfg.Controllers.Enabled(LegacySATokenCleanerController) {
+		if err := runLegacyTokenCleaner(ctx, start, own(LegacySATokenCleanerController).client, factory); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}

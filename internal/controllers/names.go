@@ -10,6 +10,8 @@ import (
 const (
 	NamespaceController                  = "namespace-controller"
 	ServiceAccountController             = "serviceaccount-controller"
+	ServiceAccountTokenController        = "serviceaccount-token-controller"
+	LegacySATokenCleanerController       = "legacy-serviceaccount-token-cleaner-controller"
 	RootCACertificatePublisherController = "root-ca-certificate-publisher-controller"
 	GarbageCollector                     = "garbage-collector-controller"
 	ReplicaSetController                 = "replicaset-controller"
@@ -46,7 +48,7 @@ const (
 
 // All lists the controllers kapi can run.
 var All = []string{
-	NamespaceController, ServiceAccountController, RootCACertificatePublisherController, GarbageCollector,
+	NamespaceController, ServiceAccountController, ServiceAccountTokenController, LegacySATokenCleanerController, RootCACertificatePublisherController, GarbageCollector,
 	CSRSigningController, CSRApprovingController, CSRCleanerController, ReplicaSetController, ReplicationControllerController, DeploymentController, StatefulSetController,
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
 	EndpointSliceController, EndpointsController, EndpointSliceMirroringController, ServiceCIDRController, ResourceQuotaController, PolicyStatusController, DisruptionController,
@@ -61,6 +63,7 @@ var All = []string{
 var serviceAccounts = map[string]string{
 	NamespaceController:                  "namespace-controller",
 	ServiceAccountController:             "service-account-controller",
+	LegacySATokenCleanerController:       "legacy-service-account-token-cleaner",
 	RootCACertificatePublisherController: "root-ca-cert-publisher",
 	GarbageCollector:                     "generic-garbage-collector",
 	ReplicaSetController:                 "replicaset-controller",
@@ -120,6 +123,9 @@ func ParseSelection(value string) (Selection, error) {
 // ManagesControllers reports whether any of kube-controller-manager's
 // controllers is selected.
 func (s Selection) ManagesControllers() bool {
+	if s.Enabled(ServiceAccountTokenController) { // it has no service account of its own
+		return true
+	}
 	for name := range serviceAccounts {
 		if s.Enabled(name) {
 			return true

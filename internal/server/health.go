@@ -2,12 +2,13 @@ package server
 
 import (
 	"errors"
-	"github.com/kapi-dev/kapi/internal/flowcontrol"
 	"net/http"
 	"sync"
 	"sync/atomic"
 
 	"k8s.io/apiserver/pkg/server/healthz"
+
+	"github.com/kapi-dev/kapi/internal/flowcontrol"
 )
 
 // health is what /healthz, /livez and /readyz report, with kube-apiserver's
@@ -38,6 +39,7 @@ const (
 	hookAdmission          = "start-apiserver-admission-initializer"
 	hookServiceIPRepair    = "start-service-ip-repair-controllers"
 	hookBootstrapRoles     = "rbac/bootstrap-roles"
+	hookLegacyTokens       = "start-legacy-token-tracking-controller"
 )
 
 // aggregatorHooks are done once the aggregation layer runs.
@@ -52,7 +54,7 @@ var apiextensionsHooks = []string{"start-apiextensions-informers", "start-apiext
 
 // allHooks lists every hook in the order checks are reported.
 var allHooks = append(append([]string{hookStartInformers, hookStorageReadiness, hookSystemNamespaces,
-	hookPriorityClasses, hookAuthenticationInfo, hookAdmission, hookServiceIPRepair, hookBootstrapRoles,
+	hookPriorityClasses, hookAuthenticationInfo, hookAdmission, hookServiceIPRepair, hookBootstrapRoles, hookLegacyTokens,
 	flowcontrol.HookConfigProducer, flowcontrol.HookConfigConsumer, flowcontrol.HookFilter}, aggregatorHooks...), apiextensionsHooks...)
 
 // done marks hooks finished.

@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/controlplane/controller/defaultservicecidr"
+	"k8s.io/kubernetes/pkg/controlplane/controller/legacytokentracking"
 	satoken "k8s.io/kubernetes/pkg/serviceaccount"
 	"k8s.io/utils/clock"
 
@@ -353,7 +354,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if issuer == "" {
 		issuer = auth.DefaultIssuer
 	}
-	tokens, err := auth.NewServiceAccountTokens(pki.ServiceAccountKey, issuer, strings.TrimPrefix(s.URL, "https://"), builtin.TokenGetter(writes))
+	// The legacy tokens' Secrets are labelled with the day of their last
+	// use as kube-apiserver labels them, through its loopback client.
+	secrets := kubernetes.NewForConfigOrDie(loopbackClient()).CoreV1()
+	tokens, err := auth.NewServiceAccountTokens(pki.ServiceAccountKey, issuer, strings.TrimPrefix(s.URL, "https://"), builtin.TokenGetter(writes), secrets)
 	if err != nil {
 		return nil, fmt.Errorf("service account tokens: %w", err)
 	}
@@ -506,6 +510,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.background(func() { identity.Run(runCtx) })
+	// kube-apiserver's record of when it began tracking legacy tokens' use
+	// (a ConfigMap the legacy token cleaner reads).
+	tracking := legacytokentracking.NewController(kubernetes.NewForConfigOrDie(loopbackClient()))
+	s.background(func() { tracking.RunWithContext(runCtx) })
+	s.health.done(hookLegacyTokens)
 	s.health.bootstrapped.Store(true)
 	if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil {
 		return nil, fmt.Errorf("creating the kubernetes service: %w", err)
@@ -563,6 +572,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.background(func() {
 		err := controllers.Run(runCtx, controllers.Config{
 			Client: controllerClient, ClientFor: controllerAs, Logger: cfg.Logger, RootCA: pki.CAPEM, Controllers: cfg.Controllers,
+			LegacyTokens:   s.tokens.LegacyGenerator,
 			Signing:        controllers.Signing{CertFile: pki.CACertFile, KeyFile: pki.CAKeyFile},
 			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),
 			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
@@ -623,7 +633,9 @@ func (s *Server) openAudit(cfg Config) (*filters.Audit, error) {
 // cfg.ClientCAFile, service account tokens and the static tokens of
 // cfg.TokenAuthFile.
 func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens) (*auth.Authenticator, error) {
-	bearer := []kubeauthenticator.Token{tokens.Authenticator}
+	// In kube-apiserver's order: static tokens, then the legacy tokens of
+	// Secrets, then bound tokens.
+	bearer := []kubeauthenticator.Token{tokens.Legacy, tokens.Authenticator}
 	if cfg.TokenAuthFile != "" {
 		static, err := tokenfile.NewCSV(cfg.TokenAuthFile)
 		if err != nil {

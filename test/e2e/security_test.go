@@ -698,3 +698,92 @@ func TestTokenPlaces(t *testing.T) {
 		t.Errorf("a token bound to a pod without a name: %v", err)
 	}
 }
+
+// TestLegacyServiceAccountTokens: a Secret of type
+// kubernetes.io/service-account-token gets a long-lived token of its
+// service account, the CA and the namespace, as kube-controller-manager's
+// tokens controller fills it; the token authenticates while the Secret
+// holds it and the service account exists, and each day it is used the
+// Secret is labelled with the date, as kube-apiserver labels it.
+func TestLegacyServiceAccountTokens(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers+",serviceaccount-token-controller")
+	k.mustKubectl("create", "serviceaccount", "build-robot")
+	createTokenSecret(t, k, "build-robot-secret", "build-robot")
+	secrets := k.clientset().CoreV1().Secrets("default")
+	var secret *corev1.Secret
+	waitFor(t, 10*time.Second, "the Secret's token", func() bool {
+		var err error
+		secret, err = secrets.Get(ctx, "build-robot-secret", metav1.GetOptions{})
+		return err == nil && len(secret.Data["token"]) > 0
+	})
+	if string(secret.Data["namespace"]) != "default" || !strings.Contains(string(secret.Data["ca.crt"]), "BEGIN CERTIFICATE") {
+		t.Errorf("the Secret holds namespace %q and ca.crt %q", secret.Data["namespace"], secret.Data["ca.crt"])
+	}
+	sa, err := k.clientset().CoreV1().ServiceAccounts("default").Get(ctx, "build-robot", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid := secret.Annotations["kubernetes.io/service-account.uid"]; uid != string(sa.UID) {
+		t.Errorf("the Secret names service account UID %q, the service account's is %q", uid, sa.UID)
+	}
+	token := string(secret.Data["token"])
+
+	robot := k.clientWithToken(token)
+	review, err := robot.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := review.Status.UserInfo; info.Username != "system:serviceaccount:default:build-robot" || info.UID != string(sa.UID) {
+		t.Errorf("the Secret's token authenticates as %+v", info)
+	}
+	secret, err = secrets.Get(ctx, "build-robot-secret", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, today := secret.Labels["kubernetes.io/legacy-token-last-used"], time.Now().UTC().Format("2006-01-02"); used != today && used != time.Now().UTC().AddDate(0, 0, -1).Format("2006-01-02") {
+		t.Errorf("the used token's Secret is labelled last used %q", used)
+	}
+	tr, err := k.clientset().AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
+		Spec: authenticationv1.TokenReviewSpec{Token: token},
+	}, metav1.CreateOptions{})
+	if err != nil || !tr.Status.Authenticated || tr.Status.User.Username != "system:serviceaccount:default:build-robot" {
+		t.Errorf("a TokenReview of the Secret's token: %+v, %v", tr.Status, err)
+	}
+	tracking, err := k.clientset().CoreV1().ConfigMaps("kube-system").Get(ctx, "kube-apiserver-legacy-service-account-token-tracking", metav1.GetOptions{})
+	if err != nil || tracking.Data["since"] == "" {
+		t.Errorf("kube-apiserver's legacy token tracking ConfigMap: %v, %v", tracking.Data, err)
+	}
+
+	// A token no longer in its Secret does not authenticate.
+	k.mustKubectl("delete", "secret", "build-robot-secret")
+	waitFor(t, 15*time.Second, "the deleted Secret's token to stop working", func() bool {
+		_, err := robot.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		return apierrors.IsUnauthorized(err)
+	})
+
+	// A service account's deletion takes its token Secrets with it.
+	createTokenSecret(t, k, "build-robot-secret-2", "build-robot")
+	waitFor(t, 10*time.Second, "the second Secret's token", func() bool {
+		s, err := secrets.Get(ctx, "build-robot-secret-2", metav1.GetOptions{})
+		return err == nil && len(s.Data["token"]) > 0
+	})
+	k.mustKubectl("delete", "serviceaccount", "build-robot")
+	waitFor(t, 10*time.Second, "the service account's token Secret to go", func() bool {
+		_, err := secrets.Get(ctx, "build-robot-secret-2", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+}
+
+// createTokenSecret creates in default a Secret of type
+// kubernetes.io/service-account-token for the service account named, as
+// Kubernetes' documentation shows for a long-lived token.
+func createTokenSecret(t *testing.T, k *kapi, name, serviceAccount string) {
+	t.Helper()
+	_, err := k.clientset().CoreV1().Secrets("default").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{"kubernetes.io/service-account.name": serviceAccount}},
+		Type:       corev1.SecretTypeServiceAccountToken,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
