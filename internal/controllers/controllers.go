@@ -209,6 +209,12 @@ func runManager(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}
+	if cfg.Controllers.Enabled(HorizontalPodAutoscalerController) {
+		id := own(HorizontalPodAutoscalerController)
+		if err := runAutoscaler(ctx, start, id.config, id.client, factory, discoveryClient); err != nil {
+			return fmt.Errorf("controllers: %w", err)
+		}
+	}
 	if cfg.Controllers.Enabled(PolicyStatusController) {
 		if err := runPolicyStatus(ctx, start, own(PolicyStatusController).client, factory, discoveryClient); err != nil {
 			return fmt.Errorf("controllers: %w", err)

@@ -8,37 +8,44 @@ import (
 
 // The controllers kapi runs, by kube-controller-manager's names.
 const (
-	NamespaceController                  = "namespace-controller"
-	ServiceAccountController             = "serviceaccount-controller"
-	ServiceAccountTokenController        = "serviceaccount-token-controller"
-	LegacySATokenCleanerController       = "legacy-serviceaccount-token-cleaner-controller"
-	RootCACertificatePublisherController = "root-ca-certificate-publisher-controller"
-	GarbageCollector                     = "garbage-collector-controller"
-	ReplicaSetController                 = "replicaset-controller"
-	ReplicationControllerController      = "replicationcontroller-controller"
-	DeploymentController                 = "deployment-controller"
-	StatefulSetController                = "statefulset-controller"
-	DaemonSetController                  = "daemonset-controller"
-	JobController                        = "job-controller"
-	CronJobController                    = "cronjob-controller"
-	TTLAfterFinishedController           = "ttl-after-finished-controller"
-	EndpointSliceController              = "endpointslice-controller"
-	EndpointsController                  = "endpoints-controller"
-	EndpointSliceMirroringController     = "endpointslice-mirroring-controller"
-	ServiceCIDRController                = "service-cidr-controller"
-	ResourceQuotaController              = "resourcequota-controller"
-	PolicyStatusController               = "validatingadmissionpolicy-status-controller"
-	DisruptionController                 = "disruption-controller"
-	ClusterRoleAggregationController     = "clusterrole-aggregation-controller"
-	PodGarbageCollector                  = "pod-garbage-collector-controller"
-	PersistentVolumeBinderController     = "persistentvolume-binder-controller"
-	PVCProtectionController              = "persistentvolumeclaim-protection-controller"
-	PVProtectionController               = "persistentvolume-protection-controller"
-	CSRSigningController                 = "certificatesigningrequest-signing-controller"
-	CSRApprovingController               = "certificatesigningrequest-approving-controller"
-	CSRCleanerController                 = "certificatesigningrequest-cleaner-controller"
-	NodeLifecycleController              = "node-lifecycle-controller"
-	TaintEvictionController              = "taint-eviction-controller"
+	NamespaceController                    = "namespace-controller"
+	ServiceAccountController               = "serviceaccount-controller"
+	ServiceAccountTokenController          = "serviceaccount-token-controller"
+	LegacySATokenCleanerController         = "legacy-serviceaccount-token-cleaner-controller"
+	RootCACertificatePublisherController   = "root-ca-certificate-publisher-controller"
+	GarbageCollector                       = "garbage-collector-controller"
+	ReplicaSetController                   = "replicaset-controller"
+	ReplicationControllerController        = "replicationcontroller-controller"
+	DeploymentController                   = "deployment-controller"
+	StatefulSetController                  = "statefulset-controller"
+	DaemonSetController                    = "daemonset-controller"
+	JobController                          = "job-controller"
+	CronJobController                      = "cronjob-controller"
+	TTLAfterFinishedController             = "ttl-after-finished-controller"
+	EndpointSliceController                = "endpointslice-controller"
+	EndpointsController                    = "endpoints-controller"
+	EndpointSliceMirroringController       = "endpointslice-mirroring-controller"
+	ServiceCIDRController                  = "service-cidr-controller"
+	ResourceQuotaController                = "resourcequota-controller"
+	PolicyStatusController                 = "validatingadmissionpolicy-status-controller"
+	DisruptionController                   = "disruption-controller"
+	ClusterRoleAggregationController       = "clusterrole-aggregation-controller"
+	PodGarbageCollector                    = "pod-garbage-collector-controller"
+	PersistentVolumeBinderController       = "persistentvolume-binder-controller"
+	PVCProtectionController                = "persistentvolumeclaim-protection-controller"
+	PVProtectionController                 = "persistentvolume-protection-controller"
+	CSRSigningController                   = "certificatesigningrequest-signing-controller"
+	CSRApprovingController                 = "certificatesigningrequest-approving-controller"
+	CSRCleanerController                   = "certificatesigningrequest-cleaner-controller"
+	NodeLifecycleController                = "node-lifecycle-controller"
+	TaintEvictionController                = "taint-eviction-controller"
+	EphemeralVolumeController              = "ephemeral-volume-controller"
+	VACProtectionController                = "volumeattributesclass-protection-controller"
+	TTLController                          = "ttl-controller"
+	ResourceClaimController                = "resourceclaim-controller"
+	DeviceTaintEvictionController          = "device-taint-eviction-controller"
+	PodCertificateRequestCleanerController = "podcertificaterequest-cleaner-controller"
+	HorizontalPodAutoscalerController      = "horizontal-pod-autoscaler-controller"
 
 	// Beyond kube-controller-manager's: kube-scheduler, and the kubelets
 	// of the simulated nodes.
@@ -53,7 +60,9 @@ var All = []string{
 	DaemonSetController, JobController, CronJobController, TTLAfterFinishedController,
 	EndpointSliceController, EndpointsController, EndpointSliceMirroringController, ServiceCIDRController, ResourceQuotaController, PolicyStatusController, DisruptionController,
 	ClusterRoleAggregationController, PodGarbageCollector, PersistentVolumeBinderController, PVCProtectionController, PVProtectionController,
-	NodeLifecycleController, TaintEvictionController, Scheduler, SimulatedNodes,
+	NodeLifecycleController, TaintEvictionController, EphemeralVolumeController, VACProtectionController, TTLController,
+	ResourceClaimController, DeviceTaintEvictionController, PodCertificateRequestCleanerController, HorizontalPodAutoscalerController,
+	Scheduler, SimulatedNodes,
 }
 
 // serviceAccounts are the kube-system service accounts the controllers act
@@ -61,36 +70,43 @@ var All = []string{
 // --use-service-account-credentials: Kubernetes' bootstrap policy binds
 // each to its system:controller: role.
 var serviceAccounts = map[string]string{
-	NamespaceController:                  "namespace-controller",
-	ServiceAccountController:             "service-account-controller",
-	LegacySATokenCleanerController:       "legacy-service-account-token-cleaner",
-	RootCACertificatePublisherController: "root-ca-cert-publisher",
-	GarbageCollector:                     "generic-garbage-collector",
-	ReplicaSetController:                 "replicaset-controller",
-	ReplicationControllerController:      "replication-controller",
-	DeploymentController:                 "deployment-controller",
-	StatefulSetController:                "statefulset-controller",
-	DaemonSetController:                  "daemon-set-controller",
-	JobController:                        "job-controller",
-	CronJobController:                    "cronjob-controller",
-	TTLAfterFinishedController:           "ttl-after-finished-controller",
-	EndpointSliceController:              "endpointslice-controller",
-	EndpointsController:                  "endpoint-controller",
-	EndpointSliceMirroringController:     "endpointslicemirroring-controller",
-	ServiceCIDRController:                "service-cidrs-controller",
-	ResourceQuotaController:              "resourcequota-controller",
-	PolicyStatusController:               "validatingadmissionpolicy-status-controller",
-	DisruptionController:                 "disruption-controller",
-	ClusterRoleAggregationController:     "clusterrole-aggregation-controller",
-	PodGarbageCollector:                  "pod-garbage-collector",
-	PersistentVolumeBinderController:     "persistent-volume-binder",
-	PVCProtectionController:              "pvc-protection-controller",
-	PVProtectionController:               "pv-protection-controller",
-	CSRSigningController:                 "certificate-controller",
-	CSRApprovingController:               "certificate-controller",
-	CSRCleanerController:                 "certificate-controller",
-	NodeLifecycleController:              "node-controller",
-	TaintEvictionController:              "node-controller",
+	NamespaceController:                    "namespace-controller",
+	ServiceAccountController:               "service-account-controller",
+	LegacySATokenCleanerController:         "legacy-service-account-token-cleaner",
+	RootCACertificatePublisherController:   "root-ca-cert-publisher",
+	GarbageCollector:                       "generic-garbage-collector",
+	ReplicaSetController:                   "replicaset-controller",
+	ReplicationControllerController:        "replication-controller",
+	DeploymentController:                   "deployment-controller",
+	StatefulSetController:                  "statefulset-controller",
+	DaemonSetController:                    "daemon-set-controller",
+	JobController:                          "job-controller",
+	CronJobController:                      "cronjob-controller",
+	TTLAfterFinishedController:             "ttl-after-finished-controller",
+	EndpointSliceController:                "endpointslice-controller",
+	EndpointsController:                    "endpoint-controller",
+	EndpointSliceMirroringController:       "endpointslicemirroring-controller",
+	ServiceCIDRController:                  "service-cidrs-controller",
+	ResourceQuotaController:                "resourcequota-controller",
+	PolicyStatusController:                 "validatingadmissionpolicy-status-controller",
+	DisruptionController:                   "disruption-controller",
+	ClusterRoleAggregationController:       "clusterrole-aggregation-controller",
+	PodGarbageCollector:                    "pod-garbage-collector",
+	PersistentVolumeBinderController:       "persistent-volume-binder",
+	PVCProtectionController:                "pvc-protection-controller",
+	PVProtectionController:                 "pv-protection-controller",
+	CSRSigningController:                   "certificate-controller",
+	CSRApprovingController:                 "certificate-controller",
+	CSRCleanerController:                   "certificate-controller",
+	NodeLifecycleController:                "node-controller",
+	TaintEvictionController:                "node-controller",
+	EphemeralVolumeController:              "ephemeral-volume-controller",
+	VACProtectionController:                "volumeattributesclass-protection-controller",
+	TTLController:                          "ttl-controller",
+	ResourceClaimController:                "resource-claim-controller",
+	DeviceTaintEvictionController:          "device-taint-eviction-controller",
+	PodCertificateRequestCleanerController: "podcertificaterequestcleaner",
+	HorizontalPodAutoscalerController:      "horizontal-pod-autoscaler",
 }
 
 // ServiceAccount is the name of the kube-system service account a

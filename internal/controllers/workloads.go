@@ -8,9 +8,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/controller/certificates/cleaner"
 	"k8s.io/kubernetes/pkg/controller/cronjob"
 	"k8s.io/kubernetes/pkg/controller/daemon"
 	"k8s.io/kubernetes/pkg/controller/deployment"
+	"k8s.io/kubernetes/pkg/controller/devicetainteviction"
 	endpointcontroller "k8s.io/kubernetes/pkg/controller/endpoint"
 	endpointslicecontroller "k8s.io/kubernetes/pkg/controller/endpointslice"
 	endpointslicemirroring "k8s.io/kubernetes/pkg/controller/endpointslicemirroring"
@@ -19,13 +21,18 @@ import (
 	"k8s.io/kubernetes/pkg/controller/podgc"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	"k8s.io/kubernetes/pkg/controller/replication"
+	"k8s.io/kubernetes/pkg/controller/resourceclaim"
 	"k8s.io/kubernetes/pkg/controller/servicecidrs"
 	"k8s.io/kubernetes/pkg/controller/statefulset"
 	"k8s.io/kubernetes/pkg/controller/tainteviction"
+	"k8s.io/kubernetes/pkg/controller/ttl"
 	"k8s.io/kubernetes/pkg/controller/ttlafterfinished"
+	"k8s.io/kubernetes/pkg/controller/volume/ephemeral"
 	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
 	"k8s.io/kubernetes/pkg/controller/volume/pvcprotection"
 	"k8s.io/kubernetes/pkg/controller/volume/pvprotection"
+	"k8s.io/kubernetes/pkg/controller/volume/vacprotection"
+	"k8s.io/utils/clock"
 )
 
 // The workers of each controller are kube-controller-manager's defaults
@@ -43,6 +50,15 @@ const (
 	mirroringWorkers     = 5
 	serviceCIDRWorkers   = 5
 	ttlWorkers           = 5
+	nodeTTLWorkers       = 5
+	ephemeralWorkers     = 5
+	claimWorkers         = 50
+	deviceTaintWorkers   = 8
+	// podCertificateRequestMaxAge and podCertificateRequestCleanPeriod
+	// are kube-controller-manager's: how old a PodCertificateRequest gets
+	// before it is deleted, and how often they are looked at.
+	podCertificateRequestMaxAge      = 15 * time.Minute
+	podCertificateRequestCleanPeriod = 5 * time.Minute
 	// terminatedPodThreshold is kube-controller-manager's
 	// --terminated-pod-gc-threshold default.
 	terminatedPodThreshold = 12500
@@ -177,5 +193,50 @@ var workloads = []workload{
 	{EndpointsController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
 		c := endpointcontroller.NewEndpointController(ctx, f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Endpoints(), client, 0)
 		return func() { c.Run(ctx, endpointsWorkers) }, nil
+	}},
+	{EphemeralVolumeController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		// A pod's generic ephemeral volumes get their claims.
+		c, err := ephemeral.NewController(ctx, client, f.Core().V1().Pods(), f.Core().V1().PersistentVolumeClaims())
+		if err != nil {
+			return nil, err
+		}
+		return func() { c.Run(ctx, ephemeralWorkers) }, nil
+	}},
+	{VACProtectionController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c, err := vacprotection.NewVACProtectionController(klog.FromContext(ctx), client,
+			f.Core().V1().PersistentVolumeClaims(), f.Core().V1().PersistentVolumes(), f.Storage().V1().VolumeAttributesClasses())
+		if err != nil {
+			return nil, err
+		}
+		return func() { c.Run(ctx, 1) }, nil
+	}},
+	{TTLController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		// Nodes are annotated with how long kubelets may cache objects.
+		c := ttl.NewTTLController(ctx, f.Core().V1().Nodes(), client)
+		return func() { c.Run(ctx, nodeTTLWorkers) }, nil
+	}},
+	{ResourceClaimController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		// A pod's claim templates become its ResourceClaims, and claims
+		// reserved for pods that are gone are released.
+		c, err := resourceclaim.NewController(klog.FromContext(ctx), client, f.Core().V1().Pods(),
+			f.Scheduling().V1beta1().PodGroups(), f.Resource().V1().ResourceClaims(), f.Resource().V1().ResourceClaimTemplates())
+		if err != nil {
+			return nil, err
+		}
+		return func() { c.Run(ctx, claimWorkers) }, nil
+	}},
+	{DeviceTaintEvictionController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := devicetainteviction.New(client, f.Core().V1().Pods(), f.Resource().V1().ResourceClaims(), f.Resource().V1().ResourceSlices(),
+			f.Resource().V1().DeviceTaintRules(), f.Resource().V1().DeviceClasses(), DeviceTaintEvictionController)
+		return func() {
+			if err := c.Run(ctx, deviceTaintWorkers); err != nil {
+				klog.FromContext(ctx).Error(err, "Device taint processing leading to Pod eviction failed and is now paused")
+			}
+		}, nil
+	}},
+	{PodCertificateRequestCleanerController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
+		c := cleaner.NewPCRCleanerController(client, f.Certificates().V1().PodCertificateRequests(), clock.RealClock{},
+			podCertificateRequestMaxAge, podCertificateRequestCleanPeriod)
+		return func() { c.Run(ctx, 1) }, nil
 	}},
 }

@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// TestAutoscalerWithoutMetrics: kube-controller-manager's horizontal pod
+// autoscaler runs; with no metrics API served, as in a cluster without
+// metrics-server, it keeps its target at its minimum replicas and says in
+// its conditions that it cannot get the metrics.
+func TestAutoscalerWithoutMetrics(t *testing.T) {
+	k := startKapi(t)
+	cs := k.clientset()
+	labels := map[string]string{"app": "web"}
+	_, err := cs.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.mustKubectl("autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=50")
+	waitFor(t, 30*time.Second, "the deployment scaled to the autoscaler's minimum", func() bool {
+		d, err := cs.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && *d.Spec.Replicas == 2
+	})
+	var hpa *autoscalingv2.HorizontalPodAutoscaler
+	waitFor(t, 30*time.Second, "the autoscaler's conditions", func() bool {
+		hpa, err = cs.AutoscalingV2().HorizontalPodAutoscalers("default").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && condition(hpa, autoscalingv2.ScalingActive) != nil
+	})
+	if c := condition(hpa, autoscalingv2.AbleToScale); c == nil || c.Status != corev1.ConditionTrue || c.Reason != "SucceededGetScale" {
+		t.Errorf("AbleToScale: %+v", c)
+	}
+	if c := condition(hpa, autoscalingv2.ScalingActive); c.Status != corev1.ConditionFalse || c.Reason != "FailedGetResourceMetric" ||
+		!strings.Contains(c.Message, "unable to fetch metrics from resource metrics API") {
+		t.Errorf("ScalingActive: %+v", c)
+	}
+	if hpa.Status.DesiredReplicas != 2 || hpa.Status.CurrentReplicas != 2 {
+		t.Errorf("the autoscaler's status: %+v", hpa.Status)
+	}
+}
+
+func condition(hpa *autoscalingv2.HorizontalPodAutoscaler, typ autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
+	for i, c := range hpa.Status.Conditions {
+		if c.Type == typ {
+			return &hpa.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// TestVolumeAndNodeControllers: a pod's generic ephemeral volume gets
+// its claim, owned by the pod; a VolumeAttributesClass is protected while
+// a claim names it; a node is annotated with the time its kubelet may
+// cache objects; as kube-controller-manager's controllers do.
+func TestVolumeAndNodeControllers(t *testing.T) {
+	k := startKapi(t)
+	cs := k.clientset()
+	pod, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "scratch"},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				}},
+			}}}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claim *corev1.PersistentVolumeClaim
+	waitFor(t, 15*time.Second, "the ephemeral volume's claim", func() bool {
+		claim, err = cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "scratch-tmp", metav1.GetOptions{})
+		return err == nil
+	})
+	if owners := claim.OwnerReferences; len(owners) != 1 || owners[0].UID != pod.UID || owners[0].Controller == nil || !*owners[0].Controller {
+		t.Errorf("the claim's owners: %+v", owners)
+	}
+
+	_, err = cs.StorageV1().VolumeAttributesClasses().Create(ctx, &storagev1.VolumeAttributesClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "gold"}, DriverName: "example.csi", Parameters: map[string]string{"iops": "100"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "golden"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:               []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:                 corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			VolumeAttributesClassName: ptr.To("gold"),
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "the class's protection finalizer", func() bool {
+		vac, err := cs.StorageV1().VolumeAttributesClasses().Get(ctx, "gold", metav1.GetOptions{})
+		return err == nil && len(vac.Finalizers) == 1 && vac.Finalizers[0] == "kubernetes.io/vac-protection"
+	})
+	k.mustKubectl("delete", "volumeattributesclass", "gold", "--wait=false")
+	time.Sleep(2 * time.Second) // the controller's chance to let it go, which it must not take
+	if _, err := cs.StorageV1().VolumeAttributesClasses().Get(ctx, "gold", metav1.GetOptions{}); err != nil {
+		t.Errorf("the class a claim names went: %v", err)
+	}
+	k.mustKubectl("delete", "pvc", "golden", "--wait=false")
+	// The claim has its own protection finalizer, which goes once no pod
+	// uses it.
+	waitFor(t, 20*time.Second, "the class to go with the claim that named it", func() bool {
+		_, err := cs.StorageV1().VolumeAttributesClasses().Get(ctx, "gold", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+
+	k.mustKubectl("create", "-f", writeTemp(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}`))
+	waitFor(t, 15*time.Second, "the node's TTL annotation", func() bool {
+		n, err := cs.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+		return err == nil && n.Annotations["node.alpha.kubernetes.io/ttl"] == "0"
+	})
+}
+
+// TestResourceClaimsFromTemplates: a pod's claim made from a
+// ResourceClaimTemplate is created for it, owned by it, and named in its
+// status, by kube-controller-manager's resource claim controller.
+func TestResourceClaimsFromTemplates(t *testing.T) {
+	k := startKapi(t)
+	cs := k.clientset()
+	_, err := cs.ResourceV1().DeviceClasses().Create(ctx, &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.ResourceV1().ResourceClaimTemplates("default").Create(ctx, &resourcev1.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-gpu"},
+		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+			Requests: []resourcev1.DeviceRequest{{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu"}}},
+		}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "trainer"},
+		Spec: corev1.PodSpec{
+			Containers:     []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}}}},
+			ResourceClaims: []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("one-gpu")}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	waitFor(t, 15*time.Second, "the pod's claim named in its status", func() bool {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "trainer", metav1.GetOptions{})
+		if err != nil || len(p.Status.ResourceClaimStatuses) != 1 || p.Status.ResourceClaimStatuses[0].ResourceClaimName == nil {
+			return false
+		}
+		name = *p.Status.ResourceClaimStatuses[0].ResourceClaimName
+		return true
+	})
+	claim, err := cs.ResourceV1().ResourceClaims("default").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(claim.Name, "trainer-gpu-") || len(claim.OwnerReferences) != 1 || claim.OwnerReferences[0].UID != pod.UID {
+		t.Errorf("the claim %s is owned by %+v", claim.Name, claim.OwnerReferences)
+	}
+	if claim.Annotations["resource.kubernetes.io/pod-claim-name"] != "gpu" {
+		t.Errorf("the claim's annotations: %v", claim.Annotations)
+	}
+}
