@@ -193,8 +193,15 @@ func runManager(ctx context.Context, cfg Config) error {
 
 	if cfg.Controllers.Enabled(GarbageCollector) {
 		id := own(GarbageCollector)
-		if err := runGarbageCollector(ctx, start, id.client, id.metadata, factory, metadataFactory, informersStarted, discoveryClient); err != nil {
+		graph, err := runGarbageCollector(ctx, start, id.client, id.metadata, factory, metadataFactory, informersStarted, discoveryClient)
+		if err != nil {
 			return fmt.Errorf("controllers: %w", err)
+		}
+		// As kube-controller-manager's, the migrator needs the collector.
+		if cfg.Controllers.Enabled(StorageVersionMigratorController) {
+			if err := runStorageVersionMigrator(ctx, start, own(StorageVersionMigratorController).config, graph, factory); err != nil {
+				return fmt.Errorf("controllers: %w", err)
+			}
 		}
 	}
 

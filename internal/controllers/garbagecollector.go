@@ -37,21 +37,22 @@ const (
 // runGarbageCollector starts kube-controller-manager's garbage collector:
 // it watches the metadata of every deletable resource, deletes objects
 // whose owners are gone, and carries out foreground and orphan deletion
-// (the foregroundDeletion and orphan finalizers).
+// (the foregroundDeletion and orphan finalizers). Its graph's monitors are
+// what the storage version migrator reads objects from.
 func runGarbageCollector(ctx context.Context, start func(func()), client kubernetes.Interface, metadataClient metadata.Interface,
 	factory informers.SharedInformerFactory, metadataFactory metadatainformer.SharedInformerFactory, informersStarted <-chan struct{},
-	discoveryClient discovery.DiscoveryInterface) error {
+	discoveryClient discovery.DiscoveryInterface) (*garbagecollector.GraphBuilder, error) {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discoveryClient))
 	gc, err := garbagecollector.NewGarbageCollector(ctx, client, metadataClient, mapper,
 		garbagecollector.DefaultIgnoredResources(), runsOfEvents{informerfactory.NewInformerFactory(factory, metadataFactory)}, informersStarted)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	start(func() { gc.Run(ctx, gcWorkers, gcSyncPeriod) })
 	// Sync takes its own discovery client: it resets the mapper's.
 	start(func() { gc.Sync(ctx, client.Discovery(), gcSyncPeriod) })
 	start(func() { wait.Until(mapper.Reset, gcSyncPeriod, ctx.Done()) })
-	return nil
+	return gc.GetDependencyGraphBuilder(), nil
 }
 
 // runsOfEvents hands the garbage collector informers whose events come in

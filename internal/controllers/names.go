@@ -46,6 +46,7 @@ const (
 	DeviceTaintEvictionController          = "device-taint-eviction-controller"
 	PodCertificateRequestCleanerController = "podcertificaterequest-cleaner-controller"
 	HorizontalPodAutoscalerController      = "horizontal-pod-autoscaler-controller"
+	StorageVersionMigratorController       = "storage-version-migrator-controller"
 
 	// Beyond kube-controller-manager's: kube-scheduler, and the kubelets
 	// of the simulated nodes.
@@ -62,6 +63,7 @@ var All = []string{
 	ClusterRoleAggregationController, PodGarbageCollector, PersistentVolumeBinderController, PVCProtectionController, PVProtectionController,
 	NodeLifecycleController, TaintEvictionController, EphemeralVolumeController, VACProtectionController, TTLController,
 	ResourceClaimController, DeviceTaintEvictionController, PodCertificateRequestCleanerController, HorizontalPodAutoscalerController,
+	StorageVersionMigratorController,
 	Scheduler, SimulatedNodes,
 }
 
@@ -107,6 +109,7 @@ var serviceAccounts = map[string]string{
 	DeviceTaintEvictionController:          "device-taint-eviction-controller",
 	PodCertificateRequestCleanerController: "podcertificaterequestcleaner",
 	HorizontalPodAutoscalerController:      "horizontal-pod-autoscaler",
+	StorageVersionMigratorController:       "storage-version-migrator-controller",
 }
 
 // ServiceAccount is the name of the kube-system service account a

@@ -10,9 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
 
@@ -188,5 +192,85 @@ func TestResourceClaimsFromTemplates(t *testing.T) {
 	}
 	if claim.Annotations["resource.kubernetes.io/pod-claim-name"] != "gpu" {
 		t.Errorf("the claim's annotations: %v", claim.Annotations)
+	}
+}
+
+// gadgetsTwoVersions is a CRD stored in v1 that also serves v2.
+const gadgetsTwoVersions = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+`
+
+// TestStorageVersionMigration: once a CRD's storage version changes, a
+// StorageVersionMigration of its resource writes every object again and
+// leaves only the new storage version in the CRD's storedVersions, as
+// kube-controller-manager's storage version migrator does.
+func TestStorageVersionMigration(t *testing.T) {
+	t.Parallel()
+	k := startKapi(t)
+	createCRD(t, k, gadgetsTwoVersions, "gadgets.example.com")
+	gadgets := dynamicClient(t, k).Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}).Namespace("default")
+	written := map[string]string{}
+	for _, name := range []string{"g1", "g2", "g3"} {
+		obj, err := gadgets.Create(ctx, &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": map[string]interface{}{"name": name},
+			"spec": map[string]interface{}{"size": int64(1)},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		written[name] = obj.GetResourceVersion()
+	}
+	k.mustKubectl("patch", "crd", "gadgets.example.com", "--type=json", "-p",
+		`[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]`)
+	if got := k.mustKubectl("get", "crd", "gadgets.example.com", "-o", "jsonpath={.status.storedVersions}"); got != `["v1","v2"]` {
+		t.Fatalf("stored versions before the migration: %s", got)
+	}
+	_, err := k.clientset().StoragemigrationV1().StorageVersionMigrations().Create(ctx, &storagemigrationv1.StorageVersionMigration{
+		ObjectMeta: metav1.ObjectMeta{Name: "gadgets"},
+		Spec:       storagemigrationv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: "example.com", Resource: "gadgets"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The garbage collector's graph, which the migrator reads, learns of
+	// new resources every 30 s.
+	waitFor(t, 120*time.Second, "the migration to succeed", func() bool {
+		m, err := k.clientset().StoragemigrationV1().StorageVersionMigrations().Get(ctx, "gadgets", metav1.GetOptions{})
+		return err == nil && apimeta.IsStatusConditionTrue(m.Status.Conditions, string(storagemigrationv1.MigrationSucceeded))
+	})
+	if got := k.mustKubectl("get", "crd", "gadgets.example.com", "-o", "jsonpath={.status.storedVersions}"); got != `["v2"]` {
+		t.Errorf("stored versions after the migration: %s", got)
+	}
+	for name, rv := range written {
+		obj, err := gadgets.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj.GetResourceVersion() == rv {
+			t.Errorf("%s was not written again: still at %s", name, rv)
+		}
 	}
 }
