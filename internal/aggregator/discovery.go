@@ -15,10 +15,12 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/transport"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	apiregistrationv1helper "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 
+	"github.com/kapi-dev/kapi/internal/handlers"
 	"github.com/kapi-dev/kapi/internal/resources"
 )
 
@@ -63,26 +65,23 @@ func (a *Aggregator) serveGroupList(w http.ResponseWriter, r *http.Request, loca
 		local.ServeHTTP(w, r)
 		return
 	}
-	doc := record(local, r)
-	if doc.code != http.StatusOK {
-		doc.replay(w)
+	if info, ok := handlers.AcceptsAggregated(r); ok && r.URL.Path == "/apis" {
+		var list apidiscoveryv2.APIGroupDiscoveryList
+		if err := localDocument(local, r, aggregatedJSON, &list); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		list.Items = mergeAggregated(list.Items, a.discovery.groups(r.Context(), remote))
+		handlers.NewAggregatedDocument(&list).Write(w, r, info)
 		return
 	}
-	var err error
-	if strings.Contains(doc.header.Get("Content-Type"), "as=APIGroupDiscoveryList") {
-		err = rewrite(doc, func(list *apidiscoveryv2.APIGroupDiscoveryList) {
-			list.Items = mergeAggregated(list.Items, a.discovery.groups(r.Context(), remote))
-		})
-	} else {
-		err = rewrite(doc, func(list *metav1.APIGroupList) {
-			list.Groups = mergeGroups(list.Groups, remote)
-		})
-	}
-	if err != nil {
+	var list metav1.APIGroupList
+	if err := localDocument(local, r, runtime.ContentTypeJSON, &list); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	doc.replay(w)
+	list.Groups = mergeGroups(list.Groups, remote)
+	handlers.WriteDiscovery(w, r, &list, nil, false)
 }
 
 // serveGroup serves /apis/GROUP: the group's versions served by kapi and
@@ -98,23 +97,35 @@ func (a *Aggregator) serveGroup(w http.ResponseWriter, r *http.Request, group st
 		local.ServeHTTP(w, r)
 		return
 	}
-	doc := record(local, r)
-	var err error
-	if doc.code == http.StatusOK {
-		err = rewrite(doc, func(g *metav1.APIGroup) {
-			*g = mergeGroups([]metav1.APIGroup{*g}, [][]*apiregistrationv1.APIService{versions})[0]
-		})
+	var g metav1.APIGroup
+	if err := localDocument(local, r, runtime.ContentTypeJSON, &g); err == nil {
+		g = mergeGroups([]metav1.APIGroup{g}, [][]*apiregistrationv1.APIService{versions})[0]
 	} else {
-		g := mergeGroups(nil, [][]*apiregistrationv1.APIService{versions})[0]
+		// kapi serves no version of the group.
+		g = mergeGroups(nil, [][]*apiregistrationv1.APIService{versions})[0]
 		g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
-		doc = &recorded{code: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}}
-		doc.body, err = json.Marshal(&g)
 	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+	handlers.WriteDiscovery(w, r, &g, nil, false)
+}
+
+// aggregatedJSON asks for aggregated discovery in JSON.
+const aggregatedJSON = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+// localDocument reads into out kapi's own discovery document for r, in
+// JSON (accept), for the aggregator to merge the APIServices' into it
+// before it answers in the representation r asks for.
+func localDocument(local http.Handler, r *http.Request, accept string, out any) error {
+	r = r.Clone(r.Context())
+	r.Header.Set("Accept", accept)
+	r.Header.Del("If-None-Match")
+	doc := record(local, r)
+	if doc.code != http.StatusOK {
+		return fmt.Errorf("kapi's discovery answered %d", doc.code)
 	}
-	doc.replay(w)
+	if err := json.Unmarshal(doc.body, out); err != nil {
+		return fmt.Errorf("decoding kapi's discovery: %w", err)
+	}
+	return nil
 }
 
 // mergeGroups adds the aggregated group-versions to kapi's groups, each

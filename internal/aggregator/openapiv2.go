@@ -36,6 +36,7 @@ func (a *Aggregator) serveOpenAPIV2(w http.ResponseWriter, r *http.Request, loca
 	asJSON.Header.Set("Accept", "application/json")
 	asJSON.Header.Del("If-None-Match")
 	asJSON.Header.Del("If-Modified-Since")
+	asJSON.Header.Del("Accept-Encoding") // to be merged, not compressed
 	own := record(local, asJSON)
 	if own.code != http.StatusOK {
 		own.replay(w)

@@ -5,8 +5,6 @@ import (
 	"net/http"
 
 	"github.com/emicklei/go-restful/v3"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/kubernetes/pkg/routes"
@@ -73,7 +71,7 @@ func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer, externalAddress stri
 		return nil, err
 	}
 	discovery := restful.NewContainer()
-	discovery.ServiceErrorHandler(routeError)
+	discovery.ServiceErrorHandler(respond.RouteError)
 	routes.NewOpenIDMetadataServer(metadata).Install(discovery)
 	return &ServiceAccountTokens{
 		Issuer: issuer, Audiences: audiences, Generator: generator, LegacyGenerator: legacyGenerator,
@@ -81,10 +79,4 @@ func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer, externalAddress stri
 		Legacy:        serviceaccount.JWTTokenAuthenticator([]string{serviceaccount.LegacyIssuer}, keys, audiences, legacyValidator),
 		Discovery:     discovery,
 	}, nil
-}
-
-// routeError answers a request the discovery routes do not take (an
-// Accept they do not serve) with a Status, as kube-apiserver's router does.
-func routeError(e restful.ServiceError, req *restful.Request, resp *restful.Response) {
-	respond.Error(resp.ResponseWriter, req.Request, apierrors.NewGenericServerResponse(e.Code, "", schema.GroupResource{}, "", e.Message, 0, false))
 }

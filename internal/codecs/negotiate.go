@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,21 +61,16 @@ func parseAccept(header string) []mediaRange {
 	return out
 }
 
-// routeAccepts reports whether any Accept clause names one of the media types
-// (ignoring parameters) or */*: the check kube-apiserver's router makes
-// before a handler runs. An empty Accept accepts anything.
-func routeAccepts(clauses []mediaRange, mediaTypes []string) bool {
-	if len(clauses) == 0 {
-		return true
-	}
-	for _, c := range clauses {
-		if c.mediaType == "*/*" {
+// routeAccepts reports whether any media type of an Accept header (its
+// parameters, q=0 among them, ignored) is one of mediaTypes or */*: the
+// check kube-apiserver's router (go-restful) makes before a handler runs.
+// A header of no media types, such as ",,", accepts nothing.
+func routeAccepts(header string, mediaTypes []string) bool {
+	for _, clause := range strings.Split(header, ",") {
+		mediaType, _, _ := strings.Cut(clause, ";")
+		mediaType = strings.TrimSpace(mediaType)
+		if mediaType == "*/*" || slices.Contains(mediaTypes, mediaType) {
 			return true
-		}
-		for _, mt := range mediaTypes {
-			if c.mediaType == mt {
-				return true
-			}
 		}
 	}
 	return false
@@ -99,13 +95,26 @@ type Conversion struct {
 // accepts its conversion in that media type. The zero Conversion means the
 // object itself.
 func NegotiateOutputConversion(r *http.Request, infos []runtime.SerializerInfo, allowed func(Conversion, string) bool) (runtime.SerializerInfo, Conversion, error) {
+	return negotiate(r, infos, allowed, true)
+}
+
+// NegotiateOutputUnrouted is NegotiateOutput for the endpoints
+// kube-apiserver serves outside its router (/apis and a group's
+// discovery): they take a media range (application/*) and refuse what
+// they do not serve with the handler's 406, not the router's.
+func NegotiateOutputUnrouted(r *http.Request, infos []runtime.SerializerInfo) (runtime.SerializerInfo, error) {
+	info, _, err := negotiate(r, infos, nil, false)
+	return info, err
+}
+
+func negotiate(r *http.Request, infos []runtime.SerializerInfo, allowed func(Conversion, string) bool, routed bool) (runtime.SerializerInfo, Conversion, error) {
 	header := r.Header.Get("Accept")
 	clauses := parseAccept(header)
 	if strings.TrimSpace(header) == "" {
 		return infos[0], Conversion{}, nil
 	}
 	types := mediaTypes(infos)
-	if !routeAccepts(clauses, types) {
+	if routed && !routeAccepts(header, types) {
 		return runtime.SerializerInfo{}, Conversion{}, notAcceptableAtRoute(types)
 	}
 	for _, c := range clauses {
@@ -117,12 +126,29 @@ func NegotiateOutputConversion(r *http.Request, infos []runtime.SerializerInfo, 
 			return infos[0], Conversion{}, nil
 		}
 		for _, info := range infos {
-			if info.MediaType == c.mediaType {
+			if info.MediaType == c.mediaType || inRange(c.mediaType, info.MediaType) {
 				return info, conv, nil
 			}
 		}
 	}
 	return runtime.SerializerInfo{}, Conversion{}, NotAcceptable(types)
+}
+
+// inRange reports whether mediaType is in the range "type/*".
+func inRange(mediaRange, mediaType string) bool {
+	prefix, ok := strings.CutSuffix(mediaRange, "/*")
+	return ok && strings.HasPrefix(mediaType, prefix+"/")
+}
+
+// AcceptParam is the parameter key of the first Accept clause of r
+// naming mediaType, or "".
+func AcceptParam(r *http.Request, mediaType, key string) string {
+	for _, c := range parseAccept(r.Header.Get("Accept")) {
+		if c.mediaType == mediaType {
+			return c.params[key]
+		}
+	}
+	return ""
 }
 
 func hasConversion(params map[string]string) bool {
@@ -195,18 +221,24 @@ func UnsupportedMediaType(types []string) error {
 		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(types, ", "))
 }
 
-// AcceptsConversion reports whether r prefers the JSON conversion named by
+// AcceptsConversion reports whether r asks for the conversion named by
 // group, version and as (such as aggregated discovery's
-// APIGroupDiscoveryList) over plain JSON: whichever its Accept header lists
-// first wins.
-func AcceptsConversion(r *http.Request, group, version, as string) bool {
+// APIGroupDiscoveryList) in one of mediaTypes before anything plain a
+// discovery endpoint serves, and in which media type: as kube-apiserver's
+// aggregated discovery handler negotiates, clauses of other media types
+// or other conversions are passed over.
+func AcceptsConversion(r *http.Request, group, version, as string, mediaTypes ...string) (string, bool) {
 	for _, c := range parseAccept(r.Header.Get("Accept")) {
-		if c.mediaType == "*/*" || (c.mediaType == runtime.ContentTypeJSON && !hasConversion(c.params)) {
-			return false
+		served := c.mediaType == runtime.ContentTypeJSON || c.mediaType == runtime.ContentTypeYAML || c.mediaType == runtime.ContentTypeProtobuf
+		if !hasConversion(c.params) {
+			if served || c.mediaType == "*/*" || inRange(c.mediaType, runtime.ContentTypeJSON) {
+				return "", false
+			}
+			continue
 		}
-		if c.mediaType == runtime.ContentTypeJSON && c.params["g"] == group && c.params["v"] == version && c.params["as"] == as {
-			return true
+		if c.params["g"] == group && c.params["v"] == version && c.params["as"] == as && slices.Contains(mediaTypes, c.mediaType) {
+			return c.mediaType, true
 		}
 	}
-	return false
+	return "", false
 }

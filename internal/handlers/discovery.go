@@ -6,30 +6,38 @@ import (
 	"net/http"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/request"
 	"github.com/kapi-dev/kapi/internal/resources"
+	"github.com/kapi-dev/kapi/internal/respond"
 )
-
-// aggregatedMediaType is the Content-Type of aggregated discovery documents.
-const aggregatedMediaType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 // discovery serves /api, /apis and the per-group and per-version documents
 // in the legacy form and, when asked, in the aggregated form. The documents
-// never change while the server runs, so they are encoded once.
+// never change while the server runs, so their JSON is encoded once.
 type discovery struct {
-	reg            *resources.Registry
-	legacyGroups   []byte            // /apis
-	group          map[string][]byte // /apis/GROUP
-	groupVersion   map[string][]byte // /api/v1, /apis/GROUP/VERSION
-	aggregatedCore []byte
-	aggregatedAPIs []byte
+	legacyGroups   *document            // /apis
+	group          map[string]*document // /apis/GROUP
+	groupVersion   map[string]*document // /api/v1, /apis/GROUP/VERSION
+	aggregatedCore *AggregatedDocument
+	aggregatedAPIs *AggregatedDocument
 }
 
+// document is a legacy discovery document and its JSON.
+type document struct {
+	obj  runtime.Object
+	json []byte
+}
+
+func newDocument(obj runtime.Object) *document { return &document{obj: obj, json: mustJSON(obj)} }
+
 func newDiscovery(reg *resources.Registry, _ string) *discovery {
-	d := &discovery{reg: reg, group: map[string][]byte{}, groupVersion: map[string][]byte{}}
+	d := &discovery{group: map[string]*document{}, groupVersion: map[string]*document{}}
 	groups := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
 	core := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"}}
 	apis := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: core.TypeMeta}
@@ -39,7 +47,7 @@ func newDiscovery(reg *resources.Registry, _ string) *discovery {
 		for _, v := range g.Versions {
 			gv := metav1.GroupVersionForDiscovery{GroupVersion: groupVersion(g.Group, v.Version), Version: v.Version}
 			group.Versions = append(group.Versions, gv)
-			d.groupVersion[gv.GroupVersion] = mustJSON(resourceList(gv.GroupVersion, v.Resources))
+			d.groupVersion[gv.GroupVersion] = newDocument(resourceList(g.Group, gv.GroupVersion, v.Resources))
 			aggregated.Versions = append(aggregated.Versions, aggregatedVersion(v))
 		}
 		group.PreferredVersion = group.Versions[0]
@@ -49,14 +57,14 @@ func newDiscovery(reg *resources.Registry, _ string) *discovery {
 		}
 		groups.Groups = append(groups.Groups, group)
 		apis.Items = append(apis.Items, aggregated)
-		d.group[g.Group] = mustJSON(&metav1.APIGroup{
+		d.group[g.Group] = newDocument(&metav1.APIGroup{
 			TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
 			Name:     group.Name, Versions: group.Versions, PreferredVersion: group.PreferredVersion,
 		})
 	}
-	d.legacyGroups = mustJSON(groups)
-	d.aggregatedCore = mustJSON(core)
-	d.aggregatedAPIs = mustJSON(apis)
+	d.legacyGroups = newDocument(groups)
+	d.aggregatedCore = NewAggregatedDocument(core)
+	d.aggregatedAPIs = NewAggregatedDocument(apis)
 	return d
 }
 
@@ -67,11 +75,14 @@ func groupVersion(group, version string) string {
 	return group + "/" + version
 }
 
-func resourceList(gv string, infos []*resources.Info) *metav1.APIResourceList {
+func resourceList(group, gv string, infos []*resources.Info) *metav1.APIResourceList {
 	list := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv,
 		APIResources: []metav1.APIResource{},
+	}
+	if group == "" {
+		list.APIVersion = "" // as kube-apiserver's /api/v1
 	}
 	for _, info := range infos {
 		list.APIResources = append(list.APIResources, metav1.APIResource{
@@ -149,18 +160,18 @@ func mustJSON(v interface{}) []byte {
 
 // serve answers a non-resource request under /api or /apis.
 func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.Info) {
-	aggregated := codecs.AcceptsConversion(r, "apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList")
-	var doc []byte
+	var (
+		doc        *document
+		aggregated *AggregatedDocument
+	)
 	switch {
 	case req.Prefix == "api" && req.Version == "":
-		doc = legacyCore(r)
-		if aggregated {
-			doc = d.aggregatedCore
-		}
+		doc, aggregated = &document{obj: legacyCore(r)}, d.aggregatedCore
 	case req.Prefix == "apis" && req.Group == "":
 		doc = d.legacyGroups
-		if aggregated {
-			doc = d.aggregatedAPIs
+		// As kube-apiserver's, /apis/ is not aggregated discovery's.
+		if r.URL.Path == "/apis" {
+			aggregated = d.aggregatedAPIs
 		}
 	case req.Prefix == "apis" && req.Version == "":
 		doc = d.group[req.Group]
@@ -168,6 +179,12 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 		doc = d.groupVersion[req.Version]
 	default:
 		doc = d.groupVersion[groupVersion(req.Group, req.Version)]
+		if doc == nil && d.group[req.Group] != nil {
+			// A version a served group lacks: kube-apiserver's handler
+			// of unknown paths answers.
+			respond.ErrorIn(w, r, apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false), discoveryMedia)
+			return
+		}
 	}
 	if doc == nil {
 		http.NotFound(w, r) // no route of kube-apiserver's: its mux answers
@@ -176,26 +193,27 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 	// /api and a group-version's document are routes of kube-apiserver's
 	// router, for GET only; /apis and a group's are served by its
 	// aggregator for any method.
-	if r.Method != http.MethodGet && (req.Prefix == "api" || req.Version != "") {
-		writeError(w, r, errMethodNotAllowed)
+	routed := req.Prefix == "api" || req.Version != ""
+	if r.Method != http.MethodGet && routed {
+		respond.ErrorIn(w, r, errMethodNotAllowed, discoveryMedia)
 		return
 	}
-	contentType := "application/json"
-	if aggregated && req.Version == "" && req.Group == "" {
-		contentType = aggregatedMediaType
+	if aggregated != nil {
+		if info, ok := AcceptsAggregated(r); ok {
+			aggregated.Write(w, r, info)
+			return
+		}
 	}
-	w.Header().Set("Content-Type", contentType)
-	w.Header().Set("Vary", "Accept")
-	w.Write(doc)
+	WriteDiscovery(w, r, doc.obj, doc.json, routed)
 }
 
 // legacyCore is the /api document; it names the address the client used.
-func legacyCore(r *http.Request) []byte {
-	return mustJSON(&metav1.APIVersions{
+func legacyCore(r *http.Request) *metav1.APIVersions {
+	return &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: []string{"v1"},
 		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
 			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
 		},
-	})
+	}
 }

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha512"
 	"encoding/json"
 	"fmt"
@@ -44,6 +45,8 @@ type document struct {
 	pb       []byte
 	pbErr    error
 	modified time.Time
+	// gz holds the gzipped forms, by media type.
+	gz sync.Map
 }
 
 func newDocument(json []byte, toProto func([]byte) ([]byte, error)) *document {
@@ -53,6 +56,19 @@ func newDocument(json []byte, toProto func([]byte) ([]byte, error)) *document {
 func (d *document) protobuf() ([]byte, error) {
 	d.pbOnce.Do(func() { d.pb, d.pbErr = d.toProto(d.json) })
 	return d.pb, d.pbErr
+}
+
+// gzipped is body, doc's form in contentType, compressed (once).
+func (d *document) gzipped(contentType string, body []byte) []byte {
+	if gz, ok := d.gz.Load(contentType); ok {
+		return gz.([]byte)
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression) // a valid level
+	zw.Write(body)
+	zw.Close()
+	gz, _ := d.gz.LoadOrStore(contentType, buf.Bytes())
+	return gz.([]byte)
 }
 
 func v2Proto(json []byte) ([]byte, error) {
@@ -260,58 +276,36 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch path := r.URL.Path; {
 	case path == "/openapi/v2":
 		h.v2Once.Do(h.buildV2)
-		h.serve(w, r, h.v2, mediaV2Protobuf, mediaV2ProtobufOld)
+		serveV2(w, r, h.v2)
 	case path == "/openapi/v3" || path == "/openapi/v3/":
 		h.v3IndexOnce.Do(h.buildV3Index)
-		w.Header().Set("Etag", strconv.Quote(h.v3Index.etag))
-		w.Header().Set("Content-Type", mediaJSON)
+		// As kube-apiserver's: no entity tag, and the type the content
+		// sniffs as (text/plain).
 		http.ServeContent(w, r, "", h.v3Index.modified, bytes.NewReader(h.v3Index.json))
 	case strings.HasPrefix(path, "/openapi/v3/"):
 		h.v3Once.Do(h.layOutV3)
 		key := strings.Trim(strings.TrimPrefix(path, "/openapi/v3/"), "/")
 		lazy := h.v3[key]
 		if lazy == nil {
-			notFound(w)
+			w.WriteHeader(http.StatusNotFound) // kube-apiserver's answer has no body
 			return
 		}
-		doc := lazy.get()
-		if hash := r.URL.Query().Get("hash"); hash != "" {
-			if hash != doc.etag {
-				// An old link: send the client to the current document.
-				w.Header().Add("Vary", "Accept")
-				http.Redirect(w, r, serverRelativeURL(key, doc.etag), http.StatusMovedPermanently)
-				return
-			}
-			// A hashed link names this exact document forever.
-			w.Header().Set("Cache-Control", "public, immutable")
-			w.Header().Set("Expires", time.Now().AddDate(1, 0, 0).Format(time.RFC1123))
-		}
-		h.serve(w, r, doc, mediaV3Protobuf, mediaV3ProtobufOld)
+		serveV3(w, r, key, lazy.get())
 	default:
 		notFound(w)
 	}
 }
 
-// serve writes doc as JSON or, when the Accept header prefers it, as
-// protobuf, with its hash as entity tag.
-func (h *handler) serve(w http.ResponseWriter, r *http.Request, doc *document, protobuf, protobufOld string) {
+// serveV2 writes the v2 document as JSON or, when the Accept header
+// prefers it, as protobuf, with its hash as entity tag, compressed for a
+// client that takes gzip, as kube-apiserver serves it.
+func serveV2(w http.ResponseWriter, r *http.Request, doc *document) {
+	w.Header().Add("Vary", "Accept-Encoding")
 	w.Header().Add("Vary", "Accept")
-	body, contentType := []byte(nil), ""
-	for _, accepted := range acceptedTypes(r.Header.Get("Accept")) {
-		switch accepted {
-		case mediaJSON, "application/*", "*/*":
-			body, contentType = doc.json, mediaJSON
-		case protobuf, protobufOld:
-			pb, err := doc.protobuf()
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			body, contentType = pb, protobuf
-		default:
-			continue
-		}
-		break
+	contentType, body, err := negotiated(acceptedTypes(r.Header.Get("Accept")), doc, mediaV2Protobuf, mediaV2ProtobufOld)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
 	}
 	if contentType == "" {
 		w.WriteHeader(http.StatusNotAcceptable)
@@ -319,7 +313,75 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, doc *document, p
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Etag", strconv.Quote(doc.etag))
+	if acceptsGzip(r) {
+		body = doc.gzipped(contentType, body)
+		w.Header().Set("Content-Encoding", "gzip")
+	}
 	http.ServeContent(w, r, "", doc.modified, bytes.NewReader(body))
+}
+
+// serveV3 writes a group-version's v3 document as JSON or protobuf, with
+// its hash as entity tag; a link naming another hash is sent to the
+// current one, and one naming this one may be cached forever.
+func serveV3(w http.ResponseWriter, r *http.Request, key string, doc *document) {
+	accepted := acceptedTypes(r.Header.Get("Accept"))
+	if len(accepted) == 0 {
+		return // as kube-apiserver's: an Accept of no media types gets nothing
+	}
+	w.Header().Add("Vary", "Accept")
+	contentType, body, err := negotiated(accepted, doc, mediaV3Protobuf, mediaV3ProtobufOld)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if contentType == "" {
+		w.WriteHeader(http.StatusNotAcceptable)
+		return
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Etag", strconv.Quote(doc.etag))
+	if hash := r.URL.Query().Get("hash"); hash != "" {
+		if hash != doc.etag {
+			// An old link: send the client to the current document.
+			http.Redirect(w, r, serverRelativeURL(key, doc.etag), http.StatusMovedPermanently)
+			return
+		}
+		w.Header().Set("Cache-Control", "public, immutable")
+		w.Header().Set("Expires", time.Now().AddDate(1, 0, 0).Format(time.RFC1123))
+	}
+	http.ServeContent(w, r, "", doc.modified, bytes.NewReader(body))
+}
+
+// negotiated picks doc's JSON or protobuf form by the accepted media
+// types, most preferred first; an empty content type means neither.
+func negotiated(accepted []string, doc *document, protobuf, protobufOld string) (contentType string, body []byte, err error) {
+	for _, mediaType := range accepted {
+		switch mediaType {
+		case mediaJSON, "application/*", "*/*":
+			return mediaJSON, doc.json, nil
+		case protobuf, protobufOld:
+			pb, err := doc.protobuf()
+			return protobuf, pb, err
+		}
+	}
+	return "", nil, nil
+}
+
+// acceptsGzip reports whether r's Accept-Encoding takes gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, clause := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(clause), ";")
+		if coding != "gzip" && coding != "*" {
+			continue
+		}
+		if _, q, ok := strings.Cut(params, "q="); ok {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(q), 64); err == nil && f == 0 {
+				continue
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // acceptedTypes lists the media types of an Accept header, most preferred
@@ -382,5 +444,5 @@ func NewV2Document(json []byte) *V2Document { return &V2Document{newDocument(jso
 
 // Serve answers a request for the document.
 func (d *V2Document) Serve(w http.ResponseWriter, r *http.Request) {
-	(&handler{}).serve(w, r, d.doc, mediaV2Protobuf, mediaV2ProtobufOld)
+	serveV2(w, r, d.doc)
 }

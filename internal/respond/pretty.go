@@ -4,12 +4,19 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
 )
 
 // Pretty reports whether a JSON answer to r is indented, as kube-apiserver
-// decides it: by the pretty query parameter when it is given, otherwise
-// for a browser, curl or Wget.
+// decides it: when its Accept asks for pretty=1 JSON, else by the pretty
+// query parameter when it is given, otherwise for a browser, curl or Wget.
 func Pretty(r *http.Request) bool {
+	if codecs.AcceptParam(r, runtime.ContentTypeJSON, "pretty") == "1" {
+		return true
+	}
 	if strings.Contains(r.URL.RawQuery, "pretty") {
 		if v := r.URL.Query().Get("pretty"); v != "" {
 			pretty, _ := strconv.ParseBool(v)

@@ -5,14 +5,19 @@ package respond
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"k8s.io/apiserver/pkg/audit"
 	"net/http"
+	"slices"
 	"strconv"
 
+	"github.com/emicklei/go-restful/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/audit"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 )
@@ -42,16 +47,23 @@ func Status(err error) *metav1.Status {
 // back to JSON when the client accepts nothing we serve, as kube-apiserver
 // does: the original error is never hidden behind a negotiation failure.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
+	ErrorIn(w, r, err, codecs.Factory.SupportedMediaTypes())
+}
+
+// ErrorIn is Error for an endpoint that serves the representations infos
+// only (kube-apiserver's own routes write no CBOR).
+func ErrorIn(w http.ResponseWriter, r *http.Request, err error, infos []runtime.SerializerInfo) {
 	status := Status(err)
 	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(status.Details.RetryAfterSeconds)))
 	}
-	info, negErr := codecs.NegotiateOutput(r, codecs.Factory.SupportedMediaTypes())
-	if negErr != nil {
-		info = codecs.Factory.SupportedMediaTypes()[0]
-	}
+	info, negErr := codecs.NegotiateOutputUnrouted(r, infos)
 	status.SetGroupVersionKind(StatusGVK)
 	audit.LogResponseObject(r.Context(), status, StatusGVK.GroupVersion(), codecs.Factory)
+	if negErr != nil {
+		writeRawJSON(w, status)
+		return
+	}
 	serializer := info.Serializer
 	if info.PrettySerializer != nil && Pretty(r) {
 		serializer = info.PrettySerializer
@@ -66,3 +78,31 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	w.WriteHeader(int(status.Code))
 	w.Write(buf.Bytes())
 }
+
+// writeRawJSON writes status as kube-apiserver writes an answer whose
+// client accepts nothing it serves: indented JSON, without a final
+// newline.
+func writeRawJSON(w http.ResponseWriter, status *metav1.Status) {
+	data, err := json.MarshalIndent(status, "", "  ")
+	if err != nil {
+		http.Error(w, fmt.Sprintf("encoding error: %v", err), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(int(status.Code))
+	w.Write(data)
+}
+
+// RouteError answers a request a go-restful route does not take (a method
+// or an Accept it does not serve) with a Status, as kube-apiserver's
+// router does.
+func RouteError(e restful.ServiceError, req *restful.Request, resp *restful.Response) {
+	err := apierrors.NewGenericServerResponse(e.Code, "", schema.GroupResource{}, "", e.Message, 0, false)
+	ErrorIn(resp.ResponseWriter, req.Request, err, withoutCBOR)
+}
+
+// withoutCBOR are the representations of kube-apiserver's own routes.
+var withoutCBOR = slices.DeleteFunc(slices.Clone(codecs.Factory.SupportedMediaTypes()), func(info runtime.SerializerInfo) bool {
+	return info.MediaType == runtime.ContentTypeCBOR
+})

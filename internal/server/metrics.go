@@ -42,7 +42,8 @@ func metricsHandler(reg *registry.Registry, store kapistorage.Store) http.Handle
 			return []storagemetrics.Monitor{sizeMonitor{sized}}, nil
 		})
 	}
-	handler := legacyregistry.Handler()
+	// As kube-apiserver's, a DELETE resets the metrics.
+	handler := legacyregistry.HandlerWithReset()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, b := range reg.Snapshot().Backends() {
 			storagemetrics.UpdateStoreStats(b.GroupResource, storage.Stats{ObjectCount: int64(b.Cache.Len())}, nil)

@@ -5,7 +5,6 @@ package server
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,18 +19,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/emicklei/go-restful/v3"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/version"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	auditpolicy "k8s.io/apiserver/pkg/audit/policy"
 	kubeauthenticator "k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/server/routes"
 	auditlog "k8s.io/apiserver/plugin/pkg/audit/log"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -58,6 +60,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/respond"
 	"github.com/kapi-dev/kapi/internal/storage"
 	"github.com/kapi-dev/kapi/internal/storage/etcd"
 	"github.com/kapi-dev/kapi/internal/storage/pebble"
@@ -736,14 +739,16 @@ func clientAddress(addr *net.TCPAddr) string {
 	return net.JoinHostPort(ip.String(), fmt.Sprint(addr.Port))
 }
 
-func (s *Server) routes(api http.Handler, ver interface{}) http.Handler {
+func (s *Server) routes(api http.Handler, ver version.Info) http.Handler {
 	mux := http.NewServeMux()
 	s.health.install(mux)
-	versionJSON, _ := json.MarshalIndent(ver, "", "  ")
-	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(versionJSON)
-	})
+	// /version is kube-apiserver's own route, with its router's answers to
+	// other methods and media types.
+	versionRoute := restful.NewContainer()
+	versionRoute.ServiceErrorHandler(respond.RouteError)
+	routes.Version{Version: &ver}.Install(versionRoute)
+	mux.Handle("/version", versionRoute)
+	mux.Handle("/version/", versionRoute)
 	mux.Handle("/metrics", metricsHandler(s.reg, s.store))
 	// Profiles, as kube-apiserver serves them with --profiling (its
 	// default): for users RBAC allows the non-resource URL.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMetrics: /metrics serves kube-apiserver's metrics for the requests
@@ -13,6 +14,12 @@ import (
 // watches, watch events, and stored objects.
 func TestMetrics(t *testing.T) {
 	k := startKapi(t, withoutRootCA)
+	// kube-apiserver's legacy token tracking records its start in a
+	// ConfigMap of its own, as the server starts.
+	waitFor(t, 10*time.Second, "the legacy token tracking ConfigMap", func() bool {
+		_, err := k.kubectl("get", "configmap", "-n", "kube-system", "kube-apiserver-legacy-service-account-token-tracking")
+		return err == nil
+	})
 	for _, name := range []string{"a", "b", "c"} {
 		k.mustKubectl("create", "configmap", name)
 	}
@@ -46,13 +53,13 @@ func TestMetrics(t *testing.T) {
 		labels []string
 		want   func(float64) bool
 	}{
-		{"apiserver_request_total", []string{`code="201"`, `resource="configmaps"`, `verb="POST"`, `scope="resource"`}, func(v float64) bool { return v == 3 }},
+		{"apiserver_request_total", []string{`code="201"`, `resource="configmaps"`, `verb="POST"`, `scope="resource"`}, func(v float64) bool { return v == 4 }},
 		{"apiserver_request_total", []string{`code="200"`, `resource="configmaps"`, `verb="LIST"`, `scope="namespace"`}, func(v float64) bool { return v >= 1 }},
 		{"apiserver_request_total", []string{`code="404"`, `resource="configmaps"`, `verb="GET"`}, func(v float64) bool { return v == 1 }},
 		{"apiserver_request_total", []string{`resource="configmaps"`, `verb="WATCH"`}, func(v float64) bool { return v >= 1 }},
 		{"apiserver_watch_events_total", []string{`resource="configmaps"`, `version="v1"`}, func(v float64) bool { return v >= 3 }},
-		{"apiserver_storage_objects", []string{`resource="configmaps"`}, func(v float64) bool { return v == 4 }}, // and extension-apiserver-authentication
-		{"apiserver_request_duration_seconds_count", []string{`resource="configmaps"`, `verb="POST"`}, func(v float64) bool { return v == 3 }},
+		{"apiserver_storage_objects", []string{`resource="configmaps"`}, func(v float64) bool { return v == 5 }}, // and extension-apiserver-authentication, the legacy token tracking
+		{"apiserver_request_duration_seconds_count", []string{`resource="configmaps"`, `verb="POST"`}, func(v float64) bool { return v == 4 }},
 		{"apiserver_watch_cache_events_received_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 3 }},
 		{"apiserver_watch_cache_initializations_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 1 }},
 		{"apiserver_watch_cache_resource_version", []string{`resource="configmaps"`}, func(v float64) bool { return v > 0 }},

@@ -1,0 +1,135 @@
+package handlers
+
+import (
+	"bytes"
+	"crypto/sha512"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	"github.com/kapi-dev/kapi/internal/codecs"
+	"github.com/kapi-dev/kapi/internal/respond"
+)
+
+// discoveryMedia are the representations kube-apiserver serves discovery
+// documents in: JSON, YAML and protobuf (not CBOR).
+var discoveryMedia = func() []runtime.SerializerInfo {
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	if err := apidiscoveryv2.AddToScheme(scheme); err != nil {
+		panic(err) // generated registration
+	}
+	return serializer.NewCodecFactory(scheme).SupportedMediaTypes()
+}()
+
+// The media types of aggregated discovery's answers, by the media type
+// asked for.
+var aggregatedMediaTypes = map[string]string{
+	runtime.ContentTypeJSON:     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+	runtime.ContentTypeProtobuf: "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+}
+
+// WriteDiscovery writes a legacy discovery document (obj; data is its JSON
+// when already encoded) in the representation r negotiates. routed says
+// whether kube-apiserver serves it by its router, which refuses media
+// types it does not produce with its own 406 (/api, a group-version), or
+// outside it (/apis, a group).
+func WriteDiscovery(w http.ResponseWriter, r *http.Request, obj runtime.Object, data []byte, routed bool) {
+	var (
+		info runtime.SerializerInfo
+		err  error
+	)
+	if routed {
+		info, err = codecs.NegotiateOutput(r, discoveryMedia)
+	} else {
+		info, err = codecs.NegotiateOutputUnrouted(r, discoveryMedia)
+	}
+	if err != nil {
+		respond.ErrorIn(w, r, err, discoveryMedia)
+		return
+	}
+	pretty := info.PrettySerializer != nil && respond.Pretty(r)
+	if data == nil || info.MediaType != runtime.ContentTypeJSON || pretty {
+		encoder := info.Serializer
+		if pretty {
+			encoder = info.PrettySerializer
+		}
+		var buf bytes.Buffer
+		if err := encoder.Encode(obj, &buf); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		data = buf.Bytes()
+	}
+	w.Header().Set("Content-Type", info.MediaType)
+	w.Write(data)
+}
+
+// AcceptsAggregated reports whether r asks for aggregated discovery
+// (apidiscovery.k8s.io/v2 APIGroupDiscoveryList), and in which
+// representation.
+func AcceptsAggregated(r *http.Request) (runtime.SerializerInfo, bool) {
+	mediaType, ok := codecs.AcceptsConversion(r, "apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList",
+		runtime.ContentTypeJSON, runtime.ContentTypeProtobuf)
+	if !ok {
+		return runtime.SerializerInfo{}, false
+	}
+	for _, info := range discoveryMedia {
+		if info.MediaType == mediaType {
+			return info, true
+		}
+	}
+	return runtime.SerializerInfo{}, false
+}
+
+// AggregatedDocument is an aggregated discovery document, its JSON and its
+// ETag: as kube-apiserver's, a client that names the ETag in
+// If-None-Match gets 304, and the answer may be cached.
+type AggregatedDocument struct {
+	list *apidiscoveryv2.APIGroupDiscoveryList
+	json []byte
+	etag string
+}
+
+// NewAggregatedDocument encodes list and computes its ETag as
+// kube-apiserver does (a SHA-512 of its JSON).
+func NewAggregatedDocument(list *apidiscoveryv2.APIGroupDiscoveryList) *AggregatedDocument {
+	data := mustJSON(list)
+	sum := sha512.Sum512(bytes.TrimSuffix(data, []byte("\n")))
+	return &AggregatedDocument{list: list, json: data, etag: strconv.Quote(fmt.Sprintf("%X", sum))}
+}
+
+// Items are the document's groups.
+func (d *AggregatedDocument) Items() []apidiscoveryv2.APIGroupDiscovery { return d.list.Items }
+
+// Write answers r with the document in info's representation.
+func (d *AggregatedDocument) Write(w http.ResponseWriter, r *http.Request, info runtime.SerializerInfo) {
+	w.Header().Set("ETag", d.etag)
+	w.Header().Set("Vary", "Accept")
+	w.Header().Set("Cache-Control", "public")
+	if r.Header.Get("If-None-Match") == d.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	data := d.json
+	if info.MediaType != runtime.ContentTypeJSON || respond.Pretty(r) {
+		encoder := info.Serializer
+		if info.PrettySerializer != nil && respond.Pretty(r) {
+			encoder = info.PrettySerializer
+		}
+		var buf bytes.Buffer
+		if err := encoder.Encode(d.list, &buf); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		data = buf.Bytes()
+	}
+	w.Header().Set("Content-Type", aggregatedMediaTypes[info.MediaType])
+	w.Write(data)
+}
