@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -664,5 +665,37 @@ func TestWatchFromARevisionOfAnotherResource(t *testing.T) {
 	}
 	if _, _, err := c.WatchFrom(ctx, trimmed-1, Filter{Prefix: prefix}, false); err == nil {
 		t.Errorf("watch from %d, before the last event let go: no error, want ErrExpired", trimmed-1)
+	}
+}
+
+// TestSelectedPageHasANextOneIfAnythingFollows: as kube-apiserver's
+// cache, a full page of a filtered list carries a continue token when
+// any object follows it, matching or not; the next page may be empty.
+func TestSelectedPageHasANextOneIfAnythingFollows(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	for _, name := range []string{"a1", "b1", "b2"} {
+		s.Create(ctx, []byte(prefix+"ns/"+name), configMapValue(name, nil, ""))
+	}
+	startsWithA := Filter{Prefix: prefix, Match: func(obj runtime.Object) bool {
+		return strings.HasPrefix(obj.(*corev1.ConfigMap).Name, "a")
+	}}
+	first, err := c.List(ctx, ListRequest{Filter: startsWithA, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Items) != 1 || first.Continue == "" {
+		t.Fatalf("first page: %d items, continue %q", len(first.Items), first.Continue)
+	}
+	tok, err := DecodeToken(first.Continue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := c.List(ctx, ListRequest{Filter: startsWithA, Limit: 1, Continue: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(next.Items) != 0 || next.Continue != "" {
+		t.Fatalf("next page: %d items, continue %q", len(next.Items), next.Continue)
 	}
 }

@@ -353,16 +353,18 @@ func collect(tree *btree.BTreeG[*entry], filter Filter, start string, limit int)
 		if !strings.HasPrefix(e.key, filter.Prefix) {
 			return false
 		}
+		if limit > 0 && len(p.items) == limit {
+			// As kube-apiserver's cache: a full page has a next one if
+			// anything follows, matching or not (which may be empty).
+			p.next = e.key
+			return false
+		}
 		if e.corrupt != nil {
 			p.corrupt = append(p.corrupt, e.corrupt)
 			return true
 		}
 		if !filter.matches(e.obj) {
 			return true
-		}
-		if limit > 0 && len(p.items) == limit {
-			p.next = e.key
-			return false
 		}
 		p.items = append(p.items, e.obj)
 		p.encodings = append(p.encodings, e.enc)
