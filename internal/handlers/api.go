@@ -149,6 +149,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !a.allowed(store, req, r.Method) {
 		switch {
+		case store.Typed() && req.Verb == "watch" && req.Subresource == "" && slices.Contains(store.Info.Verbs, "list"):
+			a.watchUnsupported(w, r, req, store)
 		case store.Typed():
 			writeError(w, r, errMethodNotAllowed) // the router's
 		case req.Namespace == "" && store.Info.Namespaced:

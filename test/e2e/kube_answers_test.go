@@ -744,6 +744,26 @@ func TestComponentStatuses(t *testing.T) {
 	if _, err := k.clientset().CoreV1().ComponentStatuses().Get(ctx, "nosuch", metav1.GetOptions{}); !apierrors.IsNotFound(err) || err.Error() != `componentstatus "nosuch" not found` {
 		t.Errorf("an unknown component: %v, want kube's not found", err)
 	}
+	// Selectors select, and are checked, as kube's component status
+	// storage does; a watch is refused after its options are read.
+	selected, err := k.clientset().CoreV1().ComponentStatuses().List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=etcd-0"})
+	if err != nil || len(selected.Items) != 1 || selected.Items[0].Name != "etcd-0" {
+		t.Errorf("component statuses named etcd-0: %v, %v", selected, err)
+	}
+	if labelled, err := k.clientset().CoreV1().ComponentStatuses().List(ctx, metav1.ListOptions{LabelSelector: "app"}); err != nil || len(labelled.Items) != 0 {
+		t.Errorf("component statuses labelled app: %v, %v", labelled, err)
+	}
+	_, err = k.clientset().CoreV1().ComponentStatuses().List(ctx, metav1.ListOptions{FieldSelector: "foo=bar"})
+	if !apierrors.IsBadRequest(err) || err.Error() != `"foo" is not a known field selector: only "metadata.name", "metadata.namespace"` {
+		t.Errorf("an unknown field selector: %v", err)
+	}
+	_, err = k.clientset().CoreV1().ComponentStatuses().Watch(ctx, metav1.ListOptions{})
+	if !apierrors.IsMethodNotSupported(err) || err.Error() != `watch is not supported on resources of kind "componentstatuses"` {
+		t.Errorf("a watch of component statuses: %v", err)
+	}
+	if a := k.ask(t, "GET", "/api/v1/watch/componentstatuses"); a.code != http.StatusNotFound || a.message() != "the server could not find the requested resource" {
+		t.Errorf("the deprecated watch path of component statuses: %d %s", a.code, a.body)
+	}
 }
 
 // TestServiceAllocationsAsKube: Services get and keep what kube-apiserver's
