@@ -54,21 +54,29 @@ func WriteDiscovery(w http.ResponseWriter, r *http.Request, obj runtime.Object, 
 		respond.ErrorIn(w, r, err, discoveryMedia)
 		return
 	}
-	pretty := info.PrettySerializer != nil && respond.Pretty(r)
-	if data == nil || info.MediaType != runtime.ContentTypeJSON || pretty {
-		encoder := info.Serializer
-		if pretty {
-			encoder = info.PrettySerializer
-		}
-		var buf bytes.Buffer
-		if err := encoder.Encode(obj, &buf); err != nil {
-			writeError(w, r, err)
-			return
-		}
-		data = buf.Bytes()
+	data, err = encodeDiscovery(r, info, obj, data)
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
 	w.Header().Set("Content-Type", info.MediaType)
 	w.Write(data)
+}
+
+// encodeDiscovery encodes obj in info's representation, indented when r
+// asks for it; json is obj's compact JSON when already encoded.
+func encodeDiscovery(r *http.Request, info runtime.SerializerInfo, obj runtime.Object, json []byte) ([]byte, error) {
+	pretty := info.PrettySerializer != nil && respond.Pretty(r)
+	if json != nil && info.MediaType == runtime.ContentTypeJSON && !pretty {
+		return json, nil
+	}
+	encoder := info.Serializer
+	if pretty {
+		encoder = info.PrettySerializer
+	}
+	var buf bytes.Buffer
+	err := encoder.Encode(obj, &buf)
+	return buf.Bytes(), err
 }
 
 // AcceptsAggregated reports whether r asks for aggregated discovery
@@ -117,18 +125,10 @@ func (d *AggregatedDocument) Write(w http.ResponseWriter, r *http.Request, info 
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	data := d.json
-	if info.MediaType != runtime.ContentTypeJSON || respond.Pretty(r) {
-		encoder := info.Serializer
-		if info.PrettySerializer != nil && respond.Pretty(r) {
-			encoder = info.PrettySerializer
-		}
-		var buf bytes.Buffer
-		if err := encoder.Encode(d.list, &buf); err != nil {
-			writeError(w, r, err)
-			return
-		}
-		data = buf.Bytes()
+	data, err := encodeDiscovery(r, info, d.list, d.json)
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
 	w.Header().Set("Content-Type", aggregatedMediaTypes[info.MediaType])
 	w.Write(data)
