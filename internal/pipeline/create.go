@@ -99,6 +99,7 @@ func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj r
 		return nil, err
 	}
 	if opts.DryRun {
+		store.AsStored(obj)
 		return obj, p.checkNameFree(ctx, store, m)
 	}
 	if m.GetResourceVersion() != "" {

@@ -40,7 +40,12 @@ func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace,
 			return nil, err
 		}
 		defer func() { undo() }() // nothing is stored
-		return prepare(current)
+		next, err := prepare(current)
+		if err != nil {
+			return nil, err
+		}
+		store.AsStored(next)
+		return next, nil
 	}
 	for {
 		var before, read, emptied runtime.Object

@@ -303,6 +303,11 @@ func (s *Store) upgrade(obj runtime.Object, want schema.GroupVersion) (runtime.O
 	return s.backend.convert.Convert(u, want) // its error, as kube's storage says it
 }
 
+// AsStored makes obj, a dry run's answer, what it would read as once
+// stored: kube-apiserver's dry run passes it through its storage codec,
+// which sets its defaults (a Job's labels from its template).
+func (s *Store) AsStored(obj runtime.Object) { s.defaultStored(obj) }
+
 // defaultStored sets the defaults of a built-in object read from
 // storage, as kube-apiserver's storage codec does: a field a strategy
 // cleared after the request's defaulting (a new claim's phase) reads as

@@ -890,3 +890,20 @@ func TestCreateOverObjectBeingDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDryRunAnswersAsStored: a dry run answers the object as it would
+// read once stored, its storage defaults set, as kube-apiserver's dry run
+// (which passes it through its storage codec) does: a Job's labels are its
+// template's, made by its strategy.
+func TestDryRunAnswersAsStored(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	out := k.mustKubectl("create", "job", "dry", "--image=busybox", "--dry-run=server", "-o", "jsonpath={.metadata.labels}")
+	if !strings.Contains(out, `"batch.kubernetes.io/job-name":"dry"`) || !strings.Contains(out, `"batch.kubernetes.io/controller-uid"`) {
+		t.Errorf("a dry-run Job's labels: %s", out)
+	}
+	k.mustKubectl("create", "job", "real", "--image=busybox")
+	out = k.mustKubectl("label", "job", "real", "extra=yes", "--dry-run=server", "-o", "jsonpath={.metadata.labels.extra}")
+	if out != "yes" {
+		t.Errorf("a dry-run update's answer: %q", out)
+	}
+}
