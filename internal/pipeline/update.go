@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kstorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -123,9 +126,25 @@ func (p *Pipeline) deletesOnUpdate(store *registry.Store, current, next runtime.
 // to whatever is current.
 func (p *Pipeline) UpdateObject(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
 	m := mustAccessor(obj)
-	return p.Update(ctx, store, m.GetNamespace(), m.GetName(), opts, func(runtime.Object) (runtime.Object, error) {
+	return p.Update(ctx, store, m.GetNamespace(), m.GetName(), opts, func(current runtime.Object) (runtime.Object, error) {
+		if err := uidPrecondition(store, m, current); err != nil {
+			return nil, err
+		}
 		return obj.DeepCopyObject(), nil
 	})
+}
+
+// uidPrecondition is kube-apiserver's precondition of an update given a
+// whole object, checked before anything else: the UID it carries, if
+// any, is the current object's; one of another object (deleted and made
+// again) is a conflict, which a client retries from a fresh read.
+func uidPrecondition(store *registry.Store, m metav1.Object, current runtime.Object) error {
+	uid, currentUID := m.GetUID(), mustAccessor(current).GetUID()
+	if uid == "" || uid == currentUID {
+		return nil
+	}
+	return apierrors.NewConflict(store.GroupResource(), m.GetName(), kstorage.NewInvalidObjError(store.KubeKey(m.GetNamespace(), m.GetName()),
+		fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, currentUID)))
 }
 
 // Put writes obj over the object of its name, as a PUT does: an update,
@@ -178,6 +197,11 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 		return nil, noUndo, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
 		})
+	}
+	if rv != "" {
+		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
+			return nil, noUndo, err // kube-apiserver's storage answers its bare 500
+		}
 	}
 	if rv != "" && rv != mustAccessor(current).GetResourceVersion() {
 		return nil, noUndo, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))

@@ -239,6 +239,36 @@ func (s *Store) Decode(kv *storage.KeyValue) (runtime.Object, error) { return s.
 // Key is the storage key of an object.
 func (s *Store) Key(namespace, name string) string { return string(s.key(namespace, name)) }
 
+// KubeKey is the etcd key kube-apiserver keeps the object of namespace and
+// name under, which its storage errors name: "/registry/" and the
+// resource (a few have the names of older releases), group-qualified for
+// custom resources and the API extension types.
+func (s *Store) KubeKey(namespace, name string) string {
+	prefix := kubeKeyPrefixes[s.gr]
+	switch {
+	case prefix != "":
+	case !s.typed || s.gr.Group == "apiextensions.k8s.io" || s.gr.Group == "apiregistration.k8s.io":
+		prefix = s.gr.Group + "/" + s.gr.Resource
+	default:
+		prefix = s.gr.Resource
+	}
+	if s.Info.Namespaced {
+		return "/registry/" + prefix + "/" + namespace + "/" + name
+	}
+	return "/registry/" + prefix + "/" + name
+}
+
+// kubeKeyPrefixes are the resources kube-apiserver stores under another
+// name, and those that share another's keys.
+var kubeKeyPrefixes = map[schema.GroupResource]string{
+	{Resource: "services"}:                              "services/specs",
+	{Resource: "endpoints"}:                             "services/endpoints",
+	{Resource: "nodes"}:                                 "minions",
+	{Resource: "replicationcontrollers"}:                "controllers",
+	{Group: "networking.k8s.io", Resource: "ingresses"}: "ingress",
+	{Group: "events.k8s.io", Resource: "events"}:        "events",
+}
+
 // CollectionPrefix is the key prefix of every object in namespace ("" for
 // all namespaces).
 func (s *Store) CollectionPrefix(namespace string) string {

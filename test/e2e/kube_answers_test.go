@@ -907,3 +907,36 @@ func TestDryRunAnswersAsStored(t *testing.T) {
 		t.Errorf("a dry-run update's answer: %q", out)
 	}
 }
+
+// TestUpdatePreconditionsAsKube: an update given a whole object carrying
+// another object's UID (one deleted and made again) is kube-apiserver's
+// 409 precondition failure, which clients retry from a fresh read, not a
+// 422; a resourceVersion that is no number is its storage's bare 500.
+func TestUpdatePreconditionsAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	cms := k.clientset().CoreV1().ConfigMaps("default")
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "again"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := cm.DeepCopy()
+	if err := cms.Delete(ctx, "again", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "again"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.ResourceVersion = ""
+	stale.Data = map[string]string{"a": "b"}
+	_, err = cms.Update(ctx, stale, metav1.UpdateOptions{})
+	want := fmt.Sprintf(`Operation cannot be fulfilled on configmaps "again": StorageError: invalid object, Code: 4, Key: /registry/configmaps/default/again, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s`, cm.UID, again.UID)
+	if !apierrors.IsConflict(err) || err.Error() != want {
+		t.Errorf("an update with the UID of the object before: %v", err)
+	}
+	again.ResourceVersion = "abc"
+	_, err = cms.Update(ctx, again, metav1.UpdateOptions{})
+	if status, ok := err.(apierrors.APIStatus); !ok || status.Status().Code != 500 || err.Error() != `strconv.ParseUint: parsing "abc": invalid syntax` {
+		t.Errorf("an update at resourceVersion abc: %v", err)
+	}
+}
