@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -41,9 +42,17 @@ func newKubelets(p *pipeline.Pipeline) *kubelets {
 	return k
 }
 
-// node reads a node for its kubelet's connection.
+// node reads a node for its kubelet's connection. A node that does not
+// exist is not found under the resource of the request (pods for a pod's
+// logs), as kube-apiserver's node storage, which takes its resource from
+// the request, answers.
 func (k *kubelets) node(ctx context.Context, name string, _ metav1.GetOptions) (*corev1.Node, error) {
 	obj, err := k.p.Registry().Snapshot().Lookup(nodesGVR).Get(ctx, "", name)
+	if apierrors.IsNotFound(err) {
+		if info, ok := genericapirequest.RequestInfoFrom(ctx); ok {
+			return nil, apierrors.NewNotFound(schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}, name)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

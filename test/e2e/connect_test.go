@@ -229,6 +229,20 @@ func TestConnectAnswers(t *testing.T) {
 	if err == nil || !strings.Contains(out, `is simulated: it has no kubelet and its containers run nothing to connect to`) {
 		t.Errorf("kubectl exec into a simulated pod: %q %v", out, err)
 	}
+	// A pod bound to a node that does not exist: the node is not found
+	// under the request's resource, as kube-apiserver words it.
+	_, err = k.clientset().CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "astray"},
+		Spec:       corev1.PodSpec{NodeName: "gone", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"logs", "astray"}, {"exec", "astray", "--", "ls"}} {
+		if out, err := k.kubectl(args...); err == nil || !strings.Contains(out, `Error from server (NotFound): pods "gone" not found`) {
+			t.Errorf("kubectl %s on a pod of a missing node: %q %v", args[0], out, err)
+		}
+	}
 	k.mustKubectl("expose", "pod", "sim", "--port=80")
 	resp, body := rawDo(t, k, http.MethodGet, "/api/v1/namespaces/default/services/sim:80/proxy/", "", "", nil)
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `no endpoints available for service \"sim\"`) {
