@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -40,22 +41,40 @@ const (
 	hookServiceIPRepair    = "start-service-ip-repair-controllers"
 	hookBootstrapRoles     = "rbac/bootstrap-roles"
 	hookLegacyTokens       = "start-legacy-token-tracking-controller"
+	hookObjectCounts       = "storage-object-count-tracker-hook"
+	hookIdentityLease      = "start-kube-apiserver-identity-lease-controller"
+	hookIdentityLeaseGC    = "start-kube-apiserver-identity-lease-garbage-collector"
 )
 
 // aggregatorHooks are done once the aggregation layer runs.
 var aggregatorHooks = []string{
-	"start-kube-aggregator-informers", "apiservice-registration-controller",
+	"start-kube-aggregator-informers", "apiservice-registration-controller", "apiservice-discovery-controller",
 	"apiservice-status-local-available-controller", "apiservice-status-remote-available-controller",
-	"kube-apiserver-autoregistration", "apiservice-openapi-controller",
+	"kube-apiserver-autoregistration", "apiservice-openapi-controller", "apiservice-openapiv3-controller",
 }
 
 // apiextensionsHooks are done once custom resources are served.
 var apiextensionsHooks = []string{"start-apiextensions-informers", "start-apiextensions-controllers", "crd-informer-synced"}
 
-// allHooks lists every hook in the order checks are reported.
-var allHooks = append(append([]string{hookStartInformers, hookStorageReadiness, hookSystemNamespaces,
-	hookPriorityClasses, hookAuthenticationInfo, hookAdmission, hookServiceIPRepair, hookBootstrapRoles, hookLegacyTokens,
-	flowcontrol.HookConfigProducer, flowcontrol.HookConfigConsumer, flowcontrol.HookFilter}, aggregatorHooks...), apiextensionsHooks...)
+// checkOrder is the order kube-apiserver 1.37 reports its post-start hooks
+// (and, among them, its bootstrap controller and the completion of its
+// APIServices' registration) in.
+var checkOrder = []string{
+	hookAdmission, hookStartInformers, flowcontrol.HookConfigConsumer, flowcontrol.HookFilter, hookObjectCounts,
+	"start-apiextensions-informers", "start-apiextensions-controllers", "crd-informer-synced",
+	hookSystemNamespaces, hookAuthenticationInfo, hookIdentityLease, hookIdentityLeaseGC, hookStorageReadiness,
+	hookLegacyTokens, hookServiceIPRepair, hookBootstrapRoles, hookPriorityClasses, flowcontrol.HookConfigProducer,
+	checkBootstrap,
+	"start-kube-aggregator-informers", "apiservice-status-local-available-controller",
+	"apiservice-status-remote-available-controller", "apiservice-registration-controller", "apiservice-discovery-controller",
+	"kube-apiserver-autoregistration", checkAutoregister, "apiservice-openapi-controller", "apiservice-openapiv3-controller",
+}
+
+// The checks among the hooks that are not hooks of kapi's start.
+const (
+	checkBootstrap    = "poststarthook/bootstrap-controller"
+	checkAutoregister = "autoregister-completion"
+)
 
 // done marks hooks finished.
 func (h *health) done(names ...string) {
@@ -64,38 +83,42 @@ func (h *health) done(names ...string) {
 	}
 }
 
-// hookChecks are the named checks of the post-start hooks.
+// hookChecks are the named checks of the post-start hooks, in
+// kube-apiserver's order.
 func (h *health) hookChecks() []healthz.HealthChecker {
 	var checks []healthz.HealthChecker
-	for _, name := range allHooks {
-		checks = append(checks, healthz.NamedCheck("poststarthook/"+name, func(*http.Request) error {
-			if _, ok := h.hooks.Load(name); !ok {
-				return errors.New("not finished")
-			}
-			return nil
-		}))
+	for _, name := range checkOrder {
+		switch name {
+		case checkBootstrap:
+			checks = append(checks, healthz.NamedCheck(name, h.bootstrap))
+		case checkAutoregister:
+			checks = append(checks, healthz.NamedCheck(name, h.apiServices))
+		default:
+			checks = append(checks, healthz.NamedCheck("poststarthook/"+name, func(*http.Request) error {
+				if _, ok := h.hooks.Load(name); !ok {
+					return errors.New("not finished")
+				}
+				return nil
+			}))
+		}
 	}
 	return checks
 }
 
-// install adds the three endpoints and their per-check paths to mux.
+// install adds the three endpoints and their per-check paths to mux, with
+// kube-apiserver's checks in its order.
 func (h *health) install(mux *http.ServeMux) {
-	common := []healthz.HealthChecker{
-		healthz.PingHealthz,
-		healthz.LogHealthz,
-		healthz.NamedCheck("etcd", h.storage),
-		healthz.NamedCheck("poststarthook/bootstrap-controller", h.bootstrap),
-	}
-	common = append(common, h.hookChecks()...)
-	common = append(common, healthz.NamedCheck("autoregister-completion", h.apiServices))
-	healthz.InstallHandler(mux, common...)
-	healthz.InstallLivezHandler(mux, common...)
-	readyz := append(common,
+	first := []healthz.HealthChecker{healthz.PingHealthz, healthz.LogHealthz, healthz.NamedCheck("etcd", h.storage)}
+	live := append(slices.Clone(first), h.hookChecks()...)
+	healthz.InstallHandler(mux, live...)
+	healthz.InstallLivezHandler(mux, live...)
+	ready := append(first,
 		healthz.NamedCheck("etcd-readiness", h.storage),
 		healthz.NamedCheck("informer-sync", h.caches),
-		healthz.NamedCheck("shutdown", h.shutdown),
 	)
-	healthz.InstallReadyzHandler(mux, readyz...)
+	ready = append(ready, h.hookChecks()...)
+	ready = append(ready, healthz.NamedCheck("shutdown", h.shutdown))
+	healthz.InstallReadyzHandler(mux, ready...)
 }
 
 // storage fails when the store can no longer make writes durable.

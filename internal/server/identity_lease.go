@@ -21,6 +21,9 @@ import (
 const (
 	identityLeaseDuration = 3600
 	identityLeaseRenew    = 10 * time.Second
+	// identityLeaseGCPeriod is how often expired identity Leases of other
+	// servers are looked for.
+	identityLeaseGCPeriod = 3600 * time.Second
 	identityLabel         = "apiserver.kubernetes.io/identity"
 	peerAddressAnnotation = "kubernetes.io/peer-advertise-address"
 )

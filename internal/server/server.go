@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/kubernetes/pkg/controlplane/controller/apiserverleasegc"
 	"k8s.io/kubernetes/pkg/controlplane/controller/defaultservicecidr"
 	"k8s.io/kubernetes/pkg/controlplane/controller/legacytokentracking"
 	satoken "k8s.io/kubernetes/pkg/serviceaccount"
@@ -413,7 +414,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	stepDone("watch caches ready")
-	s.health.done(hookStartInformers, hookStorageReadiness)
+	s.health.done(hookStartInformers, hookStorageReadiness, hookObjectCounts)
 	if err := ensureNamespaces(ctx, writes); err != nil {
 		return nil, err
 	}
@@ -513,6 +514,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.background(func() { identity.Run(runCtx) })
+	s.health.done(hookIdentityLease)
+	// As kube-apiserver's, a server deletes the identity Leases of API
+	// servers that stopped renewing them (several kapi servers may share
+	// storage).
+	leaseGC := apiserverleasegc.NewAPIServerLeaseGC(kubernetes.NewForConfigOrDie(loopbackClient()), identityLeaseGCPeriod,
+		metav1.NamespaceSystem, identityLabel+"=kube-apiserver")
+	s.background(func() { leaseGC.RunWithContext(runCtx) })
+	s.health.done(hookIdentityLeaseGC)
 	// kube-apiserver's record of when it began tracking legacy tokens' use
 	// (a ConfigMap the legacy token cleaner reads).
 	tracking := legacytokentracking.NewController(kubernetes.NewForConfigOrDie(loopbackClient()))

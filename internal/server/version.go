@@ -18,10 +18,26 @@ const fallbackAPIVersion = "v0.37.2"
 // the k8s.io/api module it was built with (v0.X.Y serves v1.X.Y).
 func Version() version.Info {
 	api := fallbackAPIVersion
+	// The commit and build time are kapi's own, from the version control
+	// information Go records in a build of a checkout, as kube-apiserver
+	// reports its own.
+	commit, treeState, built := "", "clean", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, dep := range bi.Deps {
 			if dep.Path == "k8s.io/api" {
 				api = dep.Version
+			}
+		}
+		for _, setting := range bi.Settings {
+			switch setting.Key {
+			case "vcs.revision":
+				commit = setting.Value
+			case "vcs.time":
+				built = setting.Value
+			case "vcs.modified":
+				if setting.Value == "true" {
+					treeState = "dirty"
+				}
 			}
 		}
 	}
@@ -45,7 +61,9 @@ func Version() version.Info {
 		MinCompatibilityMajor: "1",
 		MinCompatibilityMinor: previous,
 		GitVersion:            fmt.Sprintf("v1.%s.%s", minor, patch),
-		GitTreeState:          "clean",
+		GitCommit:             commit,
+		GitTreeState:          treeState,
+		BuildDate:             built,
 		GoVersion:             runtime.Version(),
 		Compiler:              runtime.Compiler,
 		Platform:              runtime.GOOS + "/" + runtime.GOARCH,

@@ -149,4 +149,12 @@ func TestServerRoutesAsKube(t *testing.T) {
 	if a := k.ask(t, "GET", "/openapi/v3/apis/nosuch/v1"); a.code != 404 || len(a.body) != 0 {
 		t.Errorf("a v3 document of no group-version: %d %q", a.code, a.body)
 	}
+	// The checks in kube-apiserver 1.37's order, its identity Lease's hooks
+	// among them.
+	a = k.ask(t, "GET", "/readyz?verbose")
+	want := "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]informer-sync ok\n[+]poststarthook/start-apiserver-admission-initializer ok\n"
+	if !strings.HasPrefix(string(a.body), want) || !strings.Contains(string(a.body), "[+]poststarthook/start-kube-apiserver-identity-lease-garbage-collector ok\n") ||
+		!strings.HasSuffix(string(a.body), "[+]poststarthook/apiservice-openapiv3-controller ok\n[+]shutdown ok\nreadyz check passed\n") {
+		t.Errorf("/readyz?verbose:\n%s", a.body)
+	}
 }
