@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/component-base/metrics/prometheus/slis"
 	"k8s.io/kubernetes/pkg/controlplane/controller/apiserverleasegc"
 	"k8s.io/kubernetes/pkg/controlplane/controller/defaultservicecidr"
 	"k8s.io/kubernetes/pkg/controlplane/controller/legacytokentracking"
@@ -759,6 +760,8 @@ func (s *Server) routes(api http.Handler, ver version.Info) http.Handler {
 	mux.Handle("/version", versionRoute)
 	mux.Handle("/version/", versionRoute)
 	mux.Handle("/metrics", metricsHandler(s.reg, s.store))
+	// The health checks' own metrics, as kube-apiserver serves them.
+	slis.SLIMetricsWithReset{}.Install(mux)
 	// Profiles, as kube-apiserver serves them with --profiling (its
 	// default): for users RBAC allows the non-resource URL.
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
