@@ -312,6 +312,17 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 				}
 				continue
 			}
+			if options, ok := streamedReads[schema.GroupResource{Group: info.Group, Resource: info.Resource + "/" + sub.Name}]; ok {
+				obj, err := codecs.Scheme.New(options)
+				if err != nil {
+					continue
+				}
+				o := op("get", "get", "read"+idPrefix+scope+kind+upperFirst(sub.Name), "read "+sub.Name+" of the specified "+kind, nil)
+				o.consumes, o.produces, o.responses = []string{"*/*"}, streamedProduces, []response{{200, "OK", ""}}
+				it := item(single+"/"+sub.Name, sortedParams(append(append([]param{}, singleParams...), optionParams(obj)...))...)
+				it.ops = append(it.ops, o)
+				continue
+			}
 			subObj := defName(subGVK)
 			if subObj == "" {
 				continue
@@ -361,6 +372,16 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out
 }
+
+// streamedReads are the sub-resources a GET reads as a stream of bytes
+// (a pod's log), by the options kind they take from the query, as
+// kube-apiserver describes them: its options as parameters, and an answer
+// that is a string, in text or any of the API's media types.
+var streamedReads = map[schema.GroupResource]schema.GroupVersionKind{
+	{Resource: "pods/log"}: {Version: "v1", Kind: "PodLogOptions"},
+}
+
+var streamedProduces = []string{"text/plain", "application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
 
 // connecter describes a connect sub-resource as kube-apiserver's
 // connecter for it does: the HTTP methods it takes, and whether it also
