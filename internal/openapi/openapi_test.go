@@ -640,3 +640,40 @@ func TestCustomResources(t *testing.T) {
 		t.Error("CronTab leaked into Definitions")
 	}
 }
+
+// TestPodLog: a pod's log is described as kube-apiserver describes it: its
+// options as query parameters, a string in text or the API's media types.
+func TestPodLog(t *testing.T) {
+	h := NewHandler(resources.NewBuiltin(), "v1.37.2")
+	rec := get(t, h, "/openapi/v3/api/v1", "")
+	var doc struct {
+		Paths map[string]struct {
+			Parameters []struct {
+				Name string `json:"name"`
+				Ref  string `json:"$ref"`
+			} `json:"parameters"`
+			Get struct {
+				Responses map[string]struct {
+					Content map[string]struct {
+						Schema map[string]any `json:"schema"`
+					} `json:"content"`
+				} `json:"responses"`
+			} `json:"get"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	logPath := doc.Paths["/api/v1/namespaces/{namespace}/pods/{name}/log"]
+	var params []string
+	for _, p := range logPath.Parameters {
+		params = append(params, p.Name+p.Ref)
+	}
+	if joined := strings.Join(params, " "); !strings.Contains(joined, "follow") || !strings.Contains(joined, "tailLines") {
+		t.Errorf("pods/log parameters: %s", joined)
+	}
+	ok := logPath.Get.Responses["200"].Content
+	if ok["text/plain"].Schema["type"] != "string" || ok["application/json"].Schema["type"] != "string" {
+		t.Errorf("pods/log answers: %v", ok)
+	}
+}
