@@ -279,8 +279,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveV2(w, r, h.v2)
 	case path == "/openapi/v3" || path == "/openapi/v3/":
 		h.v3IndexOnce.Do(h.buildV3Index)
-		// As kube-apiserver's: no entity tag, and the type the content
-		// sniffs as (text/plain).
+		// The type kube-apiserver's index has (what its content sniffs as).
+		// Unlike kube-apiserver's, it has an entity tag: its time alone
+		// would let a client's cache keep an index a CRD established in
+		// the same second changed (kubectl explain failed so).
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Etag", strconv.Quote(h.v3Index.etag))
 		http.ServeContent(w, r, "", h.v3Index.modified, bytes.NewReader(h.v3Index.json))
 	case strings.HasPrefix(path, "/openapi/v3/"):
 		h.v3Once.Do(h.layOutV3)
