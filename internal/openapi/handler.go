@@ -306,17 +306,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func serveV2(w http.ResponseWriter, r *http.Request, doc *document) {
 	w.Header().Add("Vary", "Accept-Encoding")
 	w.Header().Add("Vary", "Accept")
-	contentType, body, err := negotiated(acceptedTypes(r.Header.Get("Accept")), doc, mediaV2Protobuf, mediaV2ProtobufOld)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+	contentType, body, ok := writeForm(w, acceptedTypes(r.Header.Get("Accept")), doc, mediaV2Protobuf, mediaV2ProtobufOld)
+	if !ok {
 		return
 	}
-	if contentType == "" {
-		w.WriteHeader(http.StatusNotAcceptable)
-		return
-	}
-	w.Header().Set("Content-Type", contentType)
-	w.Header().Set("Etag", strconv.Quote(doc.etag))
 	if acceptsGzip(r) {
 		body = doc.gzipped(contentType, body)
 		w.Header().Set("Content-Encoding", "gzip")
@@ -333,17 +326,10 @@ func serveV3(w http.ResponseWriter, r *http.Request, key string, doc *document) 
 		return // as kube-apiserver's: an Accept of no media types gets nothing
 	}
 	w.Header().Add("Vary", "Accept")
-	contentType, body, err := negotiated(accepted, doc, mediaV3Protobuf, mediaV3ProtobufOld)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+	_, body, ok := writeForm(w, accepted, doc, mediaV3Protobuf, mediaV3ProtobufOld)
+	if !ok {
 		return
 	}
-	if contentType == "" {
-		w.WriteHeader(http.StatusNotAcceptable)
-		return
-	}
-	w.Header().Set("Content-Type", contentType)
-	w.Header().Set("Etag", strconv.Quote(doc.etag))
 	if hash := r.URL.Query().Get("hash"); hash != "" {
 		if hash != doc.etag {
 			// An old link: send the client to the current document.
@@ -354,6 +340,24 @@ func serveV3(w http.ResponseWriter, r *http.Request, key string, doc *document) 
 		w.Header().Set("Expires", time.Now().AddDate(1, 0, 0).Format(time.RFC1123))
 	}
 	http.ServeContent(w, r, "", doc.modified, bytes.NewReader(body))
+}
+
+// writeForm picks doc's form by the accepted media types and sets its
+// type and entity tag; when there is none to give, it answers (406, or
+// 500) and reports false.
+func writeForm(w http.ResponseWriter, accepted []string, doc *document, protobuf, protobufOld string) (contentType string, body []byte, ok bool) {
+	contentType, body, err := negotiated(accepted, doc, protobuf, protobufOld)
+	switch {
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return "", nil, false
+	case contentType == "":
+		w.WriteHeader(http.StatusNotAcceptable)
+		return "", nil, false
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Etag", strconv.Quote(doc.etag))
+	return contentType, body, true
 }
 
 // negotiated picks doc's JSON or protobuf form by the accepted media
