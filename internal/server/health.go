@@ -108,17 +108,39 @@ func (h *health) hookChecks() []healthz.HealthChecker {
 // install adds the three endpoints and their per-check paths to mux, with
 // kube-apiserver's checks in its order.
 func (h *health) install(mux *http.ServeMux) {
-	first := []healthz.HealthChecker{healthz.PingHealthz, healthz.LogHealthz, healthz.NamedCheck("etcd", h.storage)}
-	live := append(slices.Clone(first), h.hookChecks()...)
+	live, ready := h.checks()
 	healthz.InstallHandler(mux, live...)
 	healthz.InstallLivezHandler(mux, live...)
-	ready := append(first,
+	healthz.InstallReadyzHandler(mux, ready...)
+}
+
+// checks are the checks of /healthz and /livez, and those of /readyz.
+func (h *health) checks() (live, ready []healthz.HealthChecker) {
+	first := []healthz.HealthChecker{healthz.PingHealthz, healthz.LogHealthz, healthz.NamedCheck("etcd", h.storage)}
+	live = append(slices.Clone(first), h.hookChecks()...)
+	ready = append(first,
 		healthz.NamedCheck("etcd-readiness", h.storage),
 		healthz.NamedCheck("informer-sync", h.caches),
 	)
 	ready = append(ready, h.hookChecks()...)
 	ready = append(ready, healthz.NamedCheck("shutdown", h.shutdown))
-	healthz.InstallReadyzHandler(mux, ready...)
+	return live, ready
+}
+
+// paths are the paths of the three endpoints and of each of their checks.
+func (h *health) paths() []string {
+	live, ready := h.checks()
+	var paths []string
+	for _, endpoint := range []struct {
+		path   string
+		checks []healthz.HealthChecker
+	}{{"/healthz", live}, {"/livez", live}, {"/readyz", ready}} {
+		paths = append(paths, endpoint.path)
+		for _, c := range endpoint.checks {
+			paths = append(paths, endpoint.path+"/"+c.Name())
+		}
+	}
+	return paths
 }
 
 // storage fails when the store can no longer make writes durable.

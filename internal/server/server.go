@@ -5,6 +5,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,6 +54,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/cacheinformers"
+	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/convert"
 	"github.com/kapi-dev/kapi/internal/crd"
@@ -62,6 +65,7 @@ import (
 	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/resources"
 	"github.com/kapi-dev/kapi/internal/respond"
 	"github.com/kapi-dev/kapi/internal/storage"
 	"github.com/kapi-dev/kapi/internal/storage/etcd"
@@ -770,6 +774,7 @@ func (s *Server) routes(api http.Handler, ver version.Info) http.Handler {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.Handle(satoken.OpenIDConfigPath, s.tokens.Discovery)
 	mux.Handle(satoken.JWKSPath, s.tokens.Discovery)
+	mux.HandleFunc("/{$}", s.rootPaths)
 	mux.Handle("/", api)
 	// API paths go to the API as they are: the mux would redirect a path
 	// with an empty segment to its cleaned form, where kube-apiserver reads
@@ -782,6 +787,47 @@ func (s *Server) routes(api http.Handler, ver version.Info) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// rootPaths answers "/" as kube-apiserver's index does: every path it
+// serves other than the resources' own (the built-in groups and versions,
+// not custom resources'), sorted.
+func (s *Server) rootPaths(w http.ResponseWriter, _ *http.Request) {
+	paths := []string{
+		"/.well-known/openid-configuration", "/api", "/api/v1", "/apis", "/apis/", "/metrics", "/metrics/slis",
+		"/openapi/v2", "/openapi/v3", "/openapi/v3/", "/openid/v1/jwks", "/version",
+	}
+	paths = append(paths, s.health.paths()...)
+	for _, g := range s.reg.Snapshot().Resources.Groups() {
+		if g.Group == "" || !builtInGroup(g) {
+			continue
+		}
+		paths = append(paths, "/apis/"+g.Group)
+		for _, v := range g.Versions {
+			paths = append(paths, "/apis/"+g.Group+"/"+v.Version)
+		}
+	}
+	slices.Sort(paths)
+	data, err := json.MarshalIndent(metav1.RootPaths{Paths: paths}, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(data)
+}
+
+// builtInGroup reports whether a group is one of kube-apiserver's own,
+// not one custom resources define.
+func builtInGroup(g resources.GroupVersions) bool {
+	for _, v := range g.Versions {
+		for _, info := range v.Resources {
+			if codecs.Scheme.Recognizes(info.GroupVersionKind()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ensureNamespaces creates the bootstrap namespaces through the write

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -148,6 +149,12 @@ func TestServerRoutesAsKube(t *testing.T) {
 	}
 	if a := k.ask(t, "GET", "/openapi/v3/apis/nosuch/v1"); a.code != 404 || len(a.body) != 0 {
 		t.Errorf("a v3 document of no group-version: %d %q", a.code, a.body)
+	}
+	// The index of paths, as kube-apiserver's.
+	var root struct{ Paths []string }
+	if err := json.Unmarshal(k.ask(t, "GET", "/").body, &root); err != nil || !slices.Contains(root.Paths, "/apis/apps/v1") ||
+		!slices.Contains(root.Paths, "/readyz/informer-sync") || !slices.Contains(root.Paths, "/openid/v1/jwks") || !slices.IsSorted(root.Paths) {
+		t.Errorf("/: %v %v", root.Paths, err)
 	}
 	// The checks in kube-apiserver 1.37's order, its identity Lease's hooks
 	// among them.
