@@ -57,6 +57,7 @@ func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer, externalAddress stri
 	if err != nil {
 		return nil, err
 	}
+	serviceaccount.RegisterMetrics() // the tokens' use, as kube-apiserver counts it
 	legacyValidator, err := serviceaccount.NewLegacyValidator(true, getter, secrets)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,10 @@ import (
 	storagemetrics "k8s.io/apiserver/pkg/storage/etcd3/metrics"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+	// client-go's request metrics (rest_client_*), as kube-apiserver
+	// registers them: here they count the in-process controllers' requests
+	// too.
+	_ "k8s.io/component-base/metrics/prometheus/restclient"
 
 	"github.com/kapi-dev/kapi/internal/registry"
 	kapistorage "github.com/kapi-dev/kapi/internal/storage"
