@@ -66,7 +66,9 @@ func parseAccept(header string) []mediaRange {
 // check kube-apiserver's router (go-restful) makes before a handler runs.
 // A header of no media types, such as ",,", accepts nothing.
 func routeAccepts(header string, mediaTypes []string) bool {
-	for _, clause := range strings.Split(header, ",") {
+	for rest, more := header, true; more; {
+		var clause string
+		clause, rest, more = strings.Cut(rest, ",")
 		mediaType, _, _ := strings.Cut(clause, ";")
 		mediaType = strings.TrimSpace(mediaType)
 		if mediaType == "*/*" || slices.Contains(mediaTypes, mediaType) {

@@ -4,14 +4,11 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
 	"k8s.io/kubernetes/pkg/controller/podautoscaler"
 	"k8s.io/kubernetes/pkg/controller/podautoscaler/metrics"
@@ -38,8 +35,7 @@ const (
 // it, an autoscaler keeps its target between its minimum and maximum
 // replicas and reports in its conditions and events that it cannot get
 // the metrics.
-func runAutoscaler(ctx context.Context, start func(func()), config *rest.Config, client kubernetes.Interface, factory informers.SharedInformerFactory, discoveryClient discovery.DiscoveryInterface) error {
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discoveryClient))
+func runAutoscaler(ctx context.Context, start func(func()), config *rest.Config, client kubernetes.Interface, factory informers.SharedInformerFactory, mapper meta.RESTMapper) error {
 	// Not cached: the scale kind resolver caches what it learns itself.
 	scales, err := scale.NewForConfig(config, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(client.Discovery()))
 	if err != nil {
@@ -60,8 +56,5 @@ func runAutoscaler(ctx context.Context, start func(func()), config *rest.Config,
 		hpaSyncPeriod, hpaDownscaleStabilization, hpaTolerance, hpaCPUInitializationPeriod, hpaInitialReadinessDelay)
 	start(func() { custom_metrics.PeriodicallyInvalidate(customVersions, hpaSyncPeriod, ctx.Done()) })
 	start(func() { c.Run(ctx, hpaWorkers) })
-	// The mapper learns resources added later (custom resources with a
-	// scale sub-resource) when it is reset.
-	start(func() { wait.Until(mapper.Reset, 30*time.Second, ctx.Done()) })
 	return nil
 }

@@ -15,11 +15,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/klog/v2"
 	satoken "k8s.io/kubernetes/pkg/serviceaccount"
 
@@ -122,6 +125,11 @@ func runManager(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}
+	// One REST mapper for the controllers that map kinds to resources
+	// (disruption, autoscaler, storage version migrator), as
+	// kube-controller-manager shares its own, reset every 30 s to learn
+	// resources added later (custom resources).
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discoveryClient))
 	factory := cfg.NewInformers(client)
 	defer factory.Shutdown()
 	metadataFactory := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, cfg.Resync, metadatainformer.WithTransform(loopback.TrimManagedFields))
@@ -199,7 +207,7 @@ func runManager(ctx context.Context, cfg Config) error {
 		}
 		// As kube-controller-manager's, the migrator needs the collector.
 		if cfg.Controllers.Enabled(StorageVersionMigratorController) {
-			if err := runStorageVersionMigrator(ctx, start, own(StorageVersionMigratorController).config, graph, factory); err != nil {
+			if err := runStorageVersionMigrator(ctx, start, own(StorageVersionMigratorController).config, graph, factory, mapper); err != nil {
 				return fmt.Errorf("controllers: %w", err)
 			}
 		}
@@ -212,13 +220,13 @@ func runManager(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Controllers.Enabled(DisruptionController) {
 		id := own(DisruptionController)
-		if err := runDisruption(ctx, start, id.config, id.client, factory, discoveryClient); err != nil {
+		if err := runDisruption(ctx, start, id.config, id.client, factory, discoveryClient, mapper); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}
 	if cfg.Controllers.Enabled(HorizontalPodAutoscalerController) {
 		id := own(HorizontalPodAutoscalerController)
-		if err := runAutoscaler(ctx, start, id.config, id.client, factory, discoveryClient); err != nil {
+		if err := runAutoscaler(ctx, start, id.config, id.client, factory, mapper); err != nil {
 			return fmt.Errorf("controllers: %w", err)
 		}
 	}
@@ -248,6 +256,7 @@ func runManager(ctx context.Context, cfg Config) error {
 		start(run)
 	}
 
+	start(func() { wait.Until(mapper.Reset, 30*time.Second, ctx.Done()) })
 	factory.StartWithContext(ctx)
 	// The metadata factory's interface lacks the method its implementation
 	// has: started from ctx itself, its informers' contexts need no

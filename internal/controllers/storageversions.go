@@ -2,18 +2,15 @@ package controllers
 
 import (
 	"context"
-	"time"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/kubernetes/pkg/controller/garbagecollector"
 	svm "k8s.io/kubernetes/pkg/controller/storageversionmigrator"
 )
@@ -25,7 +22,7 @@ import (
 // storage version left), and a custom resource's CRD then lists only its
 // storage version in status.storedVersions. It reads the objects from the
 // garbage collector's graph, as kube-controller-manager's does.
-func runStorageVersionMigrator(ctx context.Context, start func(func()), config *rest.Config, graph *garbagecollector.GraphBuilder, factory informers.SharedInformerFactory) error {
+func runStorageVersionMigrator(ctx context.Context, start func(func()), config *rest.Config, graph *garbagecollector.GraphBuilder, factory informers.SharedInformerFactory, mapper meta.ResettableRESTMapper) error {
 	// As kube-controller-manager's: a migration makes many requests.
 	config = rest.CopyConfig(config)
 	config.QPS *= 20
@@ -50,7 +47,6 @@ func runStorageVersionMigrator(ctx context.Context, start func(func()), config *
 	if err != nil {
 		return err
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discoveryClient))
 	migrations := factory.Storagemigration().V1().StorageVersionMigrations()
 	migrator := svm.NewSVMController(ctx, client, dynamicClient, migrations, StorageVersionMigratorController, mapper, graph)
 	versions := svm.NewResourceVersionController(ctx, client, discoveryClient, metadataClient, migrations, mapper)
@@ -58,8 +54,5 @@ func runStorageVersionMigrator(ctx context.Context, start func(func()), config *
 	start(func() { migrator.Run(ctx) })
 	start(func() { versions.Run(ctx) })
 	start(func() { storedVersions.Run(ctx) })
-	// The mapper learns resources added later (custom resources) when it
-	// is reset.
-	start(func() { wait.Until(mapper.Reset, 30*time.Second, ctx.Done()) })
 	return nil
 }

@@ -229,6 +229,10 @@ func isWrite(verb string) bool {
 // serves that no resource serves.
 var errNoRoute = apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
 
+// errPathNotFound is kube-apiserver's answer for a path under a served
+// group-version it has no route for.
+var errPathNotFound = apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
+
 // errMethodNotAllowed is kube-apiserver's router's answer for a method a
 // resource's path has no route for.
 var errMethodNotAllowed = &apierrors.StatusError{ErrStatus: metav1.Status{

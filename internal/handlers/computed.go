@@ -6,7 +6,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/audit"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -59,7 +58,7 @@ func (a *API) computed(w http.ResponseWriter, r *http.Request, req *request.Info
 // has no route for it.
 func (a *API) watchUnsupported(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
 	if req.WatchPath {
-		writeError(w, r, apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false))
+		writeError(w, r, errPathNotFound)
 		return
 	}
 	if _, err := listOptions(r, req, store); err != nil {

@@ -6,10 +6,8 @@ import (
 	"net/http"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/request"
@@ -182,7 +180,7 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 		if doc == nil && d.group[req.Group] != nil {
 			// A version a served group lacks: kube-apiserver's handler
 			// of unknown paths answers.
-			respond.ErrorIn(w, r, apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false), discoveryMedia)
+			respond.ErrorIn(w, r, errPathNotFound, discoveryMedia)
 			return
 		}
 	}

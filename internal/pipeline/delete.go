@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kstorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -315,21 +316,21 @@ func checkPreconditionsFirst(store *registry.Store, opts *metav1.DeleteOptions, 
 
 // checkPreconditions enforces DeleteOptions.Preconditions when the delete
 // writes, with the storage's error for an object that changed since it
-// was first read.
+// was first read (kube's own check, naming its storage key).
 func checkPreconditions(store *registry.Store, opts *metav1.DeleteOptions, obj runtime.Object) error {
 	if opts == nil || opts.Preconditions == nil {
 		return nil
 	}
-	p := opts.Preconditions
+	return storagePrecondition(store, &kstorage.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion}, obj)
+}
+
+// storagePrecondition checks p on the current object obj as
+// kube-apiserver's storage does before a write: a failure is a conflict
+// naming its storage key, which a client retries from a fresh read.
+func storagePrecondition(store *registry.Store, p *kstorage.Preconditions, obj runtime.Object) error {
 	m := mustAccessor(obj)
-	if p.UID != nil && *p.UID != m.GetUID() {
-		return apierrors.NewConflict(store.GroupResource(), m.GetName(), fmt.Errorf(
-			"Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
-	}
-	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
-		return apierrors.NewConflict(store.GroupResource(), m.GetName(), fmt.Errorf(
-			"Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v",
-			*p.ResourceVersion, m.GetResourceVersion()))
+	if err := p.Check(store.KubeKey(m.GetNamespace(), m.GetName()), obj); err != nil {
+		return apierrors.NewConflict(store.GroupResource(), m.GetName(), err)
 	}
 	return nil
 }

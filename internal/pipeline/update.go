@@ -137,14 +137,13 @@ func (p *Pipeline) UpdateObject(ctx context.Context, store *registry.Store, obj 
 // uidPrecondition is kube-apiserver's precondition of an update given a
 // whole object, checked before anything else: the UID it carries, if
 // any, is the current object's; one of another object (deleted and made
-// again) is a conflict, which a client retries from a fresh read.
+// again) is a conflict.
 func uidPrecondition(store *registry.Store, m metav1.Object, current runtime.Object) error {
-	uid, currentUID := m.GetUID(), mustAccessor(current).GetUID()
-	if uid == "" || uid == currentUID {
+	uid := m.GetUID()
+	if uid == "" {
 		return nil
 	}
-	return apierrors.NewConflict(store.GroupResource(), m.GetName(), kstorage.NewInvalidObjError(store.KubeKey(m.GetNamespace(), m.GetName()),
-		fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, currentUID)))
+	return storagePrecondition(store, &kstorage.Preconditions{UID: &uid}, current)
 }
 
 // Put writes obj over the object of its name, as a PUT does: an update,

@@ -700,7 +700,7 @@ func (s *Store) DeleteCorrupt(ctx context.Context, namespace, name string, dry b
 			return s.interpret(err, name)
 		}
 		if _, err := s.decode(kv); !kstorage.IsCorruptObject(err) {
-			return apierrors.NewConflict(s.gr, name, kstorage.NewInvalidObjError(string(key),
+			return apierrors.NewConflict(s.gr, name, kstorage.NewInvalidObjError(s.KubeKey(namespace, name),
 				"unsafe deletion is not allowed because the object is decodable from storage"))
 		}
 		if dry {

@@ -14,7 +14,8 @@ import (
 // decides it: when its Accept asks for pretty=1 JSON, else by the pretty
 // query parameter when it is given, otherwise for a browser, curl or Wget.
 func Pretty(r *http.Request) bool {
-	if codecs.AcceptParam(r, runtime.ContentTypeJSON, "pretty") == "1" {
+	// Every JSON answer asks: the header is parsed only when it may say so.
+	if strings.Contains(r.Header.Get("Accept"), "pretty") && codecs.AcceptParam(r, runtime.ContentTypeJSON, "pretty") == "1" {
 		return true
 	}
 	if strings.Contains(r.URL.RawQuery, "pretty") {
