@@ -17,8 +17,9 @@ func TestMetrics(t *testing.T) {
 	// kube-apiserver's legacy token tracking records its start in a
 	// ConfigMap of its own, as the server starts.
 	waitFor(t, 10*time.Second, "the legacy token tracking ConfigMap", func() bool {
-		_, err := k.kubectl("get", "configmap", "-n", "kube-system", "kube-apiserver-legacy-service-account-token-tracking")
-		return err == nil
+		// Listed, not read: a read before it exists would count a 404.
+		out, _ := k.kubectl("get", "configmaps", "-n", "kube-system", "-o", "name")
+		return strings.Contains(out, "configmap/kube-apiserver-legacy-service-account-token-tracking")
 	})
 	for _, name := range []string{"a", "b", "c"} {
 		k.mustKubectl("create", "configmap", name)
