@@ -17,6 +17,7 @@ import (
 	tokencache "k8s.io/apiserver/pkg/authentication/token/cache"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authentication/user"
+	endpointsfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/clock"
 )
@@ -146,53 +147,58 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*User, bool) {
 	return &User{Name: leaf.Subject.CommonName, Groups: groups}, true
 }
 
-// Middleware passes requests that AuthenticateRequest accepts on to next
-// with the user in their context (see UserFrom), requests whose context
-// already has a user (set by the connection they came on), and requests for the
-// public paths (IsPublicPath) without one; it answers the rest with
-// unauthorized, or a plain 401 when unauthorized is nil.
+// Middleware passes requests on to next with their user in their context
+// (see UserFrom): a user the connection they came on already carries,
+// one AuthenticateRequest accepts, one a bearer token names, or
+// system:anonymous when anonymous requests are allowed. Requests for the
+// public paths (IsPublicPath) pass without one; it answers the rest with
+// unauthorized, or a plain 401 when unauthorized is nil. It is
+// kube-apiserver's own authentication filter, so that the request loses
+// its Authorization header and front proxy headers once authenticated,
+// an anonymous request's HTTP/2 connection closes after it, and the
+// attempts are in kube's authentication metrics.
 func (a *Authenticator) Middleware(next http.Handler, unauthorized func(http.ResponseWriter, *http.Request)) http.Handler {
 	if unauthorized == nil {
 		unauthorized = func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 		}
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := UserFrom(r.Context()); ok {
-			// The connection carries its user: it was opened in
-			// process (see package loopback).
-			next.ServeHTTP(w, r)
-			return
-		}
-		if u, ok := a.AuthenticateRequest(r); ok {
-			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), u)))
-			return
-		}
-		if a.tokens != nil {
-			// A token that does not authenticate is refused, whatever
-			// else would let the request in; a header that holds no token
-			// ("Basic ...", "Bearer" alone) is as none, as kube-apiserver
-			// takes it.
-			resp, ok, err := a.tokens.AuthenticateRequest(r)
-			if err != nil {
-				unauthorized(w, r)
-				return
-			}
-			if ok {
-				next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), asUser(resp.User))))
-				return
-			}
-		}
-		if a.anonymous {
-			next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), anonymousUser)))
-			return
-		}
+	failed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if IsPublicPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		unauthorized(w, r)
 	})
+	return endpointsfilters.WithAuthentication(next, authenticator.RequestFunc(a.authenticate), failed, nil, nil)
+}
+
+// authenticate answers who made a request, as kube-apiserver's
+// authenticators do: a token that does not authenticate is refused,
+// whatever else would let the request in; a header that holds no token
+// ("Basic ...", "Bearer" alone) is as none, as kube-apiserver takes it.
+func (a *Authenticator) authenticate(r *http.Request) (*authenticator.Response, bool, error) {
+	if u, ok := UserFrom(r.Context()); ok {
+		// The connection carries its user: it was opened in process
+		// (see package loopback).
+		return &authenticator.Response{User: u}, true, nil
+	}
+	if u, ok := a.AuthenticateRequest(r); ok {
+		return &authenticator.Response{User: u}, true, nil
+	}
+	if a.tokens != nil {
+		resp, ok, err := a.tokens.AuthenticateRequest(r)
+		if err != nil || ok {
+			if ok {
+				resp = &authenticator.Response{User: asUser(resp.User), Audiences: resp.Audiences}
+			}
+			return resp, ok, err
+		}
+	}
+	if a.anonymous {
+		return &authenticator.Response{User: anonymousUser}, true, nil
+	}
+	return nil, false, nil
 }
 
 // asUser is info as a User.

@@ -138,6 +138,7 @@ func warnIfDeprecated(info *resources.Info, release version.Info) {
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	major, minor, _ := deprecation.MajorMinor(release)
 	if deprecation.IsDeprecated(obj, major, minor) {
+		info.Deprecated, info.RemovedRelease = true, deprecation.RemovedRelease(obj)
 		info.Warnings = append(info.Warnings, deprecation.WarningMessage(obj))
 	}
 }

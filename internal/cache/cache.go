@@ -263,7 +263,7 @@ func New(store storage.Store, prefix string, decode Decoder, opts Options) *Cach
 		ready:       make(chan struct{}),
 		done:        make(chan struct{}),
 		progress:    func() {},
-		metrics:     newMetrics(opts.Resource.Group, opts.Resource.Resource),
+		metrics:     newMetrics(opts.Resource),
 	}
 }
 
@@ -289,6 +289,7 @@ func (c *Cache) Run(ctx context.Context) {
 
 // sync lists the prefix, then applies the storage watch from there.
 func (c *Cache) sync(ctx context.Context) error {
+	start := time.Now()
 	from, readyAt, err := c.startingPoint(ctx)
 	if err != nil {
 		return err
@@ -330,7 +331,7 @@ func (c *Cache) sync(ctx context.Context) error {
 	snapshotChecks := c.opts.Clock.NewTimer(c.opts.SnapshotIdle)
 	defer snapshotChecks.Stop()
 	c.reset(tree, res.Revision, w.RequestProgress, readyAt)
-	c.metrics.initializations.Inc()
+	c.metrics.initialized(start, len(res.KVs))
 	if res.Revision < readyAt {
 		w.RequestProgress() // to learn when the replay is done, if no event says so
 	}
@@ -576,7 +577,7 @@ func (c *Cache) apply(ev storage.Event) error {
 	c.trim(now)
 	c.cool()
 	c.setRev(e.Rev)
-	c.metrics.received.Inc()
+	c.metrics.receivedEvent()
 	if len(c.watchers) > 0 {
 		c.metrics.dispatched.Inc()
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -89,7 +90,11 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 	}
 	switch req.Consistency {
 	case Consistent:
-		if err := c.WaitFresh(ctx); err != nil {
+		err := c.WaitFresh(ctx)
+		if req.Continue == nil {
+			c.metrics.consistentRead(err)
+		}
+		if err != nil {
 			return nil, err
 		}
 	case NotOlderThan:
@@ -107,6 +112,7 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 		c.mu.RLock()
 		p, rev := collect(c.tree, req.Filter, start, 0), c.rev
 		c.mu.RUnlock()
+		c.metrics.listedCache(p.fetched, len(p.items))
 		if p.corrupt != nil {
 			return nil, &ErrCorrupt{Resource: c.opts.Resource, Errs: p.corrupt}
 		}
@@ -122,6 +128,7 @@ func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) 
 		return c.listFromStorage(ctx, req, start)
 	}
 	p := collect(tree, req.Filter, start, req.Limit)
+	c.metrics.listedCache(p.fetched, len(p.items))
 	if p.corrupt != nil {
 		return nil, &ErrCorrupt{Resource: c.opts.Resource, Errs: p.corrupt}
 	}
@@ -232,6 +239,8 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 	}
 	res := &ListResult{Revision: req.Revision}
 	var corrupt []error
+	began, fetched, evaluated := time.Now(), 0, 0
+	defer func() { c.metrics.listedStorage(began, fetched, evaluated, len(res.Items)) }()
 	for {
 		batch := req.Limit
 		r, err := c.store.Range(ctx, storage.RangeOptions{Prefix: prefix, Start: from, Limit: batch, Revision: req.Revision})
@@ -241,6 +250,7 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 		if err != nil {
 			return nil, err
 		}
+		fetched += len(r.KVs)
 		for i := range r.KVs {
 			if req.Limit > 0 && len(res.Items) == req.Limit {
 				res.Continue = encodeToken(req.Revision, strings.TrimPrefix(string(r.KVs[i].Key), string(c.prefix)))
@@ -251,6 +261,7 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 				corrupt = append(corrupt, err)
 				continue
 			}
+			evaluated++
 			if req.Filter.matches(obj) {
 				res.Items = append(res.Items, obj)
 				res.Encodings = append(res.Encodings, nil)

@@ -336,6 +336,8 @@ type page struct {
 	next string
 	// remaining counts the keys after the page, when asked.
 	remaining int64
+	// fetched counts the objects looked at.
+	fetched int
 	// corrupt holds why each object in the range that cannot be decoded
 	// cannot.
 	corrupt []error
@@ -359,6 +361,7 @@ func collect(tree *btree.BTreeG[*entry], filter Filter, start string, limit int)
 			p.next = e.key
 			return false
 		}
+		p.fetched++
 		if e.corrupt != nil {
 			p.corrupt = append(p.corrupt, e.corrupt)
 			return true

@@ -209,6 +209,7 @@ func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv
 	}
 	info.PreserveUnknownFields = crd.Spec.PreserveUnknownFields
 	if v.Deprecated {
+		info.Deprecated = true
 		info.Warnings = []string{deprecationWarning(crd, v)}
 	}
 	for _, c := range columnsFor(crd, v) {

@@ -21,7 +21,6 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	endpointsfilters "k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
-	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/features"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
@@ -67,7 +66,7 @@ type Audit struct {
 
 // Chain wraps handler in the filters, outermost first, in kube-apiserver's
 // order: Cache-Control, the audit ID, recovery, the time received, warnings, request info,
-// authentication, audit, impersonation, priority and fairness, metrics,
+// latency trackers, authentication, audit, impersonation, priority and fairness, metrics,
 // authorisation, deadline.
 func Chain(handler http.Handler, cfg Config) http.Handler {
 	if cfg.Authorizer == nil {
@@ -87,7 +86,9 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	h = endpointsfilters.WithAudit(h, cfg.Audit.Sink, cfg.Audit.Policy, LongRunning)
 	failed := endpointsfilters.WithFailedAuthenticationAudit(http.HandlerFunc(unauthorized), cfg.Audit.Sink, cfg.Audit.Policy)
 	h = cfg.Authenticator.Middleware(h, failed.ServeHTTP)
-	h = recoverPanics(withRequestInfo(withWarmStacks(h, cfg.Done)), cfg.Logger)
+	// The latency trackers (kube's filter) note the time spent queued and
+	// in webhooks, which the request's SLI duration leaves out.
+	h = recoverPanics(withRequestInfo(endpointsfilters.WithLatencyTrackers(withWarmStacks(h, cfg.Done))), cfg.Logger)
 	// Every answer says no cache may keep it, unless its handler said
 	// otherwise (kube-apiserver's filter).
 	return endpointsfilters.WithCacheControl(endpointsfilters.WithAuditInit(h))
@@ -228,40 +229,16 @@ func unauthorized(w http.ResponseWriter, r *http.Request) {
 	respond.Error(w, r, apierrors.NewUnauthorized("Unauthorized"))
 }
 
-// The audit annotations of the authorisation's decision and its reason,
-// under kube-apiserver's keys.
-const (
-	auditDecision = "authorization.k8s.io/decision"
-	auditReason   = "authorization.k8s.io/reason"
-)
-
-// authorize refuses what the user may not do with kube-apiserver's 403.
-// Requests for the public paths without credentials pass.
+// authorize refuses what the user may not do with kube-apiserver's 403,
+// with kube's own filter (its audit annotations and authorization
+// metrics). Requests for the public paths without credentials pass.
 func authorize(next http.Handler, authz authorizer.Authorizer) http.Handler {
+	authorizing := endpointsfilters.WithAuthorization(next, authz, codecs.Factory)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, authenticated := auth.UserFrom(r.Context()); !authenticated && auth.IsPublicPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		attrs, err := endpointsfilters.GetAuthorizerAttributes(r.Context())
-		if err != nil {
-			respond.Error(w, r, apierrors.NewInternalError(err))
-			return
-		}
-		decision, reason, err := authz.Authorize(r.Context(), attrs)
-		// RBAC may allow a request despite an error evaluating some other
-		// binding: the decision goes first, as in kube-apiserver.
-		if decision == authorizer.DecisionAllow {
-			audit.AddAuditAnnotations(r.Context(), auditDecision, "allow", auditReason, reason)
-			next.ServeHTTP(w, r)
-			return
-		}
-		if err != nil {
-			audit.AddAuditAnnotation(r.Context(), auditReason, "internal error")
-			respond.Error(w, r, apierrors.NewInternalError(err))
-			return
-		}
-		audit.AddAuditAnnotations(r.Context(), auditDecision, "forbid", auditReason, reason)
-		respond.Error(w, r, responsewriters.ForbiddenStatusError(attrs, reason))
+		authorizing.ServeHTTP(w, r)
 	})
 }

@@ -11,6 +11,8 @@ import (
 
 	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/kapi-dev/kapi/internal/request"
 )
 
 // component is the component label of kapi's request metrics, as
@@ -19,8 +21,11 @@ const component = "apiserver"
 
 // withMetrics records every request in kube-apiserver's request metrics
 // (k8s.io/apiserver's apiserver_request_total,
-// apiserver_request_duration_seconds, apiserver_response_sizes, and
-// apiserver_longrunning_requests for watches), with its labels.
+// apiserver_request_duration_seconds, apiserver_response_sizes,
+// apiserver_request_sli_duration_seconds (from the latency trackers
+// withLatencyTrackers puts in the request's context),
+// apiserver_requested_deprecated_apis, and apiserver_longrunning_requests
+// for watches), with its labels.
 func withMetrics(next http.Handler) http.Handler {
 	endpointsmetrics.Register()
 	var inflight inflightCounts
@@ -43,8 +48,13 @@ func withMetrics(next http.Handler) http.Handler {
 		if !kubeInfo.IsResourceRequest {
 			return
 		}
+		var deprecated bool
+		var removedRelease string
+		if info, ok := request.From(r.Context()); ok {
+			deprecated, removedRelease = info.Deprecated, info.RemovedRelease
+		}
 		endpointsmetrics.MonitorRequest(r, strings.ToUpper(kubeInfo.Verb), kubeInfo.APIGroup, kubeInfo.APIVersion,
-			kubeInfo.Resource, kubeInfo.Subresource, endpointsmetrics.CleanScope(kubeInfo), component, false, "",
+			kubeInfo.Resource, kubeInfo.Subresource, endpointsmetrics.CleanScope(kubeInfo), component, deprecated, removedRelease,
 			rec.code, rec.size, time.Since(start))
 	})
 }

@@ -7,10 +7,6 @@ package handlers
 
 import (
 	"context"
-
-	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/registry/rest"
-	clientopenapi "k8s.io/client-go/openapi"
 	"net/http"
 	"slices"
 	"strings"
@@ -22,6 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	requestmetrics "k8s.io/apiserver/pkg/endpoints/handlers/metrics"
+	"k8s.io/apiserver/pkg/registry/rest"
+	clientopenapi "k8s.io/client-go/openapi"
 
 	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -73,6 +73,7 @@ type documents struct {
 
 // New returns the API over the backends p writes to.
 func New(p *pipeline.Pipeline, version string, opts Options) *API {
+	requestmetrics.Register() // the request body sizes readBody records
 	if opts.MinRequestTimeout <= 0 {
 		opts.MinRequestTimeout = 30 * time.Minute
 	}
@@ -143,6 +144,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, warning := range store.Info.Warnings {
 		respond.Warning(w, warning)
 	}
+	req.Deprecated, req.RemovedRelease = store.Info.Deprecated, store.Info.RemovedRelease
 	if connecter != nil {
 		a.connect(w, r, req, store, connecter)
 		return

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/audit"
+	requestmetrics "k8s.io/apiserver/pkg/endpoints/handlers/metrics"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -31,8 +32,38 @@ const maxBodyBytes = 3 * 1024 * 1024
 // length.
 const exactBodyBytes = 64 * 1024
 
-// readBody reads the whole request body within the size limit.
+// readBody reads the whole request body within the size limit, and
+// records its size in kube-apiserver's apiserver_request_body_size_bytes.
 func readBody(r *http.Request) ([]byte, error) {
+	data, err := readWithinLimit(r)
+	if err == nil {
+		recordBodySize(r, len(data))
+	}
+	return data, err
+}
+
+// bodyVerbs are kube-apiserver's verb labels of body sizes, by method.
+var bodyVerbs = map[string]requestmetrics.RequestBodyVerb{
+	http.MethodPost: requestmetrics.Create, http.MethodPut: requestmetrics.Update,
+	http.MethodPatch: requestmetrics.Patch, http.MethodDelete: requestmetrics.Delete,
+}
+
+// recordBodySize records a body read, under the resource addressed (a
+// sub-resource's body under its resource, as kube records it).
+func recordBodySize(r *http.Request, size int) {
+	req, ok := request.From(r.Context())
+	if !ok {
+		req = request.Parse(r)
+	}
+	verb := bodyVerbs[r.Method]
+	if req.Verb == "deletecollection" {
+		verb = requestmetrics.DeleteCollection
+	}
+	requestmetrics.RecordRequestBodySize(r.Context(), schema.GroupResource{Group: req.Group, Resource: req.Resource}, verb, size)
+}
+
+// readWithinLimit reads the whole request body within the size limit.
+func readWithinLimit(r *http.Request) ([]byte, error) {
 	if n := r.ContentLength; n > 0 && n <= exactBodyBytes {
 		// Read at its declared size at once, instead of growing a buffer
 		// by doubling: the server refuses a body longer than declared.

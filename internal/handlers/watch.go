@@ -15,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	compbasemetrics "k8s.io/component-base/metrics"
 
@@ -302,6 +304,9 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	}) {
 		return
 	}
+	if initialEvents && opts.AllowWatchBookmarks {
+		recordWatchListLatency(ctx, gvr)
+	}
 	// The initial events are out: priority and fairness frees the
 	// watch's seat.
 	utilflowcontrol.WatchInitialized(ctx)
@@ -398,6 +403,18 @@ func (a *API) watchTimeout(timeoutSeconds *int64) time.Duration {
 	}
 	min := a.opts.MinRequestTimeout
 	return min + time.Duration(rand.Int64N(int64(min)+1))
+}
+
+// recordWatchListLatency records how long a streaming list took to send
+// its initial events, from the request's arrival, as kube-apiserver does
+// once the bookmark that ends them is out.
+func recordWatchListLatency(ctx context.Context, gvr schema.GroupVersionResource) {
+	received, ok := genericapirequest.ReceivedTimestampFrom(ctx)
+	kubeInfo, hasInfo := genericapirequest.RequestInfoFrom(ctx)
+	if !ok || !hasInfo {
+		return
+	}
+	endpointsmetrics.RecordWatchListLatency(ctx, gvr, endpointsmetrics.CleanScope(kubeInfo), time.Since(received))
 }
 
 // initialEventsEnd is the bookmark that ends a streaming list's initial

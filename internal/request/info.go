@@ -29,6 +29,13 @@ type Info struct {
 	// EmptyNamespace is set when the path's namespace segment is there
 	// but empty (/api/v1/namespaces//configmaps).
 	EmptyNamespace bool
+
+	// Deprecated is set by the handler that finds the request addresses
+	// a version deprecated in this release, and RemovedRelease to the
+	// release that removes it, if known: kube-apiserver's request
+	// metrics count the deprecated APIs requested.
+	Deprecated     bool
+	RemovedRelease string
 }
 
 // Parse classifies r. Paths that are not /api/v1/... or /apis/GROUP/VERSION/...

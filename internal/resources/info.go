@@ -81,6 +81,10 @@ type Info struct {
 	// Warnings are sent with every request to the version (a deprecated
 	// custom resource version's deprecation warning).
 	Warnings []string
+	// Deprecated marks a version deprecated in this release, and
+	// RemovedRelease names the release that removes it, if known.
+	Deprecated     bool
+	RemovedRelease string
 	// PreserveUnknownFields is set when objects keep fields their schema
 	// does not name (a CRD's spec.preserveUnknownFields).
 	PreserveUnknownFields bool

@@ -8,8 +8,11 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
 	storagemetrics "k8s.io/apiserver/pkg/storage/etcd3/metrics"
+	liststoragemetrics "k8s.io/apiserver/pkg/storage/metrics"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/component-base/metrics/prometheus/compatversion"
 	// client-go's request metrics (rest_client_*), as kube-apiserver
 	// registers them: here they count the in-process controllers' requests
 	// too.
@@ -28,7 +31,30 @@ var (
 		Name: "kapi_storage_compacted_revision", Help: "The revision storage history was last compacted to: older resource versions get 410 Gone.", StabilityLevel: metrics.ALPHA,
 	})
 	registerMetrics sync.Once
+
+	// buildInfo is kube-apiserver's kubernetes_build_info, of the release
+	// kapi emulates and kapi's own commit and build (see Version);
+	// component-base's would report the version its build flags set,
+	// which kapi's builds do not.
+	buildInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Name:           "kubernetes_build_info",
+		Help:           "A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.",
+		StabilityLevel: metrics.BETA,
+	}, []string{"major", "minor", "git_version", "git_commit", "git_tree_state", "build_date", "go_version", "compiler", "platform"})
 )
+
+// recordVersionAndFeatures sets the metrics of what the server is: its
+// build, the versions it emulates and stays compatible with
+// (version_info), and whether each feature gate is on
+// (kubernetes_feature_enabled), as kube-apiserver records them once its
+// flags are read.
+func recordVersionAndFeatures(ctx context.Context) {
+	v := Version()
+	buildInfo.WithLabelValues(v.Major, v.Minor, v.GitVersion, v.GitCommit, v.GitTreeState, v.BuildDate, v.GoVersion, v.Compiler, v.Platform).Set(1)
+	compatversion.RecordCompatVersionInfo(ctx, "kube", v.Major+"."+v.Minor, v.EmulationMajor+"."+v.EmulationMinor,
+		v.MinCompatibilityMajor+"."+v.MinCompatibilityMinor)
+	utilfeature.DefaultMutableFeatureGate.AddMetrics()
+}
 
 // metricsHandler serves /metrics in Prometheus' text format: kube-apiserver's
 // metrics (k8s.io/apiserver's request, watch and watch cache metrics,
@@ -39,8 +65,10 @@ var (
 func metricsHandler(reg *registry.Registry, store kapistorage.Store) http.Handler {
 	registerMetrics.Do(func() {
 		storagemetrics.Register()
-		legacyregistry.MustRegister(storageRevision, storageCompactedRevision)
+		liststoragemetrics.Register()
+		legacyregistry.MustRegister(storageRevision, storageCompactedRevision, buildInfo)
 	})
+	recordVersionAndFeatures(context.Background())
 	if sized, ok := store.(interface{ SizeBytes() int64 }); ok {
 		storagemetrics.SetStorageMonitorGetter(func() ([]storagemetrics.Monitor, error) {
 			return []storagemetrics.Monitor{sizeMonitor{sized}}, nil

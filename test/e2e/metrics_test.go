@@ -30,6 +30,10 @@ func TestMetrics(t *testing.T) {
 	// A watch from resourceVersion 0 starts with an ADDED event for each
 	// (the server's own informers read the caches without a request).
 	k.mustKubectl("get", "--raw", "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0&timeoutSeconds=1")
+	// A streaming list: its initial events' latency is recorded.
+	k.mustKubectl("get", "--raw", "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
+	// A deprecated API.
+	k.mustKubectl("get", "componentstatuses")
 
 	metrics := k.mustKubectl("get", "--raw", "/metrics")
 	value := func(name string, labels ...string) float64 {
@@ -65,6 +69,29 @@ func TestMetrics(t *testing.T) {
 		{"apiserver_watch_cache_initializations_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 1 }},
 		{"apiserver_watch_cache_resource_version", []string{`resource="configmaps"`}, func(v float64) bool { return v > 0 }},
 		{"apiserver_storage_size_bytes", []string{`storage_cluster_id="etcd-0"`}, func(v float64) bool { return v > 0 }},
+		// Latencies of the requests' own (SLI) part, their bodies' sizes,
+		// and the deprecated APIs asked for.
+		{"apiserver_request_sli_duration_seconds_count", []string{`resource="configmaps"`, `verb="POST"`}, func(v float64) bool { return v == 4 }},
+		{"apiserver_request_body_size_bytes_count", []string{`resource="configmaps"`, `verb="create"`}, func(v float64) bool { return v == 4 }},
+		{"apiserver_requested_deprecated_apis", []string{`resource="componentstatuses"`, `version="v1"`}, func(v float64) bool { return v == 1 }},
+		{"apiserver_watch_list_duration_seconds_count", []string{`resource="configmaps"`, `scope="namespace"`}, func(v float64) bool { return v == 1 }},
+		// Authentication and authorization.
+		{"authentication_attempts", []string{`result="success"`}, func(v float64) bool { return v >= 5 }},
+		{"authenticated_user_requests", []string{`username="other"`}, func(v float64) bool { return v >= 5 }},
+		{"authentication_duration_seconds_count", []string{`result="success"`}, func(v float64) bool { return v >= 5 }},
+		{"authorization_attempts_total", []string{`result="allowed"`}, func(v float64) bool { return v >= 5 }},
+		{"authorization_duration_seconds_count", []string{`result="allowed"`}, func(v float64) bool { return v >= 5 }},
+		// The watch cache's lists and reads of storage.
+		{"apiserver_cache_list_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 2 }},
+		{"apiserver_cache_list_returned_objects_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 3 }},
+		{"apiserver_watch_cache_consistent_read_total", []string{`resource="configmaps"`, `success="true"`}, func(v float64) bool { return v >= 1 }},
+		{"apiserver_watch_cache_initialization_duration_seconds_count", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 1 }},
+		{"apiserver_storage_list_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 1 }},
+		{"apiserver_storage_events_received_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 4 }},
+		// What the server is.
+		{"kubernetes_build_info", []string{`git_version="v1.`, `major="1"`}, func(v float64) bool { return v == 1 }},
+		{"version_info", []string{`component="kube"`}, func(v float64) bool { return v == 1 }},
+		{"kubernetes_feature_enabled", []string{`name="WatchList"`}, func(v float64) bool { return v == 1 }},
 	}
 	for _, name := range []string{"kapi_storage_revision", "kapi_storage_compacted_revision"} {
 		if !regexp.MustCompile(`(?m)^` + name + ` \d`).MatchString(metrics) {
