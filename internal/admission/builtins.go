@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiadmission "k8s.io/apiserver/pkg/admission"
+	admissionmetrics "k8s.io/apiserver/pkg/admission/metrics"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/approval"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/ctbattest"
@@ -107,7 +108,9 @@ func (b *Builtins) Start(ctx context.Context, clients Clients) error {
 		p.register(plugins)
 		names = append(names, p.name)
 	}
-	chain, err := plugins.NewFromPlugins(names, noPluginConfig{}, init.PluginInitializers, nil)
+	// Each plugin's calls are in kube-apiserver's
+	// apiserver_admission_controller_admission_duration_seconds.
+	chain, err := plugins.NewFromPlugins(names, noPluginConfig{}, init.PluginInitializers, apiadmission.DecoratorFunc(admissionmetrics.WithControllerMetrics))
 	if err != nil {
 		return fmt.Errorf("admission plugins: %w", err)
 	}

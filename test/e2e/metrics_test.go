@@ -34,6 +34,8 @@ func TestMetrics(t *testing.T) {
 	k.mustKubectl("get", "--raw", "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
 	// A deprecated API.
 	k.mustKubectl("get", "componentstatuses")
+	// A namespace: a kind kube's built-in admission plugins look at.
+	k.mustKubectl("create", "namespace", "metrics")
 
 	metrics := k.mustKubectl("get", "--raw", "/metrics")
 	value := func(name string, labels ...string) float64 {
@@ -88,6 +90,10 @@ func TestMetrics(t *testing.T) {
 		{"apiserver_watch_cache_initialization_duration_seconds_count", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 1 }},
 		{"apiserver_storage_list_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 1 }},
 		{"apiserver_storage_events_received_total", []string{`resource="configmaps"`}, func(v float64) bool { return v >= 4 }},
+		// Admission: its steps, and kube's built-in plugins.
+		{"apiserver_admission_step_admission_duration_seconds_count", []string{`operation="CREATE"`, `rejected="false"`, `type="admit"`}, func(v float64) bool { return v >= 5 }},
+		{"apiserver_admission_step_admission_duration_seconds_count", []string{`operation="CREATE"`, `rejected="false"`, `type="validate"`}, func(v float64) bool { return v >= 5 }},
+		{"apiserver_admission_controller_admission_duration_seconds_count", []string{`name="DefaultTolerationSeconds"`, `operation="CREATE"`, `type="admit"`}, func(v float64) bool { return v >= 1 }},
 		// What the server is.
 		{"kubernetes_build_info", []string{`git_version="v1.`, `major="1"`}, func(v float64) bool { return v == 1 }},
 		{"version_info", []string{`component="kube"`}, func(v float64) bool { return v == 1 }},
