@@ -345,7 +345,7 @@ func TestV3(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Version != "3.0.0" || doc.Info.Version != "v1.37.2" {
+	if doc.Version != "3.0.0" || doc.Info.Version != "1.37" {
 		t.Errorf("openapi %q, info %+v", doc.Version, doc.Info)
 	}
 	pod := doc.Paths.Paths["/api/v1/namespaces/{namespace}/pods/{name}"]
@@ -495,7 +495,7 @@ func TestV2(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Swagger != "2.0" || doc.Info.Version != "v1.37.2" {
+	if doc.Swagger != "2.0" || doc.Info.Version != "1.37" {
 		t.Errorf("swagger %q info %+v", doc.Swagger, doc.Info)
 	}
 	for name, s := range doc.Definitions {

@@ -241,7 +241,7 @@ func (d *defSet) v3Document(items []*pathItem, version string, gv *schema.GroupV
 	}
 	return object{
 		"openapi": "3.0.0",
-		"info":    object{"title": "Kubernetes", "version": version},
+		"info":    object{"title": "Kubernetes", "version": infoVersion(version)},
 		"paths":   paths,
 		"components": object{
 			"schemas": schemas,
@@ -365,7 +365,7 @@ func (d *defSet) v2Document(items []*pathItem, version string) object {
 	}
 	return object{
 		"swagger":     "2.0",
-		"info":        object{"title": "Kubernetes", "version": version},
+		"info":        object{"title": "Kubernetes", "version": infoVersion(version)},
 		"paths":       paths,
 		"definitions": definitions,
 		"parameters":  shared,
@@ -382,4 +382,15 @@ func mustJSON(v interface{}) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// infoVersion is the version a document's info names: the release's
+// major.minor, as kube-apiserver names the version it emulates ("1.37"),
+// from its git version ("v1.37.2").
+func infoVersion(gitVersion string) string {
+	parts := strings.SplitN(strings.TrimPrefix(gitVersion, "v"), ".", 3)
+	if len(parts) < 2 {
+		return gitVersion
+	}
+	return parts[0] + "." + parts[1]
 }
