@@ -151,7 +151,8 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*User, bool) {
 // (see UserFrom): a user the connection they came on already carries,
 // one AuthenticateRequest accepts, one a bearer token names, or
 // system:anonymous when anonymous requests are allowed. Requests for the
-// public paths (IsPublicPath) pass without one; it answers the rest with
+// public paths (IsPublicPath) pass without one, unless they present a
+// bearer token that does not authenticate; it answers the rest with
 // unauthorized, or a plain 401 when unauthorized is nil. It is
 // kube-apiserver's own authentication filter, so that the request loses
 // its Authorization header and front proxy headers once authenticated,
@@ -164,13 +165,23 @@ func (a *Authenticator) Middleware(next http.Handler, unauthorized func(http.Res
 		}
 	}
 	failed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if IsPublicPath(r.URL.Path) {
+		if IsPublicPath(r.URL.Path) && !a.refusesToken(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		unauthorized(w, r)
 	})
 	return endpointsfilters.WithAuthentication(next, authenticator.RequestFunc(a.authenticate), failed, nil, nil)
+}
+
+// refusesToken tells whether r presents a bearer token that does not
+// authenticate (asked again of a refused request, so only those pay).
+func (a *Authenticator) refusesToken(r *http.Request) bool {
+	if a.tokens == nil {
+		return false
+	}
+	_, _, err := a.tokens.AuthenticateRequest(r)
+	return err != nil
 }
 
 // authenticate answers who made a request, as kube-apiserver's
