@@ -102,7 +102,9 @@ func (c Chain) validate(ctx context.Context, a *Attributes) error {
 // apiserver_admission_step_admission_duration_seconds, by step, operation
 // and whether the step refused the write.
 func observeStep(ctx context.Context, start time.Time, err error, op Operation, step string) {
-	admissionmetrics.Metrics.ObserveAdmissionStep(ctx, time.Since(start), err != nil, operationAttributes[op], step)
+	if attrs, ok := operationAttributes[op]; ok {
+		admissionmetrics.Metrics.ObserveAdmissionStep(ctx, time.Since(start), err != nil, attrs, step)
+	}
 }
 
 // operationAttributes are attributes of each operation alone: the step
