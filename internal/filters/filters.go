@@ -84,7 +84,8 @@ func Chain(handler http.Handler, cfg Config) http.Handler {
 	}
 	h = withImpersonation(h, cfg.Authorizer)
 	h = endpointsfilters.WithAudit(h, cfg.Audit.Sink, cfg.Audit.Policy, LongRunning)
-	failed := endpointsfilters.WithFailedAuthenticationAudit(http.HandlerFunc(unauthorized), cfg.Audit.Sink, cfg.Audit.Policy)
+	// kube's 401, which also closes an HTTP/2 connection after it.
+	failed := endpointsfilters.WithFailedAuthenticationAudit(endpointsfilters.Unauthorized(codecs.Factory), cfg.Audit.Sink, cfg.Audit.Policy)
 	h = cfg.Authenticator.Middleware(h, failed.ServeHTTP)
 	// The latency trackers (kube's filter) note the time spent queued and
 	// in webhooks, which the request's SLI duration leaves out.
@@ -222,11 +223,6 @@ func selectors(r *http.Request, info *request.Info) (label, field string) {
 		return q.Get("labelSelector"), q.Get("fieldSelector")
 	}
 	return "", ""
-}
-
-// unauthorized answers a request without valid credentials.
-func unauthorized(w http.ResponseWriter, r *http.Request) {
-	respond.Error(w, r, apierrors.NewUnauthorized("Unauthorized"))
 }
 
 // authorize refuses what the user may not do with kube-apiserver's 403,
