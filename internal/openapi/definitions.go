@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 	aggregatoropenapi "k8s.io/kube-aggregator/pkg/generated/openapi"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -123,6 +124,8 @@ var builtin = sync.OnceValue(func() *defSet {
 	}
 	// The body of every PATCH, which is no kind.
 	b.ref(reflect.TypeFor[metav1.Patch]())
+	// The answer of /version, which is no kind either.
+	b.ref(reflect.TypeFor[version.Info]())
 	b.addUntyped(reg)
 	types := map[string]reflect.Type{}
 	for t, name := range b.names {
@@ -136,6 +139,9 @@ var builtin = sync.OnceValue(func() *defSet {
 	}
 	return &defSet{v2: b.defs, v3: b.v3, byGVK: b.byGVK, types: types, names: b.names, own: own}
 })
+
+// versionInfoDefinition is the definition of what /version answers.
+const versionInfoDefinition = "io.k8s.apimachinery.pkg.version.Info"
 
 // Definitions returns the schema definitions (OpenAPI v2 style) of every
 // built-in kind kapi serves and every type they reference, keyed by

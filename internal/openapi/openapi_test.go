@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -675,5 +676,58 @@ func TestPodLog(t *testing.T) {
 	ok := logPath.Get.Responses["200"].Content
 	if ok["text/plain"].Schema["type"] != "string" || ok["application/json"].Schema["type"] != "string" {
 		t.Errorf("pods/log answers: %v", ok)
+	}
+}
+
+// TestPathsOutsideGroups checks the paths kube-apiserver describes outside
+// its groups: /version (with the definition of its answer) and the
+// service account issuer's OpenID documents, in v2 and in v3 documents of
+// their own.
+func TestPathsOutsideGroups(t *testing.T) {
+	h := NewHandler(resources.NewBuiltin(), "v1.37.2")
+	var v2 spec.Swagger
+	if err := json.Unmarshal(get(t, h, "/openapi/v2", "application/json").Body.Bytes(), &v2); err != nil {
+		t.Fatal(err)
+	}
+	version := v2.Paths.Paths["/version/"].Get
+	if version == nil || version.ID != "getCodeVersion" || !slices.Equal(version.Consumes, []string{"application/json"}) ||
+		version.Responses.StatusCodeResponses[200].Schema.Ref.String() != "#/definitions/"+versionInfoDefinition {
+		t.Errorf("/version/: %+v", version)
+	}
+	if info := v2.Definitions[versionInfoDefinition]; !slices.Contains(info.Required, "gitVersion") || info.Properties["emulationMinor"].Description == "" {
+		t.Errorf("%s: %+v", versionInfoDefinition, info)
+	}
+	jwks := v2.Paths.Paths["/openid/v1/jwks/"].Get
+	if jwks == nil || jwks.Consumes != nil || !slices.Equal(jwks.Produces, []string{"application/jwk-set+json"}) ||
+		jwks.Responses.StatusCodeResponses[200].Schema.Type[0] != "string" {
+		t.Errorf("/openid/v1/jwks/: %+v", jwks)
+	}
+	if oidc := v2.Paths.Paths["/.well-known/openid-configuration/"].Get; oidc == nil || oidc.ID != "getServiceAccountIssuerOpenIDConfiguration" {
+		t.Errorf("/.well-known/openid-configuration/: %+v", oidc)
+	}
+	if api := v2.Paths.Paths["/api/"].Get; api == nil || !slices.Equal(api.Consumes, discoveryMediaTypes) {
+		t.Errorf("/api/: %+v", api)
+	}
+
+	var index struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(get(t, h, "/openapi/v3", "").Body.Bytes(), &index); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"version": "/version/", ".well-known/openid-configuration": "/.well-known/openid-configuration/", "openid/v1/jwks": "/openid/v1/jwks/"} {
+		var doc struct {
+			Paths      map[string]any `json:"paths"`
+			Components map[string]any `json:"components"`
+		}
+		if err := json.Unmarshal(get(t, h, index.Paths[key].ServerRelativeURL, "application/json").Body.Bytes(), &doc); err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		_, hasSchemas := doc.Components["schemas"]
+		if len(doc.Paths) != 1 || doc.Paths[want] == nil || hasSchemas != (key == "version") {
+			t.Errorf("v3 %s: %v", key, doc)
+		}
 	}
 }

@@ -35,11 +35,13 @@ type operation struct {
 	action      string // x-kubernetes-action; "" for discovery
 	gvk         *schema.GroupVersionKind
 	params      []param
-	body        string   // request body definition name
-	consumes    []string // request body media types
-	produces    []string
-	responses   []response
-	tag         string
+	body        string // request body definition name
+	// consumes are the request body's media types: "*/*" when nil, none
+	// when noConsumes.
+	consumes  []string
+	produces  []string
+	responses []response
+	tag       string
 }
 
 type pathItem struct {
@@ -47,6 +49,10 @@ type pathItem struct {
 	params []param
 	ops    []*operation
 }
+
+// noConsumes is the consumes of an operation whose description names no
+// media type for its request.
+var noConsumes = []string{}
 
 // Media types kapi reads and writes.
 var (
@@ -191,7 +197,7 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 	if !custom {
 		item(prefix + "/").ops = []*operation{{
 			method: "get", id: "get" + idPrefix + "APIResources", description: "get available resources",
-			produces: typedMediaTypes, responses: typedOK("io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList"), tag: tag,
+			consumes: discoveryMediaTypes, produces: discoveryMediaTypes, responses: typedOK("io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList"), tag: tag,
 		}}
 	}
 
@@ -498,18 +504,31 @@ func builtinGroup(versions []resources.VersionResources) bool {
 	return false
 }
 
-// rootPaths describes the discovery paths of the API roots and groups.
+// discoveryMediaTypes are those discovery documents are served in.
+var discoveryMediaTypes = []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
+
+// rootPaths describes the paths outside the group-versions: the discovery
+// paths of the API roots and groups, the version and the service account
+// issuer's OpenID documents.
 func rootPaths(reg *resources.Registry) map[string][]*pathItem {
-	discovery := func(path, id, description, def, tag string) *pathItem {
+	get := func(path, id, description, def, tag string, consumes, produces []string) *pathItem {
 		return &pathItem{path: path, ops: []*operation{{
 			method: "get", id: id, description: description, tag: tag,
-			produces:  []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"},
-			responses: []response{{200, "OK", def}},
+			consumes: consumes, produces: produces, responses: []response{{200, "OK", def}},
 		}}}
 	}
+	discovery := func(path, id, description, def, tag string) *pathItem {
+		return get(path, id, description, def, tag, discoveryMediaTypes, discoveryMediaTypes)
+	}
+	json := []string{"application/json"}
 	out := map[string][]*pathItem{
-		"api":  {discovery("/api/", "getCoreAPIVersions", "get available API versions", "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions", "core")},
-		"apis": {discovery("/apis/", "getAPIVersions", "get available API versions", "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList", "apis")},
+		"api":     {discovery("/api/", "getCoreAPIVersions", "get available API versions", "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions", "core")},
+		"apis":    {discovery("/apis/", "getAPIVersions", "get available API versions", "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList", "apis")},
+		"version": {get("/version/", "getCodeVersion", "get the version information for this server", versionInfoDefinition, "version", json, json)},
+		".well-known/openid-configuration": {get("/.well-known/openid-configuration/", "getServiceAccountIssuerOpenIDConfiguration",
+			"get service account issuer OpenID configuration, also known as the 'OIDC discovery doc'", "", "WellKnown", noConsumes, json)},
+		"openid/v1/jwks": {get("/openid/v1/jwks/", "getServiceAccountIssuerOpenIDKeyset",
+			"get service account issuer OpenID JSON Web Key Set (contains public token verification keys)", "", "openid", noConsumes, []string{"application/jwk-set+json"})},
 	}
 	for _, g := range reg.Groups() {
 		if g.Group == "" || !builtinGroup(g.Versions) {

@@ -239,16 +239,17 @@ func (d *defSet) v3Document(items []*pathItem, version string, gv *schema.GroupV
 			schemas[name] = narrowKinds(schemas[name], gv)
 		}
 	}
+	components := object{"securitySchemes": object{"BearerToken": object{
+		"type": "apiKey", "description": "Bearer Token authentication", "name": "authorization", "in": "header",
+	}}}
+	if len(schemas) > 0 {
+		components["schemas"] = schemas
+	}
 	return object{
-		"openapi": "3.0.0",
-		"info":    object{"title": "Kubernetes", "version": infoVersion(version)},
-		"paths":   paths,
-		"components": object{
-			"schemas": schemas,
-			"securitySchemes": object{"BearerToken": object{
-				"type": "apiKey", "description": "Bearer Token authentication", "name": "authorization", "in": "header",
-			}},
-		},
+		"openapi":    "3.0.0",
+		"info":       object{"title": "Kubernetes", "version": infoVersion(version)},
+		"paths":      paths,
+		"components": components,
 	}
 }
 
@@ -333,9 +334,12 @@ func (d *defSet) v2Document(items []*pathItem, version string) object {
 					body["required"] = true
 				}
 				ps = append([]interface{}{body}, ps...)
-				op["consumes"] = o.consumes
-			} else {
+			}
+			switch {
+			case o.consumes == nil:
 				op["consumes"] = []string{"*/*"}
+			case len(o.consumes) > 0:
+				op["consumes"] = o.consumes
 			}
 			if len(ps) > 0 {
 				op["parameters"] = share(ps)
