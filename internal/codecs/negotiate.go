@@ -21,8 +21,8 @@ type mediaRange struct {
 }
 
 // parseAccept splits an Accept header into clauses ordered by preference:
-// higher q first, the header's order among equals. Unparseable clauses and
-// those with q=0 are dropped.
+// higher q first, the header's order among equals. Unparseable clauses are
+// dropped.
 func parseAccept(header string) []mediaRange {
 	var out []mediaRange
 	for _, clause := range strings.Split(header, ",") {
@@ -47,13 +47,12 @@ func parseAccept(header string) []mediaRange {
 		}
 		q := 1.0
 		if v, ok := params["q"]; ok {
-			if q, err = strconv.ParseFloat(v, 64); err != nil || q < 0 || q > 1 {
-				continue
+			// As kube-apiserver's parser: a q that does not parse is 0,
+			// and a clause of q=0 is the least preferred, not refused.
+			if q, err = strconv.ParseFloat(v, 64); err != nil {
+				q = 0
 			}
 			delete(params, "q")
-		}
-		if q == 0 {
-			continue
 		}
 		out = append(out, mediaRange{mediaType: raw, params: params, q: q})
 	}
@@ -61,21 +60,28 @@ func parseAccept(header string) []mediaRange {
 	return out
 }
 
-// routeAccepts reports whether any media type of an Accept header (its
-// parameters, q=0 among them, ignored) is one of mediaTypes or */*: the
-// check kube-apiserver's router (go-restful) makes before a handler runs.
-// A header of no media types, such as ",,", accepts nothing.
-func routeAccepts(header string, mediaTypes []string) bool {
+// CheckRoute is the check kube-apiserver's router (go-restful) makes of a
+// request to one of its routes before any handler runs: some media type of
+// the Accept header (its parameters, q=0 among them, ignored) is one the
+// route produces, or */*. No Accept header accepts anything; a header of
+// no media types, such as ",,", accepts nothing. Endpoints kube-apiserver
+// serves outside its router (a group's discovery, custom resources) make
+// no such check: they also take media ranges such as application/*.
+func CheckRoute(r *http.Request, produces []string) error {
+	header := r.Header.Get("Accept")
+	if strings.TrimSpace(header) == "" {
+		return nil
+	}
 	for rest, more := header, true; more; {
 		var clause string
 		clause, rest, more = strings.Cut(rest, ",")
 		mediaType, _, _ := strings.Cut(clause, ";")
 		mediaType = strings.TrimSpace(mediaType)
-		if mediaType == "*/*" || slices.Contains(mediaTypes, mediaType) {
-			return true
+		if mediaType == "*/*" || slices.Contains(produces, mediaType) {
+			return nil
 		}
 	}
-	return false
+	return notAcceptableAtRoute(produces)
 }
 
 // NegotiateOutput chooses the serializer for the response to r among infos
@@ -97,27 +103,10 @@ type Conversion struct {
 // accepts its conversion in that media type. The zero Conversion means the
 // object itself.
 func NegotiateOutputConversion(r *http.Request, infos []runtime.SerializerInfo, allowed func(Conversion, string) bool) (runtime.SerializerInfo, Conversion, error) {
-	return negotiate(r, infos, allowed, true)
-}
-
-// NegotiateOutputUnrouted is NegotiateOutput for the endpoints
-// kube-apiserver serves outside its router (/apis and a group's
-// discovery): they take a media range (application/*) and refuse what
-// they do not serve with the handler's 406, not the router's.
-func NegotiateOutputUnrouted(r *http.Request, infos []runtime.SerializerInfo) (runtime.SerializerInfo, error) {
-	info, _, err := negotiate(r, infos, nil, false)
-	return info, err
-}
-
-func negotiate(r *http.Request, infos []runtime.SerializerInfo, allowed func(Conversion, string) bool, routed bool) (runtime.SerializerInfo, Conversion, error) {
 	header := r.Header.Get("Accept")
 	clauses := parseAccept(header)
 	if strings.TrimSpace(header) == "" {
 		return infos[0], Conversion{}, nil
-	}
-	types := mediaTypes(infos)
-	if routed && !routeAccepts(header, types) {
-		return runtime.SerializerInfo{}, Conversion{}, notAcceptableAtRoute(types)
 	}
 	for _, c := range clauses {
 		conv := Conversion{Group: c.params["g"], Version: c.params["v"], As: c.params["as"]}
@@ -133,7 +122,7 @@ func negotiate(r *http.Request, infos []runtime.SerializerInfo, allowed func(Con
 			}
 		}
 	}
-	return runtime.SerializerInfo{}, Conversion{}, NotAcceptable(types)
+	return runtime.SerializerInfo{}, Conversion{}, NotAcceptable(MediaTypes(infos))
 }
 
 // inRange reports whether mediaType is in the range "type/*".
@@ -158,7 +147,8 @@ func hasConversion(params map[string]string) bool {
 	return as
 }
 
-func mediaTypes(infos []runtime.SerializerInfo) []string {
+// MediaTypes lists the media types of infos.
+func MediaTypes(infos []runtime.SerializerInfo) []string {
 	out := make([]string, len(infos))
 	for i, info := range infos {
 		out[i] = info.MediaType
@@ -180,7 +170,7 @@ func NegotiateInput(contentType string, infos []runtime.SerializerInfo) (runtime
 			}
 		}
 	}
-	return runtime.SerializerInfo{}, UnsupportedMediaType(mediaTypes(infos))
+	return runtime.SerializerInfo{}, UnsupportedMediaType(MediaTypes(infos))
 }
 
 // StatusError is an error that carries the Status a client should see.
@@ -203,8 +193,10 @@ func NotAcceptable(types []string) error {
 // notAcceptableAtRoute is the 406 kube-apiserver's router answers when no
 // Accept clause names a media type of the endpoint at all.
 func notAcceptableAtRoute(types []string) error {
-	return failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+	err := failure(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 		fmt.Sprintf("406: Not Acceptable\n\nAvailable representations: %s", strings.Join(types, ", ")))
+	err.ErrStatus.Details = &metav1.StatusDetails{}
+	return err
 }
 
 // UnsupportedMediaTypeAtRoute is the 415 kube-apiserver's router answers

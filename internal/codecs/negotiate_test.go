@@ -39,12 +39,12 @@ func requestAccepting(accept string) *http.Request {
 // is also kube-apiserver's with CBOR serving on: JSON (the default), YAML,
 // protobuf, CBOR.
 func TestSupportedMediaTypes(t *testing.T) {
-	got := mediaTypes(Factory.SupportedMediaTypes())
+	got := MediaTypes(Factory.SupportedMediaTypes())
 	want := []string{jsonType, yamlType, protobufType, "application/cbor"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("SupportedMediaTypes() = %v, want %v", got, want)
 	}
-	got = mediaTypes(UnstructuredSerializers)
+	got = MediaTypes(UnstructuredSerializers)
 	if strings.Join(got, ",") != jsonType+","+yamlType+",application/cbor" {
 		t.Fatalf("UnstructuredSerializers = %v, want JSON, YAML and CBOR", got)
 	}
@@ -52,8 +52,7 @@ func TestSupportedMediaTypes(t *testing.T) {
 
 func TestNegotiateOutput(t *testing.T) {
 	infos := Factory.SupportedMediaTypes()
-	all := strings.Join(mediaTypes(infos), ", ")
-	routeMsg := "406: Not Acceptable\n\nAvailable representations: " + all
+	all := strings.Join(MediaTypes(infos), ", ")
 	handlerMsg := "only the following media types are accepted: " + all
 
 	tests := []struct {
@@ -83,17 +82,18 @@ func TestNegotiateOutput(t *testing.T) {
 		{name: "spaces around clause parameters", accept: "application/json ; q=0.5", want: jsonType},
 		{name: "tab between clauses", accept: "application/json,\tapplication/yaml", want: jsonType},
 
-		// application/* is not a wildcard at kube-apiserver's router.
-		{name: "application/* alone", accept: "application/*", msg: routeMsg},
-		{name: "application/* and text/*", accept: "application/*, text/*", msg: routeMsg},
+		// Outside kube-apiserver's router (CheckRoute, below) media
+		// ranges are taken.
+		{name: "application/* alone", accept: "application/*", want: jsonType},
+		{name: "application/* and text/*", accept: "application/*, text/*", want: jsonType},
 		// media types are compared case-sensitively.
-		{name: "upper-case json", accept: "Application/JSON", msg: routeMsg},
-		{name: "upper-case yaml", accept: "APPLICATION/YAML", msg: routeMsg},
+		{name: "upper-case json", accept: "Application/JSON", msg: handlerMsg},
+		{name: "upper-case yaml", accept: "APPLICATION/YAML", msg: handlerMsg},
 		{name: "upper-case then json", accept: "Application/JSON, application/json", want: jsonType},
-		{name: "text/plain", accept: "text/plain", msg: routeMsg},
-		{name: "text/html and image/png", accept: "text/html, image/png;q=0.5", msg: routeMsg},
-		{name: "garbage", accept: "garbage", msg: routeMsg},
-		{name: "bare star", accept: "*", msg: routeMsg},
+		{name: "text/plain", accept: "text/plain", msg: handlerMsg},
+		{name: "text/html and image/png", accept: "text/html, image/png;q=0.5", msg: handlerMsg},
+		{name: "garbage", accept: "garbage", msg: handlerMsg},
+		{name: "bare star", accept: "*", msg: handlerMsg},
 
 		// as=Table and other conversions are not served yet.
 		{name: "table then json", accept: "application/json;as=Table;g=meta.k8s.io;v=v1, application/json", want: jsonType},
@@ -102,9 +102,11 @@ func TestNegotiateOutput(t *testing.T) {
 		{name: "table alone", accept: "application/json;as=Table;g=meta.k8s.io;v=v1", msg: handlerMsg},
 		{name: "partial metadata alone", accept: "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", msg: handlerMsg},
 		{name: "protobuf table alone", accept: "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", msg: handlerMsg},
-		// q=0 means "not acceptable" (RFC 9110); the router still matches the type.
-		{name: "json q=0", accept: "application/json;q=0", msg: handlerMsg},
+		// kube-apiserver takes a clause of q=0 as the least preferred
+		// (RFC 9110 would refuse it).
+		{name: "json q=0", accept: "application/json;q=0", want: jsonType},
 		{name: "json q=0 then yaml", accept: "application/json;q=0, application/yaml", want: yamlType},
+		{name: "unknown then any q=0", accept: "image/png, */*;q=0", want: jsonType},
 
 		// kube-apiserver's router and goautoneg ignore a parameter without
 		// '=', so the clause still names application/json.
@@ -148,6 +150,52 @@ func TestNegotiateOutput(t *testing.T) {
 	}
 }
 
+// TestCheckRoute checks the Accept header as kube-apiserver's router
+// does before a built-in resource's handler runs.
+func TestCheckRoute(t *testing.T) {
+	produces := []string{jsonType, yamlType, protobufType, "application/json;stream=watch"}
+	routeMsg := "406: Not Acceptable\n\nAvailable representations: " + strings.Join(produces, ", ")
+	for _, tc := range []struct {
+		accept string
+		ok     bool
+	}{
+		{"", true},
+		{"*/*", true},
+		{"application/json", true},
+		{"application/json;as=Table;g=meta.k8s.io;v=v1", true},
+		{"application/json;q=0", true},
+		{"text/plain, application/yaml", true},
+		{"image/png, */*;q=0", true},
+		// application/* is not a wildcard at the router.
+		{"application/*", false},
+		{"application/*, text/*", false},
+		// media types are compared case-sensitively.
+		{"Application/JSON", false},
+		{"APPLICATION/YAML", false},
+		{"text/plain", false},
+		{"text/html, image/png;q=0.5", false},
+		{"garbage", false},
+		{"*", false},
+		{",,", false},
+	} {
+		err := CheckRoute(requestAccepting(tc.accept), produces)
+		if tc.ok {
+			if err != nil {
+				t.Errorf("CheckRoute(%q): %v", tc.accept, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("CheckRoute(%q) passed, want a 406", tc.accept)
+			continue
+		}
+		// The router's Status carries empty details.
+		if s := statusOf(t, err); s.Code != http.StatusNotAcceptable || s.Reason != metav1.StatusReasonNotAcceptable || s.Message != routeMsg || s.Details == nil {
+			t.Errorf("CheckRoute(%q) = %+v, want 406 %q with details", tc.accept, s, routeMsg)
+		}
+	}
+}
+
 // TestNegotiateOutputUnstructured checks that the serializers of custom
 // resources, which have no protobuf, refuse it and list only their own.
 func TestNegotiateOutputUnstructured(t *testing.T) {
@@ -159,7 +207,7 @@ func TestNegotiateOutputUnstructured(t *testing.T) {
 		{accept: "*/*", want: jsonType},
 		{accept: "application/yaml", want: yamlType},
 		{accept: "application/vnd.kubernetes.protobuf, application/json", want: jsonType},
-		{accept: "application/vnd.kubernetes.protobuf", msg: "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/cbor"},
+		{accept: "application/vnd.kubernetes.protobuf", msg: "only the following media types are accepted: application/json, application/yaml, application/cbor"},
 		{accept: "application/json;as=Table;g=meta.k8s.io;v=v1", msg: "only the following media types are accepted: application/json, application/yaml, application/cbor"},
 	} {
 		got, err := NegotiateOutput(requestAccepting(tc.accept), infos)
@@ -181,7 +229,7 @@ func TestNegotiateOutputUnstructured(t *testing.T) {
 
 func TestNegotiateInput(t *testing.T) {
 	infos := Factory.SupportedMediaTypes()
-	unsupported := "the body of the request was in an unknown format - accepted media types include: " + strings.Join(mediaTypes(infos), ", ")
+	unsupported := "the body of the request was in an unknown format - accepted media types include: " + strings.Join(MediaTypes(infos), ", ")
 	tests := []struct {
 		contentType string
 		want        string // empty means a 415
@@ -292,10 +340,13 @@ func TestParseAccept(t *testing.T) {
 		{"application/yaml;q=0.5, application/json", []string{jsonType, yamlType}},
 		{"a/b;q=0.5, c/d;q=0.5, e/f", []string{"e/f", "a/b", "c/d"}},
 		{"Application/JSON", []string{"Application/JSON"}},
-		{"application/json;q=0", nil},
-		{"application/json;q=2", nil},
-		{"application/json;q=-1", nil},
-		{"application/json;q=abc", nil},
+		// As kube-apiserver's parser: every q is kept, one that does not
+		// parse as 0.
+		{"application/json;q=0", []string{jsonType}},
+		{"application/json;q=2", []string{jsonType}},
+		{"application/json;q=-1", []string{jsonType}},
+		{"application/json;q=abc", []string{jsonType}},
+		{"application/yaml;q=0, application/json;q=abc, application/vnd.kubernetes.protobuf;q=0.1", []string{protobufType, yamlType, jsonType}},
 		{"application/json;q=0.001", []string{jsonType}},
 	}
 	for _, tc := range tests {
@@ -329,9 +380,6 @@ func FuzzParseAccept(f *testing.F) {
 	infos := Factory.SupportedMediaTypes()
 	f.Fuzz(func(t *testing.T, header string) {
 		for _, c := range parseAccept(header) {
-			if c.q <= 0 || c.q > 1 {
-				t.Fatalf("parseAccept(%q) kept q=%v", header, c.q)
-			}
 			if c.mediaType == "" {
 				t.Fatalf("parseAccept(%q) kept an empty media type", header)
 			}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	clientopenapi "k8s.io/client-go/openapi"
 
+	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/openapi"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -161,6 +162,12 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), req.Verb)) // apiextensions' handler's
 		}
 		return
+	}
+	if store.Typed() && store.Backend().Hooks.Streams[req.Subresource] == nil {
+		if err := checkRoute(r, req, store); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	if isWrite(req.Verb) {
 		// As kube-apiserver, a write whose answer the client cannot take
@@ -331,4 +338,23 @@ func fromStorage(store *registry.Store, items []runtime.Object) ([]runtime.Objec
 		out[i] = converted
 	}
 	return out, nil
+}
+
+// checkRoute makes the checks kube-apiserver's router makes of a request
+// to a built-in resource before any handler runs: a patch's media type
+// (415), then the Accept header against what the route produces (406).
+// A collection's GET route also streams watch events; the routes of
+// streams (pods/log) produce media types of their own, and custom
+// resources are served outside the router.
+func checkRoute(r *http.Request, req *request.Info, store *registry.Store) error {
+	if req.Verb == "patch" {
+		if _, err := negotiatePatchType(r, store); err != nil {
+			return err
+		}
+	}
+	produces := codecs.MediaTypes(store.Serializers())
+	if req.Verb == "list" || req.Verb == "watch" {
+		produces = append(produces, watchMediaTypes(store)...)
+	}
+	return codecs.CheckRoute(r, produces)
 }

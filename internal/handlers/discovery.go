@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,13 @@ type discovery struct {
 type document struct {
 	obj  runtime.Object
 	json []byte
+	// routed says whether kube-apiserver serves the document by its
+	// router, for GET only and refusing media types it does not produce
+	// with the router's own 406 (/api, a group-version of built-in
+	// resources), or outside it for any method (/apis, a group, and a
+	// group-version of custom resources alone, which apiextensions
+	// serves).
+	routed bool
 }
 
 func newDocument(obj runtime.Object) *document { return &document{obj: obj, json: mustJSON(obj)} }
@@ -45,7 +53,9 @@ func newDiscovery(reg *resources.Registry, _ string) *discovery {
 		for _, v := range g.Versions {
 			gv := metav1.GroupVersionForDiscovery{GroupVersion: groupVersion(g.Group, v.Version), Version: v.Version}
 			group.Versions = append(group.Versions, gv)
-			d.groupVersion[gv.GroupVersion] = newDocument(resourceList(g.Group, gv.GroupVersion, v.Resources))
+			doc := newDocument(resourceList(g.Group, gv.GroupVersion, v.Resources))
+			doc.routed = slices.ContainsFunc(v.Resources, kubeOwnKind)
+			d.groupVersion[gv.GroupVersion] = doc
 			aggregated.Versions = append(aggregated.Versions, aggregatedVersion(v))
 		}
 		group.PreferredVersion = group.Versions[0]
@@ -64,6 +74,11 @@ func newDiscovery(reg *resources.Registry, _ string) *discovery {
 	d.aggregatedCore = NewAggregatedDocument(core)
 	d.aggregatedAPIs = NewAggregatedDocument(apis)
 	return d
+}
+
+// kubeOwnKind reports whether info is a kind of kube-apiserver's own.
+func kubeOwnKind(info *resources.Info) bool {
+	return codecs.Scheme.Recognizes(info.GroupVersionKind())
 }
 
 func groupVersion(group, version string) string {
@@ -164,7 +179,7 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 	)
 	switch {
 	case req.Prefix == "api" && req.Version == "":
-		doc, aggregated = &document{obj: legacyCore(r)}, d.aggregatedCore
+		doc, aggregated = &document{obj: legacyCore(r), routed: true}, d.aggregatedCore
 	case req.Prefix == "apis" && req.Group == "":
 		doc = d.legacyGroups
 		// As kube-apiserver's, /apis/ is not aggregated discovery's.
@@ -188,11 +203,7 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 		http.NotFound(w, r) // no route of kube-apiserver's: its mux answers
 		return
 	}
-	// /api and a group-version's document are routes of kube-apiserver's
-	// router, for GET only; /apis and a group's are served by its
-	// aggregator for any method.
-	routed := req.Prefix == "api" || req.Version != ""
-	if r.Method != http.MethodGet && routed {
+	if r.Method != http.MethodGet && doc.routed {
 		respond.ErrorIn(w, r, errMethodNotAllowed, discoveryMedia)
 		return
 	}
@@ -202,7 +213,7 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 			return
 		}
 	}
-	WriteDiscovery(w, r, doc.obj, doc.json, routed)
+	WriteDiscovery(w, r, doc.obj, doc.json, doc.routed)
 }
 
 // legacyCore is the /api document; it names the address the client used.

@@ -38,18 +38,16 @@ var aggregatedMediaTypes = map[string]string{
 // WriteDiscovery writes a legacy discovery document (obj; data is its JSON
 // when already encoded) in the representation r negotiates. routed says
 // whether kube-apiserver serves it by its router, which refuses media
-// types it does not produce with its own 406 (/api, a group-version), or
-// outside it (/apis, a group).
+// types it does not produce with its own 406, or outside it (see
+// document.routed).
 func WriteDiscovery(w http.ResponseWriter, r *http.Request, obj runtime.Object, data []byte, routed bool) {
-	var (
-		info runtime.SerializerInfo
-		err  error
-	)
 	if routed {
-		info, err = codecs.NegotiateOutput(r, discoveryMedia)
-	} else {
-		info, err = codecs.NegotiateOutputUnrouted(r, discoveryMedia)
+		if err := codecs.CheckRoute(r, codecs.MediaTypes(discoveryMedia)); err != nil {
+			respond.ErrorIn(w, r, err, discoveryMedia)
+			return
+		}
 	}
+	info, err := codecs.NegotiateOutput(r, discoveryMedia)
 	if err != nil {
 		respond.ErrorIn(w, r, err, discoveryMedia)
 		return

@@ -176,6 +176,20 @@ func watchSerializers(store *registry.Store) []runtime.SerializerInfo {
 	return out
 }
 
+// watchMediaTypes are the media types a watch of store is streamed in, as
+// a collection's route names them.
+func watchMediaTypes(store *registry.Store) []string {
+	var out []string
+	for _, info := range watchSerializers(store) {
+		if info.MediaType == runtime.ContentTypeCBOR {
+			out = append(out, "application/cbor-seq")
+			continue
+		}
+		out = append(out, info.MediaType+";stream=watch")
+	}
+	return out
+}
+
 // watchContentType is the Content-Type of a watch response: JSON is sent
 // as plain JSON, other media types say that they are a stream.
 func watchContentType(mediaType string) string {
@@ -202,6 +216,13 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			return
 		}
 		defer a.watches.Add(-1)
+	}
+	// As kube-apiserver: the media type a read of the resource would be
+	// answered in is agreed on first, then the one among those that
+	// stream.
+	if _, err := negotiateRead(r, store.Serializers(), req.Verb); err != nil {
+		writeError(w, r, err)
+		return
 	}
 	streamable := watchSerializers(store)
 	target, err := negotiateRead(r, streamable, req.Verb)

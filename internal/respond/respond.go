@@ -57,7 +57,7 @@ func ErrorIn(w http.ResponseWriter, r *http.Request, err error, infos []runtime.
 	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(status.Details.RetryAfterSeconds)))
 	}
-	info, negErr := codecs.NegotiateOutputUnrouted(r, infos)
+	info, negErr := codecs.NegotiateOutput(r, infos)
 	status.SetGroupVersionKind(StatusGVK)
 	audit.LogResponseObject(r.Context(), status, StatusGVK.GroupVersion(), codecs.Factory)
 	if negErr != nil {

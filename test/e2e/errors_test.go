@@ -74,7 +74,8 @@ func TestErrorStatuses(t *testing.T) {
 			code: 404, reason: metav1.StatusReasonNotFound, message: "the server could not find the requested resource"},
 		{name: "not acceptable", method: "GET", path: cmPath, accept: "text/plain",
 			code: 406, reason: metav1.StatusReasonNotAcceptable,
-			message: "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor"},
+			message: "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor, " +
+				"application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor-seq"},
 		{name: "application/* is no wildcard", method: "GET", path: cmPath, accept: "application/*",
 			code: 406, reason: metav1.StatusReasonNotAcceptable, message: "406: Not Acceptable", prefix: true},
 		{name: "unsupported media type", method: "POST", path: cmPath, contentType: "text/plain", body: `x`,

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 )
 
 // answer is what a raw request got.
@@ -120,6 +122,66 @@ func TestDiscoveryNegotiatesAsKube(t *testing.T) {
 	}
 	if _, resources, err := d.ServerGroupsAndResources(); err != nil || len(resources) < 20 {
 		t.Errorf("protobuf discovery: %d group-versions, %v", len(resources), err)
+	}
+}
+
+// TestResourcesNegotiateAsKube: a built-in resource's route refuses an
+// Accept header naming none of its media types before its handler runs,
+// with the router's Status (a collection's route also names the watch
+// streams); custom resources and their group-version's discovery, which
+// kube-apiserver serves outside its router, take media ranges and refuse
+// with the handler's words; a watch agrees on the read's media type before
+// the stream's, as kube-apiserver 1.37 answers.
+func TestResourcesNegotiateAsKube(t *testing.T) {
+	k := startKapi(t)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "configmap", "nego")
+	typed := "application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor"
+	streams := "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor-seq"
+	const (
+		configMaps = "/api/v1/namespaces/default/configmaps"
+		widgetList = "/apis/example.com/v1/namespaces/default/widgets"
+	)
+	for _, c := range []struct{ method, path, accept, want string }{
+		{"GET", configMaps, "text/plain", "406: Not Acceptable\n\nAvailable representations: " + typed + ", " + streams},
+		{"GET", configMaps + "?watch=1", "application/*", "406: Not Acceptable\n\nAvailable representations: " + typed + ", " + streams},
+		{"GET", configMaps + "/nego", "text/plain", "406: Not Acceptable\n\nAvailable representations: " + typed},
+		{"DELETE", configMaps + "/nego", "text/plain", "406: Not Acceptable\n\nAvailable representations: " + typed},
+		{"GET", configMaps + "?watch=1", "application/json;as=Foo;g=meta.k8s.io;v=v1", "only the following media types are accepted: " + typed},
+		{"GET", configMaps + "?watch=1", "application/yaml", "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor;stream=watch"},
+		{"GET", widgetList, "text/plain", "only the following media types are accepted: application/json, application/yaml, application/cbor"},
+		{"GET", widgetList + "?watch=1", "application/vnd.kubernetes.protobuf", "only the following media types are accepted: application/json, application/yaml, application/cbor"},
+		{"GET", "/apis/example.com/v1", "text/plain", handlerRefusal},
+	} {
+		a := k.ask(t, c.method, c.path, "Accept", c.accept)
+		// The Status comes in the media type agreed on: JSON, YAML or
+		// protobuf (whose bytes hold the message as it is).
+		var status metav1.Status
+		if err := yaml.Unmarshal(a.body, &status); err != nil && bytes.Contains(a.body, []byte(c.want)) {
+			status.Message = c.want
+		}
+		router := strings.HasPrefix(c.want, "406: ")
+		if a.code != http.StatusNotAcceptable || status.Message != c.want || (status.Details != nil) != router {
+			t.Errorf("%s %s accepting %s: %d %q, details %v", c.method, c.path, c.accept, a.code, status.Message, status.Details)
+		}
+	}
+	// The router refuses before the handler: nothing is deleted.
+	if _, err := k.kubectl("get", "configmap", "nego"); err != nil {
+		t.Errorf("the refused delete deleted: %v", err)
+	}
+	for _, path := range []string{widgetList, "/apis/example.com/v1"} {
+		if a := k.ask(t, "GET", path, "Accept", "application/*"); a.code != 200 || a.head.Get("Content-Type") != "application/json" {
+			t.Errorf("%s accepting application/*: %d %s", path, a.code, a.head.Get("Content-Type"))
+		}
+	}
+	// kube-apiserver's parser takes q=0 as the least preferred.
+	if a := k.ask(t, "GET", configMaps, "Accept", "image/png, */*;q=0"); a.code != 200 || a.head.Get("Content-Type") != "application/json" {
+		t.Errorf("accepting */*;q=0: %d %s", a.code, a.head.Get("Content-Type"))
+	}
+	// A group-version of custom resources alone is served for any method,
+	// as apiextensions serves it.
+	if a := k.ask(t, "POST", "/apis/example.com/v1"); a.code != 200 || !bytes.Contains(a.body, []byte(`"kind":"APIResourceList"`)) {
+		t.Errorf("POST of a custom group-version's discovery: %d %.80s", a.code, a.body)
 	}
 }
 
