@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager"
 	kstorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/kapi-dev/kapi/internal/admission"
@@ -233,6 +234,13 @@ func (p *Pipeline) validateUpdate(ctx context.Context, store *registry.Store, op
 	w := registry.Write{Info: store.Info, Subresource: opts.Subresource, Namespace: attrs.Namespace, Name: attrs.Name, Verb: "update"}
 	next, err := strategyOf(store).Update(ctx, w, next, current)
 	if err != nil {
+		return nil, err
+	}
+	// As kube-apiserver's store: an update that changes nothing but the
+	// times of managed fields entries (a manager writing the fields it
+	// owns again, with a value admission or the strategy then puts back)
+	// keeps the old times, so that it writes nothing.
+	if next, err = fieldmanager.IgnoreManagedFieldsTimestampsTransformer(ctx, next, current); err != nil {
 		return nil, err
 	}
 	attrs.Object = next

@@ -940,3 +940,40 @@ func TestUpdatePreconditionsAsKube(t *testing.T) {
 		t.Errorf("an update at resourceVersion abc: %v", err)
 	}
 }
+
+// TestWriteThatChangesNothingKeepsTimes: a manager writing again the
+// fields it owns, with a value admission then puts back as it was, changes
+// nothing: kube-apiserver keeps its managed fields entry's time, so the
+// object is not written (same resourceVersion, no event).
+func TestWriteThatChangesNothingKeepsTimes(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	pods := k.clientset().CoreV1().Pods("default")
+	toleration := corev1.Toleration{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "same"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}, Tolerations: []corev1.Toleration{toleration}},
+	}
+	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{FieldManager: "creator"}); err != nil {
+		t.Fatal(err)
+	}
+	// The patch leaves out the tolerations DefaultTolerationSeconds added
+	// at creation; admission adds them again.
+	patch := []byte(`{"spec":{"tolerations":[{"key":"k","operator":"Exists","effect":"NoSchedule"}]}}`)
+	first, err := pods.Patch(ctx, "same", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "patcher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // managed fields' times are in seconds
+	again, err := pods.Patch(ctx, "same", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "patcher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ResourceVersion != first.ResourceVersion || len(again.Spec.Tolerations) != 3 {
+		t.Errorf("the same patch again: resourceVersion %s -> %s, tolerations %v", first.ResourceVersion, again.ResourceVersion, again.Spec.Tolerations)
+	}
+	for i, e := range again.ManagedFields {
+		if !e.Time.Equal(first.ManagedFields[i].Time) {
+			t.Errorf("%s's time went from %v to %v", e.Manager, first.ManagedFields[i].Time, e.Time)
+		}
+	}
+}
