@@ -124,8 +124,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	store := snap.Lookup(schema.GroupVersionResource{Group: req.Group, Version: req.Version, Resource: req.Resource})
-	if store == nil && !a.servesGroupVersion(snap, req) {
-		// No route of the group-version: kube-apiserver's mux answers.
+	if store == nil && !servesGroup(snap, req.Group) {
+		// No route of the group: kube-apiserver's mux answers.
 		http.NotFound(w, r)
 		return
 	}
@@ -249,14 +249,15 @@ var errMethodNotAllowed = &apierrors.StatusError{ErrStatus: metav1.Status{
 	Message: "the server does not allow this method on the requested resource", Details: &metav1.StatusDetails{},
 }}
 
-// servesGroupVersion reports whether a built-in resource is served in the
-// request's group-version: kube-apiserver's router has its routes, where
-// an unknown resource is a Status; custom resources' handler hands what it
-// does not serve to the mux.
-func (a *API) servesGroupVersion(snap *registry.Snapshot, req *request.Info) bool {
+// servesGroup reports whether kube-apiserver's router has routes under the
+// group's path (/api for the core group): those of its built-in
+// resources, in any version. A path under it that no route takes gets
+// the router's Status; one under a group of custom resources alone, the
+// mux's plain 404.
+func servesGroup(snap *registry.Snapshot, group string) bool {
 	for _, b := range snap.Backends() {
 		for _, store := range b.Stores {
-			if store.Typed() && store.Info.Group == req.Group && store.Info.Version == req.Version {
+			if store.Typed() && store.Info.Group == group {
 				return true
 			}
 		}

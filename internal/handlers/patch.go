@@ -85,9 +85,8 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			return nil, err
 		}
 		m := mustAccessor(obj)
-		if m.GetName() != req.Name {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf(
-				"the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.Name))
+		if err := checkName(m.GetName(), req.Name); err != nil {
+			return nil, err
 		}
 		return obj, matchNamespace(m, req, store)
 	})

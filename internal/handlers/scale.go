@@ -237,8 +237,8 @@ func (s scaleWrite) tracked(current, wanted *autoscalingv1.Scale) *autoscalingv1
 
 // checkScaleName refuses a Scale named otherwise than the URL's object.
 func checkScaleName(s *autoscalingv1.Scale, req *request.Info) (*autoscalingv1.Scale, error) {
-	if s.Name != req.Name {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, req.Name))
+	if err := checkName(s.Name, req.Name); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -73,9 +73,8 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, apierrors.NewBadRequest(err.Error()))
 		return
 	}
-	if m.GetName() != req.Name {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf(
-			"the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.Name)))
+	if err := checkName(m.GetName(), req.Name); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	if err := matchNamespace(m, req, store); err != nil {
@@ -101,4 +100,16 @@ func mustAccessor(obj runtime.Object) metav1.Object {
 		panic(fmt.Sprintf("object %T has no metadata: %v", obj, err)) // decoders only produce objects with metadata
 	}
 	return m
+}
+
+// checkName refuses an object written to the URL of another, with
+// kube-apiserver's words for one that names none.
+func checkName(name, urlName string) error {
+	if name == "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", urlName))
+	}
+	if name != urlName {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, urlName))
+	}
+	return nil
 }
