@@ -813,6 +813,12 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 	if got := k.mustKubectl("get", "service", "c", "-o", "jsonpath={.spec.internalTrafficPolicy}"); got != "" {
 		t.Errorf("an ExternalName Service shows internalTrafficPolicy %q", got)
 	}
+	// What it shows is what it holds: a write that changes nothing of it
+	// writes nothing.
+	before := k.mustKubectl("get", "service", "c", "-o", "jsonpath={.metadata.resourceVersion}")
+	if after := k.mustKubectl("patch", "service", "c", "--type=merge", "-p", `{"spec":{"externalName":"x.y"}}`, "-o", "jsonpath={.metadata.resourceVersion}"); after != before {
+		t.Errorf("a patch changing nothing of an ExternalName Service moved its resourceVersion from %s to %s", before, after)
+	}
 	// A strategic merge patch whose value has the wrong type is refused
 	// with the converter's words, as kube-apiserver refuses it.
 	if out, err := k.kubectl("patch", "service", "lb", "-p", `{"spec":{"healthCheckNodePort":"x"}}`); err == nil || !strings.Contains(out, `patch: Invalid value: "map[spec:map[healthCheckNodePort:x]]": unrecognized type: int32`) {
