@@ -18,6 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/pkg/apis/core/validation"
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -78,6 +81,10 @@ func (s *services) allocateService(ctx context.Context, obj runtime.Object, dry 
 	if !ok {
 		return func() {}, nil
 	}
+	syncClusterIPs(&svc.Spec)
+	if err := checkAddressFields(svc, nil); err != nil {
+		return nil, err
+	}
 	if err := s.allocateNodePorts(ctx, svc, nil); err != nil {
 		return nil, err
 	}
@@ -87,11 +94,7 @@ func (s *services) allocateService(ctx context.Context, obj runtime.Object, dry 
 func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, dry bool) (func(), error) {
 	noop := func() {}
 	spec := &svc.Spec
-	if spec.ClusterIP != "" && len(spec.ClusterIPs) == 0 {
-		// As kube's normalisation before allocating, whatever the type:
-		// validation then refuses the addresses of an ExternalName Service.
-		spec.ClusterIPs = []string{spec.ClusterIP}
-	}
+	syncClusterIPs(spec)
 	if spec.Type == corev1.ServiceTypeExternalName {
 		return noop, nil
 	}
@@ -136,6 +139,51 @@ func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, d
 		return noop, nil
 	}
 	return func() { s.releaseIP(context.WithoutCancel(ctx), svc, ip.String()) }, nil
+}
+
+// syncClusterIPs gives clusterIPs the clusterIP a client older than them
+// set alone, as kube's normalisation before allocating does, whatever the
+// type: validation then refuses the addresses of an ExternalName Service.
+func syncClusterIPs(spec *corev1.ServiceSpec) {
+	if spec.ClusterIP != "" && len(spec.ClusterIPs) == 0 {
+		spec.ClusterIPs = []string{spec.ClusterIP}
+	}
+}
+
+// checkAddressFields is kube's allocator's loose check of a Service's
+// address fields (clusterIP, clusterIPs, ipFamilies, ipFamilyPolicy)
+// before it allocates, with the family policy the allocator would take:
+// when it fails, its errors alone are the answer, before the strategy's
+// validation could add others.
+func checkAddressFields(svc, old *corev1.Service) error {
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return nil
+	}
+	after := &api.Service{}
+	if err := legacyscheme.Scheme.Convert(svc, after, nil); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	var before *api.Service
+	if old != nil {
+		before = &api.Service{}
+		if err := legacyscheme.Scheme.Convert(old, before, nil); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+	}
+	if after.Spec.IPFamilyPolicy == nil {
+		policy := api.IPFamilyPolicySingleStack
+		switch {
+		case before != nil && before.Spec.IPFamilyPolicy != nil:
+			policy = *before.Spec.IPFamilyPolicy
+		case after.Spec.ClusterIP == api.ClusterIPNone && len(after.Spec.Selector) == 0:
+			policy = api.IPFamilyPolicyRequireDualStack
+		}
+		after.Spec.IPFamilyPolicy = &policy
+	}
+	if errs := validation.ValidateServiceClusterIPsRelatedFields(after, before); len(errs) > 0 {
+		return apierrors.NewInvalid(api.Kind("Service"), svc.Name, errs)
+	}
+	return nil
 }
 
 // checkFamilies refuses, as kube's allocator does on a single-stack
@@ -384,6 +432,9 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 	}
 	patchAllocatedValues(svc, old)
 	normalizeClusterIPs(svc, old)
+	if err := checkAddressFields(svc, old); err != nil {
+		return nil, err
+	}
 	undo := noop
 	switch {
 	case svc.Spec.Type == corev1.ServiceTypeExternalName:

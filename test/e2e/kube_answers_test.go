@@ -809,6 +809,14 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 	if got := k.mustKubectl("get", "service", "headless", "-o", "jsonpath={.spec.clusterIP} {.spec.clusterIPs}"); got != `None ["None"]` {
 		t.Errorf("a headless Service patched with an empty clusterIP: %s", got)
 	}
+	// The allocator's check of the address fields answers alone, before
+	// the strategy's validation (which would also say the families may
+	// not change).
+	_, err = services.Patch(ctx, "c", types.MergePatchType, []byte(`{"spec":{"ipFamilies":["IPv6"]}}`), metav1.PatchOptions{})
+	if status, ok := err.(apierrors.APIStatus); !ok || status.Status().Details == nil || len(status.Status().Details.Causes) != 1 ||
+		!strings.Contains(err.Error(), "spec.clusterIPs[0]: Invalid value: ") || !strings.Contains(err.Error(), "expected an IPv6 value as indicated by `ipFamilies[0]`") {
+		t.Errorf("changing a Service's family: %v", err)
+	}
 	k.mustKubectl("patch", "service", "c", "--type=merge", "-p", `{"spec":{"type":"ExternalName","externalName":"x.y"}}`)
 	if got := k.mustKubectl("get", "service", "c", "-o", "jsonpath={.spec.internalTrafficPolicy}"); got != "" {
 		t.Errorf("an ExternalName Service shows internalTrafficPolicy %q", got)
