@@ -45,8 +45,11 @@ type tokenIssuer struct {
 	tokens  *auth.ServiceAccountTokens
 }
 
-// requestToken issues a token for the service account name.
-func (t *tokenIssuer) requestToken(ctx context.Context, namespace, name string, obj runtime.Object, _ bool) (runtime.Object, error) {
+// prepareRequest completes a request for a token of the service account
+// name as kube's TokenRequest storage does before validating admission:
+// the service account's name, namespace and UID, the API's audiences
+// when it names none, and its creation time.
+func (t *tokenIssuer) prepareRequest(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error) {
 	req, err := toInternalTokenRequest(obj)
 	if err != nil {
 		return nil, err
@@ -74,12 +77,33 @@ func (t *tokenIssuer) requestToken(ctx context.Context, namespace, name string, 
 	if len(req.UID) == 0 {
 		req.UID = sa.UID
 	}
-	now := time.Now()
-	req.CreationTimestamp = metav1.NewTime(now)
+	// Taken before the token is made, so that the expiration answered is
+	// no later than the token's.
+	req.CreationTimestamp = metav1.Now()
 	req.Status = authenticationapi.TokenRequestStatus{}
 	if errs := authenticationvalidation.ValidateTokenRequest(req); len(errs) != 0 {
 		return nil, apierrors.NewInvalid(tokenRequestKind.GroupKind(), "", errs)
 	}
+	out, err := toVersionedTokenRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	out.SetGroupVersionKind(tokenRequestKind) // what admission sees has its kind
+	return out, nil
+}
+
+// requestToken issues a token for the service account name, on a request
+// prepareRequest completed and validating admission let through.
+func (t *tokenIssuer) requestToken(ctx context.Context, namespace, name string, obj runtime.Object, _ bool) (runtime.Object, error) {
+	req, err := toInternalTokenRequest(obj)
+	if err != nil {
+		return nil, err
+	}
+	sa := &api.ServiceAccount{}
+	if err := t.objects.get(ctx, "serviceaccounts", namespace, name, sa); err != nil {
+		return nil, err
+	}
+	now := req.CreationTimestamp.Time
 	bound, err := t.boundObjects(ctx, req, namespace, name)
 	if err != nil {
 		return nil, err
@@ -103,6 +127,10 @@ func (t *tokenIssuer) requestToken(ctx context.Context, namespace, name string, 
 	if utilfeature.DefaultFeatureGate.Enabled(features.ServiceAccountTokenJTI) && len(sc.ID) > 0 {
 		audit.AddAuditAnnotation(ctx, serviceaccount.IssuedCredentialIDAuditAnnotationKey, authenticationtokenjwt.CredentialIDForJTI(sc.ID))
 	}
+	return toVersionedTokenRequest(req)
+}
+
+func toVersionedTokenRequest(req *authenticationapi.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	out := &authenticationv1.TokenRequest{}
 	if err := legacyscheme.Scheme.Convert(req, out, nil); err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -271,6 +299,9 @@ func tokenHooks(p *pipeline.Pipeline, tokens *auth.ServiceAccountTokens) map[sch
 	}
 	issuer := &tokenIssuer{objects: objectGetter{p}, tokens: tokens}
 	return map[schema.GroupResource]registry.Hooks{
-		{Resource: "serviceaccounts"}: {Actions: map[string]registry.Action{"token": issuer.requestToken}},
+		{Resource: "serviceaccounts"}: {
+			Actions:        map[string]registry.Action{"token": issuer.requestToken},
+			PrepareActions: map[string]registry.PrepareAction{"token": issuer.prepareRequest},
+		},
 	}
 }

@@ -346,7 +346,9 @@ func actionName(name string, m metav1.Object) string {
 
 // Act carries out a create that is an operation on other objects (a pod's
 // binding): its managed fields recorded as any create's, admitted as a
-// create of the sub-resource, then handed to the type's action. (An
+// create of the sub-resource (completed by the type between mutating and
+// validating admission, where it does so), then handed to the type's
+// action. (An
 // action that answers with the object it was given, as a token request
 // or a review does, answers with those managed fields, as in
 // kube-apiserver.)
@@ -370,8 +372,15 @@ func (p *Pipeline) Act(ctx context.Context, store, body *registry.Store, namespa
 	if err := p.admit(ctx, opts, attrs); err != nil {
 		return nil, err
 	}
+	if prepare := store.Backend().Hooks.PrepareActions[subresource]; prepare != nil {
+		var err error
+		if obj, err = prepare(ctx, namespace, name, attrs.Object); err != nil {
+			return nil, err
+		}
+		attrs.Object = obj
+	}
 	if err := p.validate(ctx, opts, attrs); err != nil {
 		return nil, err
 	}
-	return action(ctx, namespace, name, obj, dry)
+	return action(ctx, namespace, name, attrs.Object, dry)
 }

@@ -48,6 +48,12 @@ type Hooks struct {
 	// one, by sub-resource ("" for a resource that is only an action, such
 	// as bindings).
 	Actions map[string]Action
+	// PrepareActions complete an action's body, by sub-resource, between
+	// mutating and validating admission, as the type's kube-apiserver
+	// storage does before it calls validating admission (a TokenRequest
+	// gets its service account's name, namespace and UID, its audiences
+	// and its creation time).
+	PrepareActions map[string]PrepareAction
 	// OnRead runs on each object read from storage (and on a write's
 	// answer), after its defaults: what kube's storage of the type shows
 	// differently from what it stores (its decorator).
@@ -102,6 +108,9 @@ type Stream func(ctx context.Context, namespace, name string, query url.Values) 
 // It returns the object to answer with (a review with its status), or nil
 // for a success Status (a binding).
 type Action func(ctx context.Context, namespace, name string, obj runtime.Object, dryRun bool) (runtime.Object, error)
+
+// PrepareAction completes the body of an action on name, or refuses it.
+type PrepareAction func(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error)
 
 // Scale maps a type's objects to the autoscaling/v1 Scale of their scale
 // sub-resource and back.
