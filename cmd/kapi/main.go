@@ -129,6 +129,7 @@ func main() {
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise, SimulatedNodes: *simulatedNodes,
 		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,
 		ServiceAccountIssuer: *issuer, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,
+		Flags: flagValues(flags),
 	})
 	if err != nil {
 		fatal("starting failed", err)
@@ -160,6 +161,14 @@ func waitDone(srv *server.Server) <-chan struct{} {
 	ch := make(chan struct{})
 	go func() { srv.Wait(); close(ch) }()
 	return ch
+}
+
+// flagValues are the flags of a parsed command line and their values,
+// defaults included.
+func flagValues(flags *flag.FlagSet) map[string]string {
+	values := map[string]string{}
+	flags.VisitAll(func(f *flag.Flag) { values[f.Name] = f.Value.String() })
+	return values
 }
 
 // applyConfigFile sets the flags a config file names, except those given

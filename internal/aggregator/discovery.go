@@ -43,6 +43,18 @@ func (a *Aggregator) remoteGroups() [][]*apiregistrationv1.APIService {
 	return apiregistrationv1helper.SortedByGroupAndVersion(remote)
 }
 
+// Paths are the paths of the groups and group-versions aggregated
+// servers serve, available or not, as kube-aggregator lists them at "/".
+func (a *Aggregator) Paths() []string {
+	var paths []string
+	for _, versions := range a.remoteGroups() {
+		for _, svc := range versions {
+			paths = append(paths, "/apis/"+svc.Spec.Group, "/apis/"+svc.Spec.Group+"/"+svc.Spec.Version)
+		}
+	}
+	return paths
+}
+
 // availableRemote are the available APIServices backed by a Service, in
 // kube-aggregator's order.
 func (a *Aggregator) availableRemote() []*apiregistrationv1.APIService {

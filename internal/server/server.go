@@ -35,12 +35,17 @@ import (
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/server/flagz"
 	"k8s.io/apiserver/pkg/server/routes"
+	"k8s.io/apiserver/pkg/server/statusz"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	auditlog "k8s.io/apiserver/plugin/pkg/audit/log"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/component-base/compatibility"
 	"k8s.io/component-base/metrics/prometheus/slis"
+	zpagesfeatures "k8s.io/component-base/zpages/features"
 	"k8s.io/kubernetes/pkg/controlplane/controller/apiserverleasegc"
 	"k8s.io/kubernetes/pkg/controlplane/controller/defaultservicecidr"
 	"k8s.io/kubernetes/pkg/controlplane/controller/legacytokentracking"
@@ -54,7 +59,6 @@ import (
 	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/cacheinformers"
-	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/convert"
 	"github.com/kapi-dev/kapi/internal/crd"
@@ -65,7 +69,6 @@ import (
 	"github.com/kapi-dev/kapi/internal/loopback"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
-	"github.com/kapi-dev/kapi/internal/resources"
 	"github.com/kapi-dev/kapi/internal/respond"
 	"github.com/kapi-dev/kapi/internal/storage"
 	"github.com/kapi-dev/kapi/internal/storage/etcd"
@@ -130,6 +133,9 @@ type Config struct {
 	// --audit-policy-file and --audit-log-path.
 	AuditPolicyFile string
 	AuditLogPath    string
+	// Flags are the command line's flags and their values, defaults
+	// included, which /flagz shows.
+	Flags map[string]string
 	// AuthorizationMode is RBAC (the default) or AlwaysAllow, as
 	// kube-apiserver's --authorization-mode.
 	AuthorizationMode string
@@ -774,6 +780,7 @@ func (s *Server) routes(api http.Handler, ver version.Info) http.Handler {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.Handle(satoken.OpenIDConfigPath, s.tokens.Discovery)
 	mux.Handle(satoken.JWKSPath, s.tokens.Discovery)
+	s.installZPages(mux, ver)
 	mux.HandleFunc("/{$}", s.rootPaths)
 	mux.Handle("/", api)
 	// API paths go to the API as they are: the mux would redirect a path
@@ -789,17 +796,35 @@ func (s *Server) routes(api http.Handler, ver version.Info) http.Handler {
 	})
 }
 
-// rootPaths answers "/" as kube-apiserver's index does: every path it
-// serves other than the resources' own (the built-in groups and versions,
-// not custom resources'), sorted.
-func (s *Server) rootPaths(w http.ResponseWriter, _ *http.Request) {
-	paths := []string{
-		"/.well-known/openid-configuration", "/api", "/api/v1", "/apis", "/apis/", "/metrics", "/metrics/slis",
-		"/openapi/v2", "/openapi/v3", "/openapi/v3/", "/openid/v1/jwks", "/version",
+// installZPages serves /flagz and /statusz as kube-apiserver does
+// (k8s.io/apiserver's handlers, while their feature gates are on): the
+// flags kapi was started with, and what it is and since when.
+func (s *Server) installZPages(mux *http.ServeMux, ver version.Info) {
+	if utilfeature.DefaultFeatureGate.Enabled(zpagesfeatures.ComponentFlagz) {
+		flagz.Install(mux, zpagesComponent, flagValues(s.cfg.Flags))
 	}
-	paths = append(paths, s.health.paths()...)
+	if utilfeature.DefaultFeatureGate.Enabled(zpagesfeatures.ComponentStatusz) {
+		effective := compatibility.NewEffectiveVersionFromString(ver.Major+"."+ver.Minor, "", "")
+		statusz.Install(mux, zpagesComponent, statusz.NewRegistry(effective, statusz.WithListedPaths(s.listedPaths())))
+	}
+}
+
+// zpagesComponent is the name /flagz and /statusz give the server.
+const zpagesComponent = "apiserver"
+
+// flagValues shows a command line's flags on /flagz.
+type flagValues map[string]string
+
+func (f flagValues) GetFlagz() map[string]string { return f }
+
+// rootPaths answers "/" as kube-apiserver's index does: every path it
+// serves other than the resources' own, sorted; among them each served
+// group and group-version (kube-aggregator lists every APIService's,
+// custom resources' and aggregated servers' too).
+func (s *Server) rootPaths(w http.ResponseWriter, _ *http.Request) {
+	paths := s.listedPaths()
 	for _, g := range s.reg.Snapshot().Resources.Groups() {
-		if g.Group == "" || !builtInGroup(g) {
+		if g.Group == "" {
 			continue
 		}
 		paths = append(paths, "/apis/"+g.Group)
@@ -807,7 +832,11 @@ func (s *Server) rootPaths(w http.ResponseWriter, _ *http.Request) {
 			paths = append(paths, "/apis/"+g.Group+"/"+v.Version)
 		}
 	}
+	if agg := s.aggregator.Load(); agg != nil {
+		paths = append(paths, agg.Paths()...)
+	}
 	slices.Sort(paths)
+	paths = slices.Compact(paths)
 	data, err := json.MarshalIndent(metav1.RootPaths{Paths: paths}, "", "  ")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -817,17 +846,20 @@ func (s *Server) rootPaths(w http.ResponseWriter, _ *http.Request) {
 	w.Write(data)
 }
 
-// builtInGroup reports whether a group is one of kube-apiserver's own,
-// not one custom resources define.
-func builtInGroup(g resources.GroupVersions) bool {
-	for _, v := range g.Versions {
-		for _, info := range v.Resources {
-			if codecs.Scheme.Recognizes(info.GroupVersionKind()) {
-				return true
-			}
-		}
+// listedPaths are the paths kapi serves besides the groups' and the
+// resources'.
+func (s *Server) listedPaths() []string {
+	paths := []string{
+		"/.well-known/openid-configuration", "/api", "/api/v1", "/apis", "/apis/", "/metrics", "/metrics/slis",
+		"/openapi/v2", "/openapi/v3", "/openapi/v3/", "/openid/v1/jwks", "/version",
 	}
-	return false
+	if utilfeature.DefaultFeatureGate.Enabled(zpagesfeatures.ComponentFlagz) {
+		paths = append(paths, "/flagz")
+	}
+	if utilfeature.DefaultFeatureGate.Enabled(zpagesfeatures.ComponentStatusz) {
+		paths = append(paths, "/statusz")
+	}
+	return append(paths, s.health.paths()...)
 }
 
 // ensureNamespaces creates the bootstrap namespaces through the write

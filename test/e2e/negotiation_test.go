@@ -186,7 +186,8 @@ func TestResourcesNegotiateAsKube(t *testing.T) {
 }
 
 // TestServerRoutesAsKube: /version, /metrics and /openapi answer methods
-// and media types as kube-apiserver 1.37's routes do.
+// and media types as kube-apiserver 1.37's routes do; "/" lists the paths,
+// /statusz and /flagz show what the server is and how it was started.
 func TestServerRoutesAsKube(t *testing.T) {
 	k := startKapi(t)
 	if a := k.ask(t, "GET", "/version/"); a.code != 200 || !bytes.Contains(a.body, []byte(`"gitVersion"`)) {
@@ -218,6 +219,28 @@ func TestServerRoutesAsKube(t *testing.T) {
 		!slices.Contains(root.Paths, "/readyz/informer-sync") || !slices.Contains(root.Paths, "/openid/v1/jwks") || !slices.IsSorted(root.Paths) {
 		t.Errorf("/: %v %v", root.Paths, err)
 	}
+	// A custom group is listed, as kube-aggregator lists its APIService.
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	if err := json.Unmarshal(k.ask(t, "GET", "/").body, &root); err != nil || !slices.Contains(root.Paths, "/apis/example.com/v1") ||
+		!slices.Contains(root.Paths, "/flagz") || !slices.Contains(root.Paths, "/statusz") {
+		t.Errorf("/ with a custom group: %v %v", root.Paths, err)
+	}
+	// kube-apiserver's debugging pages: what it is, and its flags.
+	// (Their text puts a delimiter between key and value that changes
+	// from start to start, so that nobody parses it.)
+	if a := k.ask(t, "GET", "/statusz", "Accept", "text/plain"); a.code != 200 || !strings.HasPrefix(string(a.body), "\napiserver statusz\n") ||
+		zpageValue(a.body, "Binary version") != "1.37" || !strings.Contains(zpageValue(a.body, "Paths"), "/readyz") {
+		t.Errorf("/statusz: %d %s", a.code, a.body)
+	}
+	var status struct{ Kind, BinaryVersion, EmulationVersion string }
+	a = k.ask(t, "GET", "/statusz", "Accept", "application/json;as=Statusz;v=v1beta1;g=config.k8s.io")
+	if err := json.Unmarshal(a.body, &status); err != nil || status.Kind != "Statusz" || status.BinaryVersion != "1.37" || status.EmulationVersion != "1.37" {
+		t.Errorf("/statusz as JSON: %d %s", a.code, a.body)
+	}
+	if a := k.ask(t, "GET", "/flagz", "Accept", "text/plain"); a.code != 200 || !strings.HasPrefix(zpageValue(a.body, "listen"), "127.0.0.1:") ||
+		zpageValue(a.body, "history-window") != "5m0s" {
+		t.Errorf("/flagz: %d %s", a.code, a.body)
+	}
 	// The checks in kube-apiserver 1.37's order, its identity Lease's hooks
 	// among them.
 	a = k.ask(t, "GET", "/readyz?verbose")
@@ -226,4 +249,15 @@ func TestServerRoutesAsKube(t *testing.T) {
 		!strings.HasSuffix(string(a.body), "[+]poststarthook/apiservice-openapiv3-controller ok\n[+]shutdown ok\nreadyz check passed\n") {
 		t.Errorf("/readyz?verbose:\n%s", a.body)
 	}
+}
+
+// zpageValue is the value of key on a line of /statusz's or /flagz's
+// text, whatever delimiter follows the key.
+func zpageValue(body []byte, key string) string {
+	for _, line := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok && rest != "" && strings.ContainsRune(":= ", rune(rest[0])) {
+			return strings.TrimLeft(rest, ":= ")
+		}
+	}
+	return ""
 }
