@@ -63,11 +63,14 @@ func parseAccept(header string) []mediaRange {
 // CheckRoute is the check kube-apiserver's router (go-restful) makes of a
 // request to one of its routes before any handler runs: some media type of
 // the Accept header (its parameters, q=0 among them, ignored) is one the
-// route produces, or */*. No Accept header accepts anything; a header of
-// no media types, such as ",,", accepts nothing. Endpoints kube-apiserver
-// serves outside its router (a group's discovery, custom resources) make
-// no such check: they also take media ranges such as application/*.
-func CheckRoute(r *http.Request, produces []string) error {
+// route produces, or */*. A route produces the media types of infos, and
+// those streams lists (a collection's watch streams; nil for none), asked
+// for only when infos do not do. No Accept header accepts anything; a
+// header of no media types, such as ",,", accepts nothing. Endpoints
+// kube-apiserver serves outside its router (a group's discovery, custom
+// resources) make no such check: they also take media ranges such as
+// application/*.
+func CheckRoute(r *http.Request, infos []runtime.SerializerInfo, streams func() []string) error {
 	header := r.Header.Get("Accept")
 	if strings.TrimSpace(header) == "" {
 		return nil
@@ -77,9 +80,16 @@ func CheckRoute(r *http.Request, produces []string) error {
 		clause, rest, more = strings.Cut(rest, ",")
 		mediaType, _, _ := strings.Cut(clause, ";")
 		mediaType = strings.TrimSpace(mediaType)
-		if mediaType == "*/*" || slices.Contains(produces, mediaType) {
+		if mediaType == "*/*" || slices.ContainsFunc(infos, func(info runtime.SerializerInfo) bool { return info.MediaType == mediaType }) {
 			return nil
 		}
+		if streams != nil && slices.ContainsFunc(streams(), func(stream string) bool { return strings.SplitN(stream, ";", 2)[0] == mediaType }) {
+			return nil
+		}
+	}
+	produces := MediaTypes(infos)
+	if streams != nil {
+		produces = append(produces, streams()...)
 	}
 	return notAcceptableAtRoute(produces)
 }

@@ -153,8 +153,9 @@ func TestNegotiateOutput(t *testing.T) {
 // TestCheckRoute checks the Accept header as kube-apiserver's router
 // does before a built-in resource's handler runs.
 func TestCheckRoute(t *testing.T) {
-	produces := []string{jsonType, yamlType, protobufType, "application/json;stream=watch"}
-	routeMsg := "406: Not Acceptable\n\nAvailable representations: " + strings.Join(produces, ", ")
+	infos := []runtime.SerializerInfo{{MediaType: jsonType}, {MediaType: yamlType}, {MediaType: protobufType}}
+	streams := func() []string { return []string{"application/json;stream=watch", "application/cbor-seq"} }
+	routeMsg := "406: Not Acceptable\n\nAvailable representations: " + strings.Join(append(MediaTypes(infos), streams()...), ", ")
 	for _, tc := range []struct {
 		accept string
 		ok     bool
@@ -177,8 +178,10 @@ func TestCheckRoute(t *testing.T) {
 		{"garbage", false},
 		{"*", false},
 		{",,", false},
+		// A stream the route produces besides its serializers.
+		{"application/cbor-seq", true},
 	} {
-		err := CheckRoute(requestAccepting(tc.accept), produces)
+		err := CheckRoute(requestAccepting(tc.accept), infos, streams)
 		if tc.ok {
 			if err != nil {
 				t.Errorf("CheckRoute(%q): %v", tc.accept, err)

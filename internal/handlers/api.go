@@ -353,9 +353,9 @@ func checkRoute(r *http.Request, req *request.Info, store *registry.Store) error
 			return err
 		}
 	}
-	produces := codecs.MediaTypes(store.Serializers())
+	var streams func() []string
 	if req.Verb == "list" || req.Verb == "watch" {
-		produces = append(produces, watchMediaTypes(store)...)
+		streams = func() []string { return watchMediaTypes(store) }
 	}
-	return codecs.CheckRoute(r, produces)
+	return codecs.CheckRoute(r, store.Serializers(), streams)
 }

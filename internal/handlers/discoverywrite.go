@@ -42,7 +42,7 @@ var aggregatedMediaTypes = map[string]string{
 // document.routed).
 func WriteDiscovery(w http.ResponseWriter, r *http.Request, obj runtime.Object, data []byte, routed bool) {
 	if routed {
-		if err := codecs.CheckRoute(r, codecs.MediaTypes(discoveryMedia)); err != nil {
+		if err := codecs.CheckRoute(r, discoveryMedia, nil); err != nil {
 			respond.ErrorIn(w, r, err, discoveryMedia)
 			return
 		}
