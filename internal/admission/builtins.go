@@ -35,8 +35,9 @@ import (
 // apart). LimitRanger defaults pods' and containers' resources from their
 // namespace's LimitRanges and refuses pods and PersistentVolumeClaims
 // outside a LimitRange's min, max or ratio, with its 403 message.
-// StorageObjectInUseProtection gives PersistentVolumes and their claims the
-// finalizers kapi's PV and PVC protection controllers remove.
+// StorageObjectInUseProtection gives PersistentVolumes, their claims and
+// VolumeAttributesClasses the finalizers kapi's protection controllers
+// remove.
 // NodeDeclaredFeatureValidator and PodResizeValidator refuse an update of
 // a scheduled pod's spec, or its resize, that its node cannot honour. Left
 // out are TaintNodesByCondition, whose not-ready taint would keep every new
@@ -78,6 +79,7 @@ var builtinResources = map[schema.GroupResource]bool{
 	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: true,
 	{Group: "certificates.k8s.io", Resource: "clustertrustbundles"}:        true,
 	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}:              true,
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}:         true,
 }
 
 // Builtins runs kube-apiserver's built-in admission plugins (builtinPlugins)

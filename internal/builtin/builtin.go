@@ -10,6 +10,7 @@ import (
 
 	"context"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,6 +47,7 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 		{Group: "apps", Resource: "replicasets"}:  {Scale: replicaSetScale},
 		{Group: "apps", Resource: "statefulsets"}: {Scale: statefulSetScale},
 		{Resource: "replicationcontrollers"}:      {Scale: controllerScale},
+		{Group: "batch", Resource: "jobs"}:        {DeleteWarning: jobDeleteWarning},
 	}
 	for _, more := range []map[schema.GroupResource]registry.Hooks{
 		reviewHooks(opts), rbacHooks(opts.Authorizer), tokenHooks(p, opts.Tokens),
@@ -55,6 +57,16 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 		}
 	}
 	return hooks
+}
+
+// jobDeleteWarning is kube's Job storage's warning for a delete that
+// leaves batch/v1's default of orphaning the Job's pods implicit.
+func jobDeleteWarning(opts *metav1.DeleteOptions) string {
+	if opts == nil || opts.PropagationPolicy != nil || opts.OrphanDependents != nil {
+		return ""
+	}
+	return "child pods are preserved by default when jobs are deleted; " +
+		"set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"
 }
 
 // namedAs is an action on a named object whose body must carry the URL's

@@ -226,6 +226,7 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 		// it.
 		listReq.Consistency = cache.Exact
 	}
+	pipeline.WarnOfDelete(r.Context(), store, opts)
 	res, err := store.Backend().Cache.List(r.Context(), listReq)
 	if err != nil {
 		writeError(w, r, cacheError(err))

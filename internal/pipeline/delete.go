@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kstorage "k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -19,6 +20,9 @@ import (
 // it, as a namespace is kept until emptied), marks it with a deletion
 // timestamp and keeps it. gone tells which happened.
 func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, o Options) (obj runtime.Object, gone bool, err error) {
+	if !o.InCollection {
+		WarnOfDelete(ctx, store, opts)
+	}
 	dry := o.DryRun
 	current, err := store.Get(ctx, namespace, name)
 	if err != nil {
@@ -106,6 +110,17 @@ func deleteAttributes(store *registry.Store, namespace, name string, current run
 	asked.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "meta.k8s.io/v1"}
 	attrs.Options = asked
 	return attrs
+}
+
+// WarnOfDelete adds the warning the type's storage gives a delete with
+// opts, if any, to the request's answer: for a single delete, whether the
+// object exists or not, and once for a delete of a collection.
+func WarnOfDelete(ctx context.Context, store *registry.Store, opts *metav1.DeleteOptions) {
+	if warn := store.Backend().Hooks.DeleteWarning; warn != nil {
+		if message := warn(opts); message != "" {
+			warning.AddWarning(ctx, "", message)
+		}
+	}
 }
 
 // DeleteCorrupt deletes an object whose stored bytes cannot be decoded

@@ -38,6 +38,11 @@ type Hooks struct {
 	OwnDelete *OwnDelete
 	// AfterDelete runs once an object is gone.
 	AfterDelete func(ctx context.Context, obj runtime.Object)
+	// DeleteWarning is the warning a delete (or a delete of a
+	// collection, once) gets from the type's storage for its options,
+	// or "" (a Job's delete that leaves its default of orphaning its
+	// pods implicit).
+	DeleteWarning func(opts *metav1.DeleteOptions) string
 	// Scale serves the scale sub-resource of a type that has one.
 	Scale *Scale
 	// Scales, for a type whose versions scale differently (a custom

@@ -175,7 +175,15 @@ func (r *Registry) Resources(group, version string) []*Info {
 // object, as their kube-apiserver storage is configured.
 var returnsDeletedObject = map[schema.GroupResource]bool{
 	{Resource: "pods"}: true, {Resource: "services"}: true, {Resource: "serviceaccounts"}: true, {Resource: "namespaces"}: true,
-	{Group: "storage.k8s.io", Resource: "storageclasses"}: true, {Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
+	{Resource: "persistentvolumes"}: true, {Resource: "persistentvolumeclaims"}: true, {Resource: "resourcequotas"}: true,
+	{Resource: "podtemplates"}:                            true,
+	{Group: "storage.k8s.io", Resource: "storageclasses"}: true, {Group: "storage.k8s.io", Resource: "csidrivers"}: true,
+	{Group: "storage.k8s.io", Resource: "csinodes"}: true, {Group: "storage.k8s.io", Resource: "volumeattachments"}: true,
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: true,
+	{Group: "resource.k8s.io", Resource: "deviceclasses"}:          true, {Group: "resource.k8s.io", Resource: "resourceclaims"}: true,
+	{Group: "resource.k8s.io", Resource: "resourceclaimtemplates"}: true, {Group: "resource.k8s.io", Resource: "resourceslices"}: true,
+	{Group: "resource.k8s.io", Resource: "resourcepoolstatusrequests"}:     true,
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
 }
 
 // nameValidators lists the resources whose names are not DNS subdomains.

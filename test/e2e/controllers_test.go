@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,11 +105,16 @@ func TestVolumeAndNodeControllers(t *testing.T) {
 		t.Errorf("the claim's owners: %+v", owners)
 	}
 
-	_, err = cs.StorageV1().VolumeAttributesClasses().Create(ctx, &storagev1.VolumeAttributesClass{
+	gold, err := cs.StorageV1().VolumeAttributesClasses().Create(ctx, &storagev1.VolumeAttributesClass{
 		ObjectMeta: metav1.ObjectMeta{Name: "gold"}, DriverName: "example.csi", Parameters: map[string]string{"iops": "100"},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Admission gives it its protection finalizer as it is created
+	// (StorageObjectInUseProtection), as kube-apiserver's does.
+	if !slices.Equal(gold.Finalizers, []string{"kubernetes.io/vac-protection"}) {
+		t.Errorf("a new VolumeAttributesClass's finalizers: %v", gold.Finalizers)
 	}
 	_, err = cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "golden"},

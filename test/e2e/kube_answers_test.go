@@ -991,3 +991,46 @@ func TestWriteThatChangesNothingKeepsTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteAnswersAsKube: a delete answers with the deleted object for
+// the types whose kube-apiserver storage returns it (a Status for the
+// others), and a Job's delete that leaves its default of orphaning its
+// pods implicit is warned, once for a collection, as kube-apiserver's Job
+// storage warns.
+func TestDeleteAnswersAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "quota", "q", "--hard=pods=1")
+	k.mustKubectl("create", "configmap", "c")
+	k.mustKubectl("create", "-f", writeTemp(t, `{"apiVersion":"storage.k8s.io/v1","kind":"CSIDriver","metadata":{"name":"csi.example.com"},"spec":{}}`))
+	for path, want := range map[string]string{
+		"/api/v1/namespaces/default/resourcequotas/q":        "ResourceQuota",
+		"/apis/storage.k8s.io/v1/csidrivers/csi.example.com": "CSIDriver",
+		"/api/v1/namespaces/default/configmaps/c":            "Status",
+	} {
+		resp, body := rawDo(t, k, http.MethodDelete, path, "", "application/json", nil)
+		var answer struct{ Kind string }
+		if err := json.Unmarshal(body, &answer); err != nil || resp.StatusCode != http.StatusOK || answer.Kind != want {
+			t.Errorf("DELETE %s: %d %.120s, want a %s", path, resp.StatusCode, body, want)
+		}
+	}
+
+	const warning = `299 - "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"`
+	k.mustKubectl("create", "job", "j", "--image=busybox")
+	k.mustKubectl("create", "job", "j2", "--image=busybox")
+	resp, body := rawDo(t, k, http.MethodDelete, "/apis/batch/v1/namespaces/default/jobs/j", "", "application/json", nil)
+	if got := resp.Header.Values("Warning"); resp.StatusCode != http.StatusOK || !slices.Equal(got, []string{warning}) {
+		t.Errorf("deleting a Job without a propagation policy: %d %v %.120s", resp.StatusCode, got, body)
+	}
+	resp, _ = rawDo(t, k, http.MethodDelete, "/apis/batch/v1/namespaces/default/jobs/gone", "", "application/json", nil)
+	if got := resp.Header.Values("Warning"); resp.StatusCode != http.StatusNotFound || !slices.Equal(got, []string{warning}) {
+		t.Errorf("deleting a Job that does not exist: %d %v", resp.StatusCode, got)
+	}
+	resp, _ = rawDo(t, k, http.MethodDelete, "/apis/batch/v1/namespaces/default/jobs", "application/json", "application/json",
+		[]byte(`{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}`))
+	if got := resp.Header.Values("Warning"); resp.StatusCode != http.StatusOK || !slices.Equal(got, []string{warning}) {
+		t.Errorf("deleting the Jobs: %d %v", resp.StatusCode, got)
+	}
+	if out, err := k.kubectl("delete", "job", "j2"); err != nil || strings.Contains(out, "Warning") {
+		t.Errorf("kubectl delete (which asks for background deletion): %v %s", err, out)
+	}
+}
