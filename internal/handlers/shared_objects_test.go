@@ -4,7 +4,6 @@ import (
 	"sync"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -36,7 +35,7 @@ func TestTablesOfSharedObjectsDoNotWrite(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := target.table(store, []runtime.Object{obj}); err != nil {
+			if _, err := target.table(store, obj, nil); err != nil {
 				t.Error(err)
 			}
 		}()

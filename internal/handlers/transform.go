@@ -80,10 +80,7 @@ func (t readTarget) transform(store *registry.Store, obj runtime.Object, items [
 	gv := schema.GroupVersion{Group: metaGroup, Version: t.conv.Version}
 	switch t.conv.As {
 	case asTable:
-		if obj != nil {
-			items = []runtime.Object{obj}
-		}
-		table, err := t.table(store, items)
+		table, err := t.table(store, obj, items)
 		if err != nil {
 			return nil, schema.GroupVersionKind{}, err
 		}
@@ -171,17 +168,23 @@ func objectMetaOf(m metav1.Object) *metav1.ObjectMeta {
 	}
 }
 
-// table prints items as a Table, each row carrying what includeObject
-// asks for, encoded as JSON.
-func (t readTarget) table(store *registry.Store, items []runtime.Object) (*metav1.Table, error) {
+// table prints obj, or when it is nil the list of items, as a Table, each
+// row carrying what includeObject asks for, encoded as JSON.
+func (t readTarget) table(store *registry.Store, obj runtime.Object, items []runtime.Object) (*metav1.Table, error) {
 	printer, err := printerFor(store.Info)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	now := time.Now()
+	var rows []metav1.TableRow
+	if obj != nil {
+		// Printed alone, as kube prints an object read alone.
+		items, rows = []runtime.Object{obj}, []metav1.TableRow{printer.One(obj, now)}
+	} else {
+		rows = printer.Rows(items, now)
+	}
 	table := &metav1.Table{ColumnDefinitions: printer.Columns, Rows: make([]metav1.TableRow, 0, len(items))}
 	jsonEncoder := codecs.Factory.SupportedMediaTypes()[0].Serializer
-	rows := printer.Rows(items, now)
 	for i, item := range items {
 		row := rows[i]
 		var embedded runtime.Object

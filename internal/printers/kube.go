@@ -116,17 +116,18 @@ func kubePrinter(gvk schema.GroupVersionKind, generate func(runtime.Object) (*me
 		return defaultPrinter
 	}
 	p := &Printer{Columns: empty.ColumnDefinitions}
-	p.Row = func(obj runtime.Object, now time.Time) []interface{} {
+	p.one = func(obj runtime.Object, now time.Time) metav1.TableRow {
 		internal, err := legacyscheme.Scheme.ConvertToVersion(obj, runtime.InternalGroupVersioner)
 		if err != nil {
-			return fallbackRow(p.Columns, obj, now)
+			return metav1.TableRow{Cells: fallbackRow(p.Columns, obj, now)}
 		}
 		table, err := generate(internal)
 		if err != nil || len(table.Rows) == 0 {
-			return fallbackRow(p.Columns, obj, now)
+			return metav1.TableRow{Cells: fallbackRow(p.Columns, obj, now)}
 		}
-		return table.Rows[0].Cells
+		return metav1.TableRow{Cells: table.Rows[0].Cells, Conditions: table.Rows[0].Conditions}
 	}
+	p.Row = func(obj runtime.Object, now time.Time) []interface{} { return p.one(obj, now).Cells }
 	p.rows = func(items []runtime.Object, now time.Time) []metav1.TableRow {
 		if internalList != nil {
 			if rows, ok := listRows(internalList.DeepCopyObject(), items, generate); ok {

@@ -29,6 +29,18 @@ type Printer struct {
 	// with the rows' conditions (kube's marks a finished pod's row
 	// Completed).
 	rows func(items []runtime.Object, now time.Time) []metav1.TableRow
+	// one, when set, prints an object read alone, which kube may print
+	// otherwise than the same object in a list (a StorageClass is not
+	// marked the default one).
+	one func(obj runtime.Object, now time.Time) metav1.TableRow
+}
+
+// One returns the row of obj read alone (a get, or a watch's event).
+func (p *Printer) One(obj runtime.Object, now time.Time) metav1.TableRow {
+	if p.one != nil {
+		return p.one(obj, now)
+	}
+	return p.Rows([]runtime.Object{obj}, now)[0]
 }
 
 // Rows returns each item's row: its cells and conditions.

@@ -465,10 +465,20 @@ func TestDeletedNamespaceHasNoGracePeriod(t *testing.T) {
 }
 
 // TestTableOptionsAsKube: a Table's rows carry their objects' metadata in
-// the Table's own version, and an unknown includeObject is kube's 400.
+// the Table's own version, an unknown includeObject is kube's 400, and an
+// object read alone is printed alone (a default StorageClass is marked so
+// only in a list, as kube's printer marks the effective default).
 func TestTableOptionsAsKube(t *testing.T) {
 	k := startKapi(t, onlyLifecycleControllers)
 	k.mustKubectl("create", "configmap", "row")
+	k.mustKubectl("create", "-f", writeTemp(t, `{"apiVersion":"storage.k8s.io/v1","kind":"StorageClass","metadata":{"name":"std",`+
+		`"annotations":{"storageclass.kubernetes.io/is-default-class":"true"}},"provisioner":"example.com/p"}`))
+	if got := strings.Fields(k.mustKubectl("get", "storageclass", "std", "--no-headers"))[0]; got != "std" {
+		t.Errorf("a default StorageClass read alone is named %q", got)
+	}
+	if got := k.mustKubectl("get", "storageclass", "--no-headers"); !strings.HasPrefix(got, "std (default) ") {
+		t.Errorf("the StorageClasses: %q", got)
+	}
 	const cms = "/api/v1/namespaces/default/configmaps"
 	resp, body := rawDo(t, k, http.MethodGet, cms, "", "application/json;as=Table;v=v1beta1;g=meta.k8s.io", nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1beta1"`) {
