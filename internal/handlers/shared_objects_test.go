@@ -4,7 +4,6 @@ import (
 	"sync"
 	"testing"
 
-
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/resources"
