@@ -337,16 +337,13 @@ func dryRun(r *http.Request) (bool, error) {
 	return checkDryRun(r, r.URL.Query()["dryRun"])
 }
 
-// checkDryRun accepts no value or exactly All, as kube-apiserver does,
-// answering anything else with its 422 on the verb's options.
+// checkDryRun accepts no value or values that are all All, with kube's
+// validation, answering anything else with its 422 on the verb's options.
 func checkDryRun(r *http.Request, values []string) (bool, error) {
-	switch {
-	case len(values) == 0:
-		return false, nil
-	case len(values) == 1 && values[0] == metav1.DryRunAll:
-		return true, nil
+	if errs := metav1validation.ValidateDryRun(field.NewPath("dryRun"), values); len(errs) > 0 {
+		return false, optionsInvalid(r, errs...)
 	}
-	return false, optionsInvalid(r, field.NotSupported(field.NewPath("dryRun"), values, []string{metav1.DryRunAll}))
+	return len(values) > 0, nil
 }
 
 // dryRunAndValidation reads the dryRun and fieldValidation options of a

@@ -1012,6 +1012,10 @@ func TestDeleteAnswersAsKube(t *testing.T) {
 	k.mustKubectl("create", "quota", "q", "--hard=pods=1")
 	k.mustKubectl("create", "configmap", "c")
 	k.mustKubectl("create", "-f", writeTemp(t, `{"apiVersion":"storage.k8s.io/v1","kind":"CSIDriver","metadata":{"name":"csi.example.com"},"spec":{}}`))
+	// dryRun names All as often as it likes, as kube's validation reads it.
+	if resp, body := rawDo(t, k, http.MethodDelete, "/api/v1/namespaces/default/configmaps/c?dryRun=All&dryRun=All", "", "application/json", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("a delete with dryRun=All twice: %d %s", resp.StatusCode, body)
+	}
 	for path, want := range map[string]string{
 		"/api/v1/namespaces/default/resourcequotas/q":        "ResourceQuota",
 		"/apis/storage.k8s.io/v1/csidrivers/csi.example.com": "CSIDriver",
