@@ -105,7 +105,10 @@ func (t readTarget) transform(store *registry.Store, obj runtime.Object, items [
 			return nil, schema.GroupVersionKind{}, notAcceptable(fmt.Sprintf(
 				"you requested PartialObjectMetadataList, but the requested object is not a list (%s)", store.TypeName(false)))
 		}
-		list := &metav1.PartialObjectMetadataList{Items: make([]metav1.PartialObjectMetadata, 0, len(items))}
+		list := &metav1.PartialObjectMetadataList{}
+		if len(items) > 0 {
+			list.Items = make([]metav1.PartialObjectMetadata, 0, len(items)) // none is null, as kube's
+		}
 		if listMeta != nil {
 			list.ListMeta = *listMeta
 		}

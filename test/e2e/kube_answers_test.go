@@ -691,6 +691,10 @@ func TestConversionsThatDoNotFit(t *testing.T) {
 	if _, err := k.clientset().CoreV1().ConfigMaps("default").Get(ctx, "written", metav1.GetOptions{}); err != nil {
 		t.Errorf("the create answered 406 was not done: %v", err)
 	}
+	// A metadata list of nothing has no items, as kube's (null, not []).
+	if resp, body := rawDo(t, k, http.MethodGet, cms+"?labelSelector=none%3D1", "", list, nil); resp.StatusCode != http.StatusOK || !strings.HasSuffix(strings.TrimSpace(string(body)), `"items":null}`) {
+		t.Errorf("an empty metadata list: %d %s", resp.StatusCode, body)
+	}
 }
 
 // TestEmptyNamespaceInPathAndCustomListMetadata: a collection path with an empty namespace
