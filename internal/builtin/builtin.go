@@ -6,15 +6,13 @@
 package builtin
 
 import (
+	"context"
 	"fmt"
 
-	"context"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
