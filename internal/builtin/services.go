@@ -438,11 +438,6 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 	undo := noop
 	switch {
 	case svc.Spec.Type == corev1.ServiceTypeExternalName:
-		// Stored as it reads (showService): kube-apiserver keeps the
-		// internal traffic policy of a Service turned ExternalName in
-		// storage, and its next write starts from that; kapi's start
-		// from what reads show, and would find them different.
-		svc.Spec.InternalTrafficPolicy = nil
 	case old.Spec.Type == corev1.ServiceTypeExternalName:
 		var err error
 		if undo, err = s.allocateClusterIP(ctx, svc, dry); err != nil {

@@ -83,7 +83,7 @@ func CheckRoute(r *http.Request, infos []runtime.SerializerInfo, streams func() 
 		if mediaType == "*/*" || slices.ContainsFunc(infos, func(info runtime.SerializerInfo) bool { return info.MediaType == mediaType }) {
 			return nil
 		}
-		if streams != nil && slices.ContainsFunc(streams(), func(stream string) bool { return strings.SplitN(stream, ";", 2)[0] == mediaType }) {
+		if streams != nil && slices.ContainsFunc(streams(), func(stream string) bool { t, _, _ := strings.Cut(stream, ";"); return t == mediaType }) {
 			return nil
 		}
 	}

@@ -186,7 +186,9 @@ func checkApplied(obj runtime.Object, req *request.Info, store *registry.Store) 
 		return err
 	}
 	if m.GetName() != req.Name {
-		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.Name))
+		// Not checkName: an apply that would create an object without a
+		// name gets this answer from kube-apiserver, not "undeterminable".
+		return errNameMismatch(m.GetName(), req.Name)
 	}
 	return nil
 }

@@ -109,7 +109,13 @@ func checkName(name, urlName string) error {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", urlName))
 	}
 	if name != urlName {
-		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, urlName))
+		return errNameMismatch(name, urlName)
 	}
 	return nil
+}
+
+// errNameMismatch is kube-apiserver's 400 for an object named otherwise
+// than its URL.
+func errNameMismatch(name, urlName string) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, urlName))
 }

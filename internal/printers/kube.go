@@ -136,7 +136,7 @@ func kubePrinter(gvk schema.GroupVersionKind, generate func(runtime.Object) (*me
 		}
 		out := make([]metav1.TableRow, len(items))
 		for i, item := range items {
-			out[i] = metav1.TableRow{Cells: p.Row(item, now)}
+			out[i] = p.one(item, now)
 		}
 		return out
 	}

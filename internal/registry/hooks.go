@@ -61,7 +61,9 @@ type Hooks struct {
 	PrepareActions map[string]PrepareAction
 	// OnRead runs on each object read from storage (and on a write's
 	// answer), after its defaults: what kube's storage of the type shows
-	// differently from what it stores (its decorator).
+	// differently from what it stores (its decorator). kapi stores the
+	// object as it reads, so that writes starting from what reads show
+	// compare with what is stored.
 	OnRead func(obj runtime.Object)
 	// Computed, for a resource whose objects are made at each read
 	// rather than stored (component statuses), reads them.

@@ -376,11 +376,17 @@ func (s *Store) decodeCurrent(kv *storage.KeyValue) (runtime.Object, error) {
 }
 
 // encode serialises obj for storage; the resource version is not stored,
-// since the storage revision is the resource version.
+// since the storage revision is the resource version. obj is stored as
+// it reads (the type's OnRead applied): a write starts from what reads
+// show, and a write that changes nothing of that must find the stored
+// bytes the same.
 func (s *Store) encode(obj runtime.Object) ([]byte, runtime.Object, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, nil, apierrors.NewInternalError(err)
+	}
+	if s.backend != nil && s.backend.Hooks.OnRead != nil {
+		s.backend.Hooks.OnRead(obj)
 	}
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
