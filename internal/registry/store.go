@@ -407,8 +407,12 @@ func (s *Store) encode(obj runtime.Object) ([]byte, runtime.Object, error) {
 // rev: for a custom resource of another version than the stored one, the
 // stored object read back as kube-apiserver reads it (the storage
 // version's defaults, then converted and pruned), which loses what the
-// storage version does not keep; otherwise obj itself.
+// storage version does not keep; otherwise obj itself, without the empty
+// lists and maps that storage in protobuf does not keep.
 func (s *Store) readBack(obj, stored runtime.Object, rev int64) (runtime.Object, error) {
+	if s.protobuf {
+		clearEmptyCollections(obj)
+	}
 	if _, custom := stored.(*unstructured.Unstructured); custom && s.convert != nil {
 		if schema := s.backend.Storage().schema; schema != nil {
 			schema.FromStorage(stored)

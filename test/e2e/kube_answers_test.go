@@ -1052,3 +1052,32 @@ func TestDeleteAnswersAsKube(t *testing.T) {
 		t.Errorf("kubectl delete (which asks for background deletion): %v %s", err, out)
 	}
 }
+
+// TestWriteAnswersShowEmptyListsAsStored: kube-apiserver answers a write
+// with the object read back from storage, where an empty list is none: a
+// ClusterRole created or updated with `rules: []` is answered with
+// `rules: null`, as every later read shows it (client libraries see None
+// or nil, not an empty list, from the write too).
+func TestWriteAnswersShowEmptyListsAsStored(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	roles := k.clientset().RbacV1().RESTClient()
+	body := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"empty"},"rules":[]}`
+	created, err := roles.Post().Resource("clusterroles").Body([]byte(body)).DoRaw(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := roles.Get().Resource("clusterroles").Name("empty").DoRaw(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	updated, err := roles.Patch(types.MergePatchType).Resource("clusterroles").Name("empty").
+		Body([]byte(`{"metadata":{"labels":{"a":"b"}},"rules":[]}`)).DoRaw(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, answer := range map[string][]byte{"create": created, "read": read, "update": updated} {
+		if !strings.Contains(string(answer), `"rules":null`) {
+			t.Errorf("%s answered %s, want rules null", name, answer)
+		}
+	}
+}
