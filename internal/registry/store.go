@@ -335,8 +335,14 @@ func (s *Store) upgrade(obj runtime.Object, want schema.GroupVersion) (runtime.O
 
 // AsStored makes obj, a dry run's answer, what it would read as once
 // stored: kube-apiserver's dry run passes it through its storage codec,
-// which sets its defaults (a Job's labels from its template).
-func (s *Store) AsStored(obj runtime.Object) { s.defaultStored(obj) }
+// which sets its defaults (a Job's labels from its template) and, in
+// protobuf, loses empty lists.
+func (s *Store) AsStored(obj runtime.Object) {
+	s.defaultStored(obj)
+	if s.protobuf {
+		clearEmptyCollections(obj)
+	}
+}
 
 // defaultStored sets the defaults of a built-in object read from
 // storage, as kube-apiserver's storage codec does: a field a strategy

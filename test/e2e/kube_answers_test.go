@@ -1075,7 +1075,11 @@ func TestWriteAnswersShowEmptyListsAsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, answer := range map[string][]byte{"create": created, "read": read, "update": updated} {
+	dryRun, err := roles.Put().Resource("clusterroles").Name("empty").Param("dryRun", "All").Body([]byte(body)).DoRaw(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, answer := range map[string][]byte{"create": created, "read": read, "update": updated, "dry run": dryRun} {
 		if !strings.Contains(string(answer), `"rules":null`) {
 			t.Errorf("%s answered %s, want rules null", name, answer)
 		}
