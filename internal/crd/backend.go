@@ -46,8 +46,9 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 	}
 	names := crd.Status.AcceptedNames
 	spec := registry.Spec{
-		StorageVersion: storageVersion,
-		Schemas:        map[string]registry.Schema{},
+		StorageVersion:  storageVersion,
+		StorageUnserved: !apiextensionshelpers.HasServedCRDVersion(crd, storageVersion),
+		Schemas:         map[string]registry.Schema{},
 	}
 	spec.Converter = converter{safe: safe, schemas: spec.Schemas}
 	strategies := map[string]registry.Strategy{}

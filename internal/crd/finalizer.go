@@ -3,6 +3,7 @@ package crd
 import (
 	"context"
 
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/finalizer"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -21,14 +22,28 @@ import (
 type dynamicCRClients struct{ client dynamic.Interface }
 
 func (d dynamicCRClients) GetCustomResourceListerCollectionDeleter(crd *apiextensionsv1.CustomResourceDefinition) (finalizer.ListerCollectionDeleter, error) {
-	storageVersion := crd.Spec.Versions[0].Name
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: servedVersion(crd), Resource: crd.Status.AcceptedNames.Plural}
+	return &crClient{resource: d.client.Resource(gvr), namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped}, nil
+}
+
+// servedVersion is the version the finalizer reaches the custom resources
+// by: the storage version, or the first served one when the storage
+// version is no longer served.
+func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
+	served := ""
 	for _, v := range crd.Spec.Versions {
-		if v.Storage {
-			storageVersion = v.Name
+		if v.Served && v.Storage {
+			return v.Name
+		}
+		if v.Served && served == "" {
+			served = v.Name
 		}
 	}
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: storageVersion, Resource: crd.Status.AcceptedNames.Plural}
-	return &crClient{resource: d.client.Resource(gvr), namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped}, nil
+	if served == "" {
+		storage, _ := apiextensionshelpers.GetCRDStorageVersion(crd)
+		return storage // nothing served: nothing to reach them by
+	}
+	return served
 }
 
 // crClient is the list and delete-collection the finalizer uses.

@@ -185,6 +185,11 @@ type Spec struct {
 	// resources: events.k8s.io Events are core Events). Both APIs then
 	// see the same objects.
 	StoredAs *resources.Info
+	// StorageUnserved is set when the storage version is not served: a
+	// CRD may keep storing in a version it no longer serves. Its Info,
+	// among Versions, is then used for storage alone: no request reaches
+	// it and discovery does not list it.
+	StorageUnserved bool
 	// Hidden backends serve requests but are left out of discovery and
 	// the OpenAPI documents (Snapshot.Resources) until SetHidden reveals
 	// them: a CRD whose names are accepted but which is not established
@@ -267,6 +272,7 @@ func (r *Registry) newBackend(spec Spec, served func(schema.GroupResource) *Back
 	if storageStore == nil {
 		return nil, fmt.Errorf("registry: storage version %q of %s is not served", spec.StorageVersion, gr)
 	}
+	storageStore.unserved = spec.StorageUnserved
 	hash := discovery.StorageVersionHash(gr.Group, spec.StorageVersion, storageStore.Info.Kind)
 	if s := spec.StoredAs; s != nil {
 		hash = discovery.StorageVersionHash(s.Group, s.Version, s.Kind)
@@ -389,6 +395,9 @@ func (s *Snapshot) with(hidden map[schema.GroupResource]bool, change func(map[sc
 	var infos []*resources.Info
 	for gr, b := range backends {
 		for _, store := range b.Stores {
+			if store.unserved {
+				continue
+			}
 			next.stores[store.Info.GroupVersionResource()] = store
 			if !hidden[gr] {
 				infos = append(infos, store.Info)

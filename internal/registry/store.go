@@ -48,6 +48,9 @@ type Store struct {
 	// schema, for a version defined by data, prunes and defaults what is
 	// read.
 	schema Schema
+	// unserved is set on a storage version that is not served (Spec's
+	// StorageUnserved).
+	unserved bool
 }
 
 // Backend is the backend the store serves a version of.

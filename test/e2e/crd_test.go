@@ -925,3 +925,60 @@ spec:
 		t.Errorf("after scaling through v2 the spec is %s, want its count changed", spec)
 	}
 }
+
+// TestCustomResourceStorageVersionNotServed: a CRD may keep storing in a
+// version it no longer serves. That version answers 404 and is left out
+// of discovery, as in kube-apiserver; the served one reads and writes the
+// objects, and deleting the CRD still deletes them.
+func TestCustomResourceStorageVersionNotServed(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	manifest := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: keeps.example.com}
+spec:
+  group: example.com
+  names: {plural: keeps, singular: keep, kind: Keep}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: %t
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v2
+    served: true
+    storage: false
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
+	createCRD(t, k, fmt.Sprintf(manifest, true), "keeps.example.com")
+	d := dynamicClient(t, k)
+	v1 := d.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "keeps"}).Namespace("default")
+	v2 := d.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "keeps"}).Namespace("default")
+	keep := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Keep",
+		"metadata": map[string]any{"name": "a"}, "data": "x"}}
+	if _, err := v1.Create(ctx, keep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	apply(t, k, fmt.Sprintf(manifest, false))
+	waitFor(t, 20*time.Second, "v1 to be no longer served", func() bool {
+		_, err := v1.Get(ctx, "a", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	if got := mustGet(t, v2, "a"); got.Object["data"] != "x" {
+		t.Errorf("read through v2: %v", got.Object)
+	}
+	keep.SetName("b")
+	keep.SetAPIVersion("example.com/v2")
+	if _, err := v2.Create(ctx, keep, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a create through the served version: %v", err)
+	}
+	group, err := k.clientset().Discovery().ServerResourcesForGroupVersion("example.com/v1")
+	if err == nil {
+		t.Errorf("example.com/v1 is still discovered: %v", group.APIResources)
+	}
+
+	k.mustKubectl("delete", "crd", "keeps.example.com", "--timeout=30s")
+	if out, err := k.kubectl("get", "crd", "keeps.example.com"); err == nil {
+		t.Errorf("the CRD is still there after its deletion: %s", out)
+	}
+}
