@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
 
 	"github.com/kapi-dev/kapi/internal/loopback"
@@ -36,9 +35,9 @@ const (
 type Authorizer struct {
 	authorizer.Authorizer
 	authorizer.RuleResolver
-	// Rules resolves the RBAC rules a user holds, for the checks that keep
-	// a user from granting more than it holds; nil with AlwaysAllow.
-	Rules rbacregistryvalidation.AuthorizationRuleResolver
+	// RBAC is set when RBAC decides (not AlwaysAllow): RBAC objects are
+	// then checked for rules their author does not hold.
+	RBAC bool
 	// informers feed RBAC; nil with AlwaysAllow.
 	informers informers.SharedInformerFactory
 }
@@ -76,8 +75,7 @@ func New(mode string, client *rest.Config) (*Authorizer, error) {
 		return nil, err
 	}
 	return &Authorizer{
-		Authorizer: chain, RuleResolver: evaluator, informers: f,
-		Rules: rbacregistryvalidation.NewDefaultRuleResolver(roles, roleBindings, clusterRoles, clusterRoleBindings),
+		Authorizer: chain, RuleResolver: evaluator, informers: f, RBAC: true,
 	}, nil
 }
 

@@ -48,7 +48,7 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 		{Group: "batch", Resource: "jobs"}:        {DeleteWarning: jobDeleteWarning},
 	}
 	for _, more := range []map[schema.GroupResource]registry.Hooks{
-		reviewHooks(opts), rbacHooks(opts.Authorizer), tokenHooks(p, opts.Tokens),
+		reviewHooks(opts), rbacHooks(p, opts.Authorizer), tokenHooks(p, opts.Tokens),
 	} {
 		for gr, h := range more {
 			hooks[gr] = h

@@ -12,8 +12,10 @@ import (
 	clusterrolebindingpolicy "k8s.io/kubernetes/pkg/registry/rbac/clusterrolebinding/policybased"
 	rolepolicy "k8s.io/kubernetes/pkg/registry/rbac/role/policybased"
 	rolebindingpolicy "k8s.io/kubernetes/pkg/registry/rbac/rolebinding/policybased"
+	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 
 	"github.com/kapi-dev/kapi/internal/authz"
+	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
@@ -23,25 +25,26 @@ import (
 // storage of those four resources. Here the wrapped storage only hands
 // back what it is given, so that kube's wrapper runs its checks on every
 // create and update and the write pipeline does the rest.
-func rbacHooks(a *authz.Authorizer) map[schema.GroupResource]registry.Hooks {
-	if a.Rules == nil {
+func rbacHooks(p *pipeline.Pipeline, a *authz.Authorizer) map[schema.GroupResource]registry.Hooks {
+	if !a.RBAC {
 		return nil // everyone may escalate (AlwaysAllow)
 	}
+	rules := rbacregistryvalidation.NewDefaultRuleResolver(storedRBAC{p}, storedRBAC{p}, storedRBAC{p}, storedRBAC{p})
 	gr := func(r string) schema.GroupResource {
 		return schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: r}
 	}
 	return map[schema.GroupResource]registry.Hooks{
 		gr("roles"): escalationChecks(func(s rest.StandardStorage) checkedStorage {
-			return rolepolicy.NewStorage(s, a, a.Rules)
+			return rolepolicy.NewStorage(s, a, rules)
 		}),
 		gr("clusterroles"): escalationChecks(func(s rest.StandardStorage) checkedStorage {
-			return clusterrolepolicy.NewStorage(s, a, a.Rules)
+			return clusterrolepolicy.NewStorage(s, a, rules)
 		}),
 		gr("rolebindings"): escalationChecks(func(s rest.StandardStorage) checkedStorage {
-			return rolebindingpolicy.NewStorage(s, a, a.Rules)
+			return rolebindingpolicy.NewStorage(s, a, rules)
 		}),
 		gr("clusterrolebindings"): escalationChecks(func(s rest.StandardStorage) checkedStorage {
-			return clusterrolebindingpolicy.NewStorage(s, a, a.Rules)
+			return clusterrolebindingpolicy.NewStorage(s, a, rules)
 		}),
 	}
 }

@@ -409,6 +409,34 @@ func TestRoleEscalation(t *testing.T) {
 	if _, err := eddie.RbacV1().RoleBindings("default").Create(ctx, binding, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("an escalating binding: %v", err)
 	}
+	missing := binding.DeepCopy()
+	missing.Name, missing.RoleRef = "missing-role", rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "missing"}
+	_, err = eddie.RbacV1().RoleBindings("default").Create(ctx, missing, metav1.CreateOptions{})
+	if !apierrors.IsNotFound(err) || err.Error() != `rolebindings.rbac.authorization.k8s.io "missing" not found` {
+		t.Errorf("a binding to a missing role: %v", err)
+	}
+	// A rule granted a moment ago is held: the checks read the newest
+	// roles and bindings, not the authorizer's informers.
+	for i := range 10 {
+		granted := podReader.DeepCopy()
+		granted.Name, granted.Rules[0].ResourceNames = fmt.Sprintf("granted-%d", i), []string{fmt.Sprintf("pod-%d", i)}
+		if _, err := k.clientset().RbacV1().Roles("default").Create(ctx, granted, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		grant := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: granted.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: granted.Name},
+			Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "eddie"}},
+		}
+		if _, err := k.clientset().RbacV1().RoleBindings("default").Create(ctx, grant, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		granted.Name += "-copy"
+		granted.ResourceVersion = ""
+		if _, err := eddie.RbacV1().Roles("default").Create(ctx, granted, metav1.CreateOptions{}); err != nil {
+			t.Errorf("a copy of a role just granted: %v", err)
+		}
+	}
 	k.mustKubectl("create", "clusterrole", "admin-binder", "--verb=bind", "--resource=clusterroles", "--resource-name=admin")
 	k.mustKubectl("create", "rolebinding", "eddie-binds", "--clusterrole=admin-binder", "--user=eddie")
 	waitFor(t, 10*time.Second, "eddie to bind admin", func() bool {
