@@ -41,20 +41,18 @@ func WithUser(ctx context.Context, u *User) context.Context {
 	return genericapirequest.WithUser(ctx, u)
 }
 
-// IsPublicPath tells whether path answers without credentials (health and
-// version), as kube-apiserver's system:public-info-viewer role allows.
-func IsPublicPath(path string) bool {
-	switch path {
-	case "/healthz", "/livez", "/readyz", "/version":
+// IsPublic tells whether r may be answered without credentials: a GET
+// of health or version, as kube-apiserver's system:public-info-viewer
+// role lets anonymous users read them.
+func IsPublic(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	switch r.URL.Path {
+	case "/healthz", "/livez", "/readyz", "/version", "/version/":
 		return true
 	}
 	return false
-}
-
-// PublicPaths returns the paths IsPublicPath accepts, as a new map the
-// caller owns.
-func PublicPaths() map[string]bool {
-	return map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 }
 
 // maxVerified bounds the chains an Authenticator remembers. Only chains
@@ -151,7 +149,7 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*User, bool) {
 // (see UserFrom): a user the connection they came on already carries,
 // one AuthenticateRequest accepts, one a bearer token names, or
 // system:anonymous when anonymous requests are allowed. Requests for the
-// public paths (IsPublicPath) pass without one, unless they present a
+// public requests (IsPublic) pass without one, unless they present a
 // bearer token that does not authenticate; it answers the rest with
 // unauthorized, or a plain 401 when unauthorized is nil. It is
 // kube-apiserver's own authentication filter, so that the request loses
@@ -165,7 +163,7 @@ func (a *Authenticator) Middleware(next http.Handler, unauthorized func(http.Res
 		}
 	}
 	failed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if IsPublicPath(r.URL.Path) && !a.refusesToken(r) {
+		if IsPublic(r) && !a.refusesToken(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

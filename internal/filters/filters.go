@@ -33,7 +33,7 @@ import (
 )
 
 // Authenticator puts the user of a request in its context (auth.UserFrom),
-// lets the public paths (auth.IsPublicPath) through without one, and hands
+// lets the public requests (auth.IsPublic) through without one, and hands
 // the rest to unauthorized.
 type Authenticator interface {
 	Middleware(next http.Handler, unauthorized func(http.ResponseWriter, *http.Request)) http.Handler
@@ -227,11 +227,11 @@ func selectors(r *http.Request, info *request.Info) (label, field string) {
 
 // authorize refuses what the user may not do with kube-apiserver's 403,
 // with kube's own filter (its audit annotations and authorization
-// metrics). Requests for the public paths without credentials pass.
+// metrics). Public requests without credentials pass.
 func authorize(next http.Handler, authz authorizer.Authorizer) http.Handler {
 	authorizing := endpointsfilters.WithAuthorization(next, authz, codecs.Factory)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, authenticated := auth.UserFrom(r.Context()); !authenticated && auth.IsPublicPath(r.URL.Path) {
+		if _, authenticated := auth.UserFrom(r.Context()); !authenticated && auth.IsPublic(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
