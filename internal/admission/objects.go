@@ -98,7 +98,7 @@ func (c convertor) Convert(in, out, context any) error {
 	from, fromCustom := in.(*unstructured.Unstructured)
 	into, intoCustom := out.(*unstructured.Unstructured)
 	if !fromCustom || !intoCustom {
-		return legacyscheme.Scheme.Convert(in, out, context)
+		return convertBuiltin(in, out, context)
 	}
 	c.o.mu.RLock()
 	convert := c.o.custom
@@ -112,6 +112,26 @@ func (c convertor) Convert(in, out, context any) error {
 	}
 	into.Object = runtime.DeepCopyJSON(converted.(runtime.Unstructured).UnstructuredContent())
 	return nil
+}
+
+// convertBuiltin converts a built-in object. kube-apiserver's admission
+// holds the internal form of a request's object, which converts to any
+// version of an equivalent kind (a policy on autoscaling/v2 sees a v1
+// HorizontalPodAutoscaler, one on events.k8s.io a core Event); kapi's
+// holds the version of the request, and two external versions have no
+// conversion between them, so the conversion goes through the internal
+// form.
+func convertBuiltin(in, out, context any) error {
+	err := legacyscheme.Scheme.Convert(in, out, context)
+	obj, isObject := in.(runtime.Object)
+	if err == nil || !isObject {
+		return err
+	}
+	internal, internalErr := legacyscheme.Scheme.ConvertToVersion(obj, runtime.InternalGroupVersioner)
+	if internalErr != nil {
+		return err
+	}
+	return legacyscheme.Scheme.Convert(internal, out, context)
 }
 
 func (c convertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {

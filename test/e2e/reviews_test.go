@@ -291,3 +291,56 @@ spec: {policyName: at-most-5}
 		return out == "5"
 	})
 }
+
+// TestPoliciesSeeEquivalentKinds: a policy written for one version of a
+// kind (matchPolicy Equivalent, the default) sees the objects of its
+// other versions and groups converted to its own, as kube-apiserver's
+// policies do: an autoscaling/v1 HorizontalPodAutoscaler as v2, a core
+// Event as an events.k8s.io one.
+func TestPoliciesSeeEquivalentKinds(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	apply(t, k, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: equivalent}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: ["autoscaling"], apiVersions: ["v2"], operations: ["CREATE"], resources: ["horizontalpodautoscalers"]}
+    - {apiGroups: ["events.k8s.io"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["events"]}
+  validations:
+  - expression: "request.kind.group != 'autoscaling' || object.spec.maxReplicas <= 5"
+    messageExpression: "'max ' + string(object.spec.maxReplicas) + ' via ' + request.requestKind.version + ' seen as ' + request.kind.version"
+  - expression: "request.kind.group != 'events.k8s.io' || object.note != 'bad'"
+    messageExpression: "'note ' + object.note + ' seen as ' + request.kind.group"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: equivalent}
+spec: {policyName: equivalent, validationActions: [Deny]}
+`)
+	hpa := func(name string, max int) []byte {
+		return fmt.Appendf(nil, `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":%q},
+			"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"x"},"maxReplicas":%d}}`, name, max)
+	}
+	const hpas = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+	waitFor(t, 20*time.Second, "the policy to deny a v1 HPA", func() bool {
+		resp, body := rawDo(t, k, http.MethodPost, hpas, "application/json", "", hpa(fmt.Sprintf("big-%d", time.Now().UnixNano()), 10))
+		return resp.StatusCode == http.StatusUnprocessableEntity && strings.Contains(string(body), "denied request: max 10 via v1 seen as v2")
+	})
+	if resp, body := rawDo(t, k, http.MethodPost, hpas, "application/json", "", hpa("small", 3)); resp.StatusCode != http.StatusCreated {
+		t.Errorf("a v1 HPA the policy allows: %d %s", resp.StatusCode, body)
+	}
+	event := func(name, message string) []byte {
+		return fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Event","metadata":{"name":%q},"involvedObject":{"kind":"Pod","name":"p","namespace":"default"},
+			"reason":"r","message":%q}`, name, message)
+	}
+	const events = "/api/v1/namespaces/default/events"
+	if resp, body := rawDo(t, k, http.MethodPost, events, "application/json", "", event("fine", "fine")); resp.StatusCode != http.StatusCreated {
+		t.Errorf("a core event the policy allows: %d %s", resp.StatusCode, body)
+	}
+	resp, body := rawDo(t, k, http.MethodPost, events, "application/json", "", event("bad", "bad"))
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), "denied request: note bad seen as events.k8s.io") {
+		t.Errorf("a core event the policy refuses: %d %s", resp.StatusCode, body)
+	}
+}
