@@ -272,7 +272,7 @@ func servesGroup(snap *registry.Snapshot, group string) bool {
 // A namespace's own path (/api/v1/namespaces/NAME) names its namespace
 // too, as a namespace lives in itself.
 func routable(info *resources.Info, req *request.Info, pathFollows bool) bool {
-	ownNamespace := req.Resource == "namespaces" && req.Group == ""
+	ownNamespace := req.Resource == "namespaces" && req.Group == "" && !req.UnderNamespace
 	if !info.Namespaced && req.Namespace != "" && !ownNamespace {
 		return false
 	}

@@ -29,6 +29,9 @@ type Info struct {
 	// EmptyNamespace is set when the path's namespace segment is there
 	// but empty (/api/v1/namespaces//configmaps).
 	EmptyNamespace bool
+	// UnderNamespace is set when the resource follows a namespaces/NS/
+	// prefix; a namespace's own path (namespaces/NAME) has none.
+	UnderNamespace bool
 
 	// Deprecated is set by the handler that finds the request addresses
 	// a version deprecated in this release, and RemovedRelease to the
@@ -75,6 +78,7 @@ func Parse(r *http.Request) *Info {
 		// sub-resources of the namespace itself, not namespaced resources.
 		if len(parts) > 2 && parts[2] != "finalize" && parts[2] != "status" {
 			parts = parts[2:]
+			info.UnderNamespace = true
 		}
 	}
 	if len(parts) > 0 {
@@ -89,7 +93,7 @@ func Parse(r *http.Request) *Info {
 	if len(parts) > 3 {
 		info.Extra = parts[3:]
 	}
-	if info.Resource == "namespaces" && len(parts) > 1 {
+	if info.Resource == "namespaces" && len(parts) > 1 && !info.UnderNamespace {
 		info.Namespace = info.Name // a namespace lives in itself
 	}
 	info.Verb = verbFor(r, info.Name, watchPath)

@@ -393,6 +393,12 @@ func TestRoutesAsKube(t *testing.T) {
 		{http.MethodGet, "/apis/example.com/v2/namespaces/default/widgets", "", http.StatusNotFound, "404 page not found\n"},
 		{http.MethodGet, "/apis/example.com/v1/nosuch", "", http.StatusNotFound, "404 page not found\n"},
 		{http.MethodGet, "/api/v1/nosuch", "", http.StatusNotFound, `"message":"the server could not find the requested resource"`},
+		// Namespaces are no namespace's resources: under one, they are not
+		// served (a role in that namespace would be checked for them).
+		{http.MethodGet, "/api/v1/namespaces/default/namespaces", "", http.StatusNotFound, `"message":"the server could not find the requested resource"`},
+		{http.MethodPost, "/api/v1/namespaces/default/namespaces", `{"metadata":{"name":"under"}}`, http.StatusNotFound, `"reason":"NotFound"`},
+		{http.MethodGet, "/api/v1/namespaces/default/namespaces/kube-system", "", http.StatusNotFound, `"reason":"NotFound"`},
+		{http.MethodGet, "/api/v1/watch/namespaces/default/namespaces", "", http.StatusNotFound, `"reason":"NotFound"`},
 		// Custom resources' handler goes by the verb.
 		{http.MethodHead, "/apis/example.com/v1/namespaces/default/widgets", "", http.StatusOK, ""},
 		{http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets/w/status", `{}`, http.StatusMethodNotAllowed,
