@@ -41,11 +41,12 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 		{Resource: "bindings"}:          {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
 		{Resource: "componentstatuses"}: {Computed: componentStatuses(opts.ComponentStatuses)},
 
-		{Group: "apps", Resource: "deployments"}:  {Scale: deploymentScale},
-		{Group: "apps", Resource: "replicasets"}:  {Scale: replicaSetScale},
-		{Group: "apps", Resource: "statefulsets"}: {Scale: statefulSetScale},
-		{Resource: "replicationcontrollers"}:      {Scale: controllerScale},
-		{Group: "batch", Resource: "jobs"}:        {DeleteWarning: jobDeleteWarning},
+		{Group: "apps", Resource: "deployments"}:                  {Scale: deploymentScale},
+		{Group: "apps", Resource: "replicasets"}:                  {Scale: replicaSetScale},
+		{Group: "apps", Resource: "statefulsets"}:                 {Scale: statefulSetScale},
+		{Resource: "replicationcontrollers"}:                      {Scale: controllerScale},
+		{Group: "batch", Resource: "jobs"}:                        {DeleteWarning: jobDeleteWarning},
+		{Group: "scheduling.k8s.io", Resource: "priorityclasses"}: {RefuseDelete: refuseSystemPriorityClass},
 	}
 	for _, more := range []map[schema.GroupResource]registry.Hooks{
 		reviewHooks(opts), rbacHooks(p, opts.Authorizer), tokenHooks(p, opts.Tokens),

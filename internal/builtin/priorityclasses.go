@@ -2,8 +2,11 @@ package builtin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	schedulingapi "k8s.io/kubernetes/pkg/apis/scheduling"
 	schedulingapiv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -17,6 +20,18 @@ func EnsureSystemPriorityClasses(ctx context.Context, p *pipeline.Pipeline) erro
 	for _, pc := range schedulingapiv1.SystemPriorityClasses() {
 		if err := p.EnsureObject(ctx, pc.DeepCopy(), "kube-apiserver"); err != nil {
 			return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
+		}
+	}
+	return nil
+}
+
+// refuseSystemPriorityClass refuses to delete a system priority class, as
+// kube's PriorityClass storage does (its delete of a collection does not
+// check).
+func refuseSystemPriorityClass(name string) error {
+	for _, pc := range schedulingapiv1.SystemPriorityClasses() {
+		if pc.Name == name {
+			return apierrors.NewForbidden(schedulingapi.Resource("priorityclasses"), name, errors.New("this is a system priority class and cannot be deleted"))
 		}
 	}
 	return nil

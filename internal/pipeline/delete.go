@@ -21,6 +21,11 @@ import (
 // timestamp and keeps it. gone tells which happened.
 func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, o Options) (obj runtime.Object, gone bool, err error) {
 	if !o.InCollection {
+		if refuse := store.Backend().Hooks.RefuseDelete; refuse != nil {
+			if err := refuse(name); err != nil {
+				return nil, false, err
+			}
+		}
 		WarnOfDelete(ctx, store, opts)
 	}
 	dry := o.DryRun

@@ -36,6 +36,11 @@ type Hooks struct {
 	// OwnDelete is set for the types whose kube-apiserver storage has a
 	// delete of its own instead of the generic registry's.
 	OwnDelete *OwnDelete
+	// RefuseDelete, when set, may refuse the delete of one object by its
+	// name before anything else is done, as the type's own delete in
+	// kube-apiserver does (a system priority class); deletes of a
+	// collection do not ask it, as kube's do not.
+	RefuseDelete func(name string) error
 	// AfterDelete runs once an object is gone.
 	AfterDelete func(ctx context.Context, obj runtime.Object)
 	// DeleteWarning is the warning a delete (or a delete of a

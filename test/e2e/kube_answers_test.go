@@ -1091,3 +1091,21 @@ func TestWriteAnswersShowEmptyListsAsStored(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemPriorityClassesStay: the system priority classes cannot be
+// deleted one by one, with kube's PriorityClass storage's 403.
+func TestSystemPriorityClassesStay(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	classes := k.clientset().SchedulingV1().PriorityClasses()
+	err := classes.Delete(ctx, "system-node-critical", metav1.DeleteOptions{})
+	if !apierrors.IsForbidden(err) || err.Error() != `priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted` {
+		t.Errorf("deleting system-node-critical: %v", err)
+	}
+	if _, err := classes.Get(ctx, "system-node-critical", metav1.GetOptions{}); err != nil {
+		t.Errorf("after the refused delete: %v", err)
+	}
+	k.mustKubectl("create", "priorityclass", "mine", "--value=10")
+	if err := classes.Delete(ctx, "mine", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("deleting a class of one's own: %v", err)
+	}
+}
