@@ -417,9 +417,10 @@ func waitForStart(ctx context.Context, c *cache.Cache, rv string, rev int64, ini
 
 // watchTimeout is the client's timeoutSeconds, or else a random time
 // between the minimum request timeout and twice it, as kube-apiserver
-// spreads the ends of long watches.
+// spreads the ends of long watches. As there, a negative timeoutSeconds
+// ends the watch at once.
 func (a *API) watchTimeout(timeoutSeconds *int64) time.Duration {
-	if timeoutSeconds != nil && *timeoutSeconds > 0 {
+	if timeoutSeconds != nil && *timeoutSeconds != 0 {
 		return time.Duration(*timeoutSeconds) * time.Second
 	}
 	min := a.opts.MinRequestTimeout

@@ -865,6 +865,9 @@ func TestWatchTimeoutSeconds(t *testing.T) {
 	if d := time.Since(start); d < 900*time.Millisecond {
 		t.Fatalf("watch with timeoutSeconds=1 ended after %v", d)
 	}
+	// A negative timeout ends the watch at once, as in kube-apiserver.
+	w = openWatch(t, k, "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=-1")
+	w.waitEnd(10 * time.Second)
 }
 
 // TestWatchAsKubeAPIServer137 checks watches against what kube-apiserver
