@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
+	apiadmission "k8s.io/apiserver/pkg/admission"
 )
 
 // NamespaceLifecycle refuses content in namespaces that do not exist or
@@ -73,9 +74,11 @@ func (l *NamespaceLifecycle) Admit(ctx context.Context, a *Attributes) error {
 		return err
 	}
 	if ns.Status.Phase == corev1.NamespaceTerminating {
-		// The cause tells controllers (the root CA publisher) not to retry.
-		err := apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, fmt.Errorf(
-			"unable to create new content in namespace %s because it is being terminated", ns.Name))
+		// Named as kube's admission names a refused object: by its name,
+		// else the prefix of the name to generate, else "Unknown". The
+		// cause tells controllers (the root CA publisher) not to retry.
+		err := apiadmission.NewForbidden(kubeAttributes(ctx, a), fmt.Errorf(
+			"unable to create new content in namespace %s because it is being terminated", ns.Name)).(*apierrors.StatusError)
 		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
 			Type:    corev1.NamespaceTerminatingCause,
 			Message: fmt.Sprintf("namespace %s is being terminated", ns.Name),

@@ -1187,6 +1187,12 @@ func lcCheckTerminating(t *testing.T, cs kubernetes.Interface, ns string) *corev
 	if !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Fatalf("creating in a terminating namespace: %v\nwant 403 %s", err, want)
 	}
+	// A name still to be generated is named by its prefix, as kube's
+	// admission names it.
+	_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "late-"}}, metav1.CreateOptions{})
+	if want := strings.Replace(want, `"late"`, `"late-"`, 1); !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Fatalf("creating with a generated name in a terminating namespace: %v\nwant 403 %s", err, want)
+	}
 	return got
 }
 
