@@ -20,6 +20,21 @@ type mediaRange struct {
 	q         float64
 }
 
+// lenientParams reads a clause's parameters as kube-apiserver's Accept
+// parser does: each key=value, the value possibly empty, and no more;
+// a parameter without '=' is passed over.
+func lenientParams(clause string) map[string]string {
+	params := map[string]string{}
+	parts := strings.Split(clause, ";")
+	for _, part := range parts[1:] {
+		key, value, ok := strings.Cut(part, "=")
+		if ok {
+			params[strings.TrimSpace(key)] = strings.TrimSpace(value)
+		}
+	}
+	return params
+}
+
 // parseAccept splits an Accept header into clauses ordered by preference:
 // higher q first, the header's order among equals. Unparseable clauses are
 // dropped.
@@ -32,12 +47,12 @@ func parseAccept(header string) []mediaRange {
 		}
 		mt, params, err := mime.ParseMediaType(clause)
 		if err != nil {
-			// Like kube-apiserver, keep the media type of a clause whose
-			// parameters do not parse, and drop the parameters.
+			// Parameters MIME refuses (one without a value, an empty
+			// value) are read as kube-apiserver's parser reads them.
 			if mt, _, err = mime.ParseMediaType(strings.SplitN(clause, ";", 2)[0]); err != nil {
 				continue
 			}
-			params = map[string]string{}
+			params = lenientParams(clause)
 		}
 		// mime lower-cases the type; Kubernetes compares media types
 		// case-sensitively, so keep the clause's own spelling.
@@ -118,18 +133,19 @@ func NegotiateOutputConversion(r *http.Request, infos []runtime.SerializerInfo, 
 	if strings.TrimSpace(header) == "" {
 		return infos[0], Conversion{}, nil
 	}
+	// As kube-apiserver's negotiation, each clause is tried on each
+	// serializer it names, in order, and a conversion must be allowed in
+	// the serializer's media type (*/*;as=Table is a Table in JSON).
 	for _, c := range clauses {
 		conv := Conversion{Group: c.params["g"], Version: c.params["v"], As: c.params["as"]}
-		if hasConversion(c.params) && (allowed == nil || !allowed(conv, c.mediaType)) {
-			continue
-		}
-		if c.mediaType == "*/*" {
-			return infos[0], Conversion{}, nil
-		}
 		for _, info := range infos {
-			if info.MediaType == c.mediaType || inRange(c.mediaType, info.MediaType) {
-				return info, conv, nil
+			if c.mediaType != "*/*" && info.MediaType != c.mediaType && !inRange(c.mediaType, info.MediaType) {
+				continue
 			}
+			if hasConversion(c.params) && (allowed == nil || !allowed(conv, info.MediaType)) {
+				continue
+			}
+			return info, conv, nil
 		}
 	}
 	return runtime.SerializerInfo{}, Conversion{}, NotAcceptable(MediaTypes(infos))
@@ -154,7 +170,9 @@ func AcceptParam(r *http.Request, mediaType, key string) string {
 
 func hasConversion(params map[string]string) bool {
 	_, as := params["as"]
-	return as
+	_, group := params["g"]
+	_, version := params["v"]
+	return as || group || version
 }
 
 // MediaTypes lists the media types of infos.

@@ -102,6 +102,11 @@ func TestNegotiateOutput(t *testing.T) {
 		{name: "table alone", accept: "application/json;as=Table;g=meta.k8s.io;v=v1", msg: handlerMsg},
 		{name: "partial metadata alone", accept: "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", msg: handlerMsg},
 		{name: "protobuf table alone", accept: "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", msg: handlerMsg},
+		// A version or group alone, or an empty as, asks for a conversion
+		// too, as kube-apiserver reads them.
+		{name: "json with a version", accept: "application/json;v=v1", msg: handlerMsg},
+		{name: "json with a group", accept: "application/json;g=meta.k8s.io", msg: handlerMsg},
+		{name: "json with an empty as", accept: "application/json;as=;v=v1;g=meta.k8s.io", msg: handlerMsg},
 		// kube-apiserver takes a clause of q=0 as the least preferred
 		// (RFC 9110 would refuse it).
 		{name: "json q=0", accept: "application/json;q=0", want: jsonType},
@@ -147,6 +152,27 @@ func TestNegotiateOutput(t *testing.T) {
 				t.Errorf("Error() = %q, want the Status message %q", err.Error(), s.Message)
 			}
 		})
+	}
+}
+
+// TestNegotiateConversionInAnyType: a conversion asked of any media type
+// is made in the first serializer that allows it, as kube-apiserver's
+// negotiation makes */*;as=Table a Table in JSON.
+func TestNegotiateConversionInAnyType(t *testing.T) {
+	infos := Factory.SupportedMediaTypes()
+	tables := func(c Conversion, mediaType string) bool {
+		return c.As == "Table" && mediaType != protobufType
+	}
+	for accept, want := range map[string]string{
+		"*/*;as=Table;v=v1;g=meta.k8s.io":                                 jsonType,
+		"application/*;as=Table;v=v1;g=meta.k8s.io":                       jsonType,
+		"application/vnd.kubernetes.protobuf;as=Table;v=v1, */*;as=Table": jsonType,
+		"application/yaml;as=Table;v=v1;g=meta.k8s.io":                    yamlType,
+	} {
+		info, conv, err := NegotiateOutputConversion(requestAccepting(accept), infos, tables)
+		if err != nil || info.MediaType != want || conv.As != "Table" {
+			t.Errorf("Accept %q: %q %+v %v, want a Table in %s", accept, info.MediaType, conv, err, want)
+		}
 	}
 }
 
