@@ -43,6 +43,12 @@ type Attributes struct {
 	// Options are the operation's options (CreateOptions, UpdateOptions,
 	// DeleteOptions), as the request gave them.
 	Options runtime.Object
+
+	// reinvocation is shared by the kube plugins of one write's mutating
+	// phase, as kube-apiserver's chain shares one attributes record: it
+	// holds whether a webhook or a mutating policy changed the object, so
+	// that the phase runs again, and which of them are to run again then.
+	reinvocation apiadmission.ReinvocationContext
 }
 
 // Mutator may change the object of a write, or refuse the write.
@@ -67,7 +73,26 @@ func (c Chain) Admit(ctx context.Context, a *Attributes) error {
 	return err
 }
 
+// admit runs the mutating plugins and, as kube-apiserver's chain, all of
+// them once more when a webhook or a mutating policy changed the object:
+// the plugins before it see the change (a sidecar a policy adds gets its
+// service account token mount), and webhooks and policies whose
+// reinvocationPolicy is IfNeeded run again.
 func (c Chain) admit(ctx context.Context, a *Attributes) error {
+	if a.reinvocation == nil {
+		a.reinvocation = newReinvocationContext()
+	}
+	if err := c.admitOnce(ctx, a); err != nil {
+		return err
+	}
+	if a.reinvocation.ShouldReinvoke() {
+		a.reinvocation.SetIsReinvoke()
+		return c.admitOnce(ctx, a)
+	}
+	return nil
+}
+
+func (c Chain) admitOnce(ctx context.Context, a *Attributes) error {
 	for _, p := range c {
 		if m, ok := p.(Mutator); ok {
 			if err := m.Admit(ctx, a); err != nil {

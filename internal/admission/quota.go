@@ -8,12 +8,9 @@ import (
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
 	resourcequotaapi "k8s.io/apiserver/pkg/admission/plugin/resourcequota/apis/resourcequota"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	quotainstall "k8s.io/kubernetes/pkg/quota/v1/install"
-
-	"github.com/kapi-dev/kapi/internal/auth"
 )
 
 // quotaEvaluators is how many writes the quota plugin evaluates at once
@@ -77,15 +74,4 @@ func (q *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 		return nil
 	}
 	return q.plugin.Validate(ctx, kubeAttributes(ctx, a), apiadmission.NewObjectInterfacesFromScheme(legacyscheme.Scheme))
-}
-
-// kubeAttributes are a write's attributes as k8s.io/apiserver's plugins
-// see them.
-func kubeAttributes(ctx context.Context, a *Attributes) apiadmission.Attributes {
-	var userInfo user.Info = &user.DefaultInfo{}
-	if u, ok := auth.UserFrom(ctx); ok {
-		userInfo = u
-	}
-	return apiadmission.NewAttributesRecord(a.Object, a.OldObject, a.Kind, a.Namespace, a.Name, a.Resource,
-		a.Subresource, apiadmission.Operation(a.Operation), a.Options, a.DryRun, userInfo)
 }

@@ -78,18 +78,10 @@ func (w *Webhooks) Admit(ctx context.Context, a *Attributes) error {
 	if !w.started.Load() || !w.anyMutating() || !w.mutating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
+	// A webhook with reinvocationPolicy IfNeeded runs again when the
+	// chain runs again (Chain.Admit).
 	return onInternal(ctx, a, onlyChanges, func(attrs apiadmission.Attributes) error {
-		if err := w.admit.Admit(ctx, attrs, w.objects); err != nil {
-			return err
-		}
-		// A webhook with reinvocationPolicy IfNeeded runs again when a
-		// later one changed the object, as kube-apiserver's admission
-		// chain reinvokes.
-		if reinvocation := attrs.GetReinvocationContext(); reinvocation.ShouldReinvoke() {
-			reinvocation.SetIsReinvoke()
-			return w.admit.Admit(ctx, attrs, w.objects)
-		}
-		return nil
+		return w.admit.Admit(ctx, attrs, w.objects)
 	})
 }
 
