@@ -699,3 +699,24 @@ func TestSelectedPageHasANextOneIfAnythingFollows(t *testing.T) {
 		t.Fatalf("next page: %d items, continue %q", len(next.Items), next.Continue)
 	}
 }
+
+// TestPagesReadFromStorageCountWhatFollows: a page at a revision the cache
+// holds no snapshot of is read from storage, and tells, as a page from the
+// cache does, how many objects follow it.
+func TestPagesReadFromStorageCountWhatFollows(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	var rev int64
+	for i := 0; i < 5; i++ {
+		rev, _ = s.Create(ctx, []byte(fmt.Sprintf("%sns/%d", prefix, i)), configMapValue(fmt.Sprint(i), nil, ""))
+	}
+	s.Create(ctx, []byte(prefix+"ns/later"), configMapValue("later", nil, ""))
+	c.WaitNotOlderThan(ctx, rev+1)
+	page, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Consistency: Exact, Revision: rev, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != 2 || page.Continue == "" || page.Remaining == nil || *page.Remaining != 3 {
+		t.Fatalf("a page from storage: %d items, continue %q, remaining %v; want 2, a token and 3", len(page.Items), page.Continue, page.Remaining)
+	}
+}

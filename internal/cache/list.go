@@ -241,19 +241,30 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 	var corrupt []error
 	began, fetched, evaluated := time.Now(), 0, 0
 	defer func() { c.metrics.listedStorage(began, fetched, evaluated, len(res.Items)) }()
+	// An unfiltered page tells how many objects follow it, as from the
+	// cache: the first range counts the keys from the page's start.
+	count := req.Filter.Match == nil
+	var total int64
 	for {
 		batch := req.Limit
-		r, err := c.store.Range(ctx, storage.RangeOptions{Prefix: prefix, Start: from, Limit: batch, Revision: req.Revision})
+		r, err := c.store.Range(ctx, storage.RangeOptions{Prefix: prefix, Start: from, Limit: batch, Revision: req.Revision, Count: count})
 		if errors.Is(err, storage.ErrCompacted) {
 			return nil, gone(req)
 		}
 		if err != nil {
 			return nil, err
 		}
+		if count {
+			total, count = r.Count, false
+		}
 		fetched += len(r.KVs)
 		for i := range r.KVs {
 			if req.Limit > 0 && len(res.Items) == req.Limit {
 				res.Continue = encodeToken(req.Revision, strings.TrimPrefix(string(r.KVs[i].Key), string(c.prefix)))
+				if req.Filter.Match == nil {
+					remaining := total - int64(len(res.Items))
+					res.Remaining = &remaining
+				}
 				return c.storageListResult(res, corrupt)
 			}
 			obj, err := c.decode(&r.KVs[i])
