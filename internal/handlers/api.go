@@ -318,8 +318,10 @@ func (a *API) allowed(store *registry.Store, req *request.Info, method string) b
 	if store.Typed() && (method == http.MethodHead || req.Name == "" && (method == http.MethodPut || method == http.MethodPatch)) {
 		return false
 	}
-	if req.Verb == "create" && req.Name != "" {
-		return false // POST to a named object has no route
+	if req.Verb == "create" && req.Name != "" && store.Typed() {
+		// POST to a named object has no route; apiextensions' handler
+		// creates the custom resource the body names.
+		return false
 	}
 	return slices.Contains(info.Verbs, req.Verb)
 }

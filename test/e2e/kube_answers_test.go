@@ -403,6 +403,8 @@ func TestRoutesAsKube(t *testing.T) {
 		{http.MethodHead, "/apis/example.com/v1/namespaces/default/widgets", "", http.StatusOK, ""},
 		{http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets/w/status", `{}`, http.StatusMethodNotAllowed,
 			`create is not supported on resources of kind \"widgets.example.com\"`},
+		{http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets/in-path", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"in-body"}}`,
+			http.StatusCreated, `"name":"in-body"`},
 		// /apis is the aggregator's, for any method; /api the router's.
 		{http.MethodHead, "/apis", "", http.StatusOK, ""},
 		{http.MethodPost, "/api", `{}`, http.StatusMethodNotAllowed, notAllowed},
