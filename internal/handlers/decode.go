@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -206,7 +207,10 @@ func bodySummary(body []byte) string {
 // or duplicate fields and the patch's own (patchStrict) are one 422 too
 // under Strict validation, warnings under Warn.
 func decodePatched(w http.ResponseWriter, data []byte, sent sentPatch, info runtime.SerializerInfo, validation string, store *registry.Store, patchStrict []error) (runtime.Object, error) {
-	obj, _, strictErr, err := decodeStrict(data, info, validation, store)
+	obj, actual, strictErr, err := decodeStrict(data, info, validation, store)
+	if err != nil && !store.Typed() && actual != nil && actual.GroupVersion() != store.Info.GroupVersionKind().GroupVersion() {
+		return nil, otherVersionPatched(data, *actual, store)
+	}
 	if err != nil {
 		if _, isStatus := err.(apierrors.APIStatus); isStatus {
 			return nil, err
@@ -228,6 +232,22 @@ func decodePatched(w http.ResponseWriter, data []byte, sent sentPatch, info runt
 	}
 	warnStrict(w, runtime.NewStrictDecodingError(patchStrict))
 	return obj, nil
+}
+
+// otherVersionPatched refuses a patched custom resource that names another
+// version: apiextensions decodes it as it is, and its validation refuses
+// the version.
+func otherVersionPatched(data []byte, actual schema.GroupVersionKind, store *registry.Store) error {
+	var named struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(data, &named) // it decoded once already
+	want := store.Info.GroupVersionKind()
+	return apierrors.NewInvalid(want.GroupKind(), named.Metadata.Name, field.ErrorList{
+		field.Invalid(field.NewPath("apiVersion"), actual.GroupVersion().String(), "must be "+want.GroupVersion().String()),
+	})
 }
 
 // decodeStrict decodes data into a new object of the store's kind, and

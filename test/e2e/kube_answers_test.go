@@ -40,6 +40,8 @@ func TestPatchAndApplyAnswerAsKube(t *testing.T) {
 			"apiVersion: v1\nkind: ConfigMap\n", http.StatusBadRequest, "the name of the object () does not match the name on the URL (unnamed)", ""},
 		{"an apply of an integer to a custom resource's scale replicas", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w?fieldManager=a", applyYAML,
 			"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {replicas: 2}\n", http.StatusCreated, "", ""},
+		{"a merge patch of a custom resource to another version", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w", merge,
+			`{"apiVersion":"example.com/v2"}`, http.StatusUnprocessableEntity, `Widget.example.com "w" is invalid: apiVersion: Invalid value: "example.com/v2": must be example.com/v1`, ""},
 		{"an apply of another kind", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
 			"apiVersion: v1\nkind: Secret\nmetadata: {name: answers}\n", http.StatusBadRequest, "invalid object type: /v1, Kind=Secret", ""},
 		{"an apply that is not YAML", http.MethodPatch, cm + "?fieldManager=a", applyYAML,
