@@ -55,7 +55,7 @@ func main() {
 	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
 	simulatedNodes := flags.Int("simulated-nodes", 0, "how many simulated nodes to register (node-1 to node-N): kapi keeps them Ready and plays their kubelets, so that scheduled pods run without containers; nodes labelled kapi.dev/simulated=true are simulated too")
 	advertise := flags.String("advertise-address", "", "the address the kubernetes Service's endpoints name (default: the --listen address, or the host's default address when that is loopback or unspecified)")
-	authorizationMode := flags.String("authorization-mode", "RBAC", "RBAC, or AlwaysAllow to let every authenticated user do everything")
+	authorizationMode := flags.String("authorization-mode", "RBAC", "authorizers tried in order, as kube-apiserver's flag: a comma-separated list of Node (kubelets read what their node's pods use), RBAC, and AlwaysAllow (every authenticated user may do everything)")
 	clientCAFile := flags.String("client-ca-file", "", "a PEM bundle of more CAs whose client certificates authenticate (CN user, O groups), besides kapi's own")
 	tokenAuthFile := flags.String("token-auth-file", "", "a CSV file of static bearer tokens (token,user,uid,\"group1,group2\"), as kube-apiserver's flag")
 	anonymousAuth := flags.Bool("anonymous-auth", false, "treat requests without credentials as system:anonymous, for RBAC to decide (otherwise only health and version answer them)")

@@ -815,3 +815,56 @@ func createTokenSecret(t *testing.T, k *kapi, name, serviceAccount string) {
 		t.Fatal(err)
 	}
 }
+
+// TestNodeAuthorizer: with --authorization-mode=Node,RBAC a kubelet's
+// identity (system:node:NAME in system:nodes) reads its own Node and the
+// secrets of pods bound to it, and nothing else of the kind, with kube's
+// node authorizer's reasons; its rules cannot be listed.
+func TestNodeAuthorizer(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := writeFile(tokens, "kubelet-token,system:node:n1,uid-n1,system:nodes\n"); err != nil {
+		t.Fatal(err)
+	}
+	k := startKapi(t, onlyLifecycleControllers, "--token-auth-file", tokens, "--authorization-mode=Node,RBAC")
+	admin := k.clientset()
+	for _, name := range []string{"n1", "n2"} {
+		if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"used", "unused"} {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := admin.CoreV1().Secrets("default").Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "on-n1"}, Spec: corev1.PodSpec{
+		NodeName:   "n1",
+		Containers: []corev1.Container{{Name: "c", Image: "x"}},
+		Volumes:    []corev1.Volume{{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "used"}}}},
+	}}
+	if _, err := admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubelet := k.clientWithToken("kubelet-token")
+	waitFor(t, 20*time.Second, "the kubelet to read its pod's secret", func() bool {
+		_, err := kubelet.CoreV1().Secrets("default").Get(ctx, "used", metav1.GetOptions{})
+		return err == nil
+	})
+	if _, err := kubelet.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{}); err != nil {
+		t.Errorf("the kubelet reading its own node: %v", err)
+	}
+	_, err := kubelet.CoreV1().Secrets("default").Get(ctx, "unused", metav1.GetOptions{})
+	if !apierrors.IsForbidden(err) || !strings.HasSuffix(err.Error(), `: node: no relationship found between node 'n1' and this object`) {
+		t.Errorf("the kubelet reading a secret no pod of its node uses: %v", err)
+	}
+	_, err = kubelet.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "node: node 'n1' cannot read all nodes, only its own Node object") {
+		t.Errorf("the kubelet listing nodes: %v", err)
+	}
+	review, err := kubelet.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{
+		Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: "default"}}, metav1.CreateOptions{})
+	if err != nil || !review.Status.Incomplete || !strings.Contains(review.Status.EvaluationError, "node authorizer does not support user rule resolution") {
+		t.Errorf("the kubelet's rules review: %+v %v", review.Status, err)
+	}
+}
