@@ -14,9 +14,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/watch"
 	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -49,6 +51,9 @@ type watchStream struct {
 	// bytes, assembled in line.
 	json, protobuf bool
 	line           []byte
+	// messages is set when each event is written as one message of its
+	// own, without the stream's framing (over a WebSocket).
+	messages bool
 	// events and sizes are kube-apiserver's apiserver_watch_events_total
 	// and apiserver_watch_events_sizes of the watched resource.
 	events compbasemetrics.CounterMetric
@@ -64,6 +69,11 @@ func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.Se
 		flusher:   flusher,
 		object:    info.Serializer,
 		transform: transform,
+	}
+	if _, s.messages = w.(*webSocketResponse); s.messages {
+		// A WebSocket message is an event's frame.
+		s.stream = streaming.NewEncoder(s, info.StreamSerializer.Serializer)
+		return s
 	}
 	s.stream = streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(s), info.StreamSerializer.Serializer)
 	return s
@@ -83,6 +93,9 @@ var burstWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, b
 
 // startBurst gathers the events written until endBurst into large writes.
 func (s *watchStream) startBurst() {
+	if s.messages {
+		return // each event is a message of its own
+	}
 	bw := burstWriters.Get().(*bufio.Writer)
 	bw.Reset(s.w)
 	s.out = bw
@@ -150,7 +163,11 @@ func (s *watchStream) sendProtobuf(typ watch.EventType, obj runtime.Object, enc 
 		return err
 	}
 	s.line = appendProtobufWatchEvent(s.line[:0], typ, obj.GetObjectKind().GroupVersionKind(), bare)
-	if _, err := s.out.Write(s.line); err != nil {
+	event := s.line
+	if s.messages {
+		event = event[4:] // without its length: the message has one
+	}
+	if _, err := s.out.Write(event); err != nil {
 		return err
 	}
 	return s.sent(len(bare))
@@ -271,6 +288,41 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		watcher, backlog, err = c.WatchFrom(ctx, rev, filter, opts.AllowWatchBookmarks)
 	}
 
+	run := &watchRun{
+		store: store, target: target, info: info, opts: opts, err: err,
+		watcher: watcher, initial: initial, initialEnc: initialEnc, backlog: backlog,
+		startRev: startRev, initialEvents: initialEvents,
+	}
+	if _, hijacks := w.(http.Hijacker); hijacks && wsstream.IsWebSocketRequest(r) {
+		a.watchOverWebSocket(ctx, cancel, w, r, run)
+		return
+	}
+	a.streamWatch(ctx, cancel, w, run)
+}
+
+// watchRun is a watch that has started, or failed to start (err): what
+// streaming it to the client takes.
+type watchRun struct {
+	store         *registry.Store
+	target        readTarget
+	info          runtime.SerializerInfo
+	opts          *metainternalversion.ListOptions
+	err           error
+	watcher       *cache.Watcher
+	initial       []runtime.Object
+	initialEnc    []*cache.Encodings
+	backlog       []cache.Delivery
+	startRev      int64
+	initialEvents bool
+}
+
+// streamWatch sends a watch's events to w until ctx ends (its timeout,
+// the client gone; cancel ends it at the server's stop) or the watcher
+// does.
+func (a *API) streamWatch(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, run *watchRun) {
+	store, target, info, opts, err := run.store, run.target, run.info, run.opts, run.err
+	watcher, initial, initialEnc, backlog := run.watcher, run.initial, run.initialEnc, run.backlog
+	initialEvents, startRev := run.initialEvents, run.startRev
 	w.Header().Set("Content-Type", watchContentType(info.MediaType))
 	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
