@@ -282,7 +282,17 @@ func routable(info *resources.Info, req *request.Info, pathFollows bool) bool {
 	if req.Subresource != "" {
 		return (len(req.Extra) == 0 || pathFollows) && info.Subresource(req.Subresource) != nil
 	}
-	return true
+	// A resource only created (an access review) has no object paths.
+	return req.Name == "" || slices.ContainsFunc(info.Verbs, takesName)
+}
+
+// takesName reports whether a verb acts on one object by its path.
+func takesName(verb string) bool {
+	switch verb {
+	case "get", "update", "patch", "delete":
+		return true
+	}
+	return false
 }
 
 // takesPath reports whether a connecter reads the path that follows its

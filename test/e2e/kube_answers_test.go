@@ -401,6 +401,10 @@ func TestRoutesAsKube(t *testing.T) {
 		{http.MethodPost, "/api/v1/namespaces/default/namespaces", `{"metadata":{"name":"under"}}`, http.StatusNotFound, `"reason":"NotFound"`},
 		{http.MethodGet, "/api/v1/namespaces/default/namespaces/kube-system", "", http.StatusNotFound, `"reason":"NotFound"`},
 		{http.MethodGet, "/api/v1/watch/namespaces/default/namespaces", "", http.StatusNotFound, `"reason":"NotFound"`},
+		// A resource only created has no object paths.
+		{http.MethodGet, "/apis/authorization.k8s.io/v1/subjectaccessreviews/foo", "", http.StatusNotFound, `"reason":"NotFound"`},
+		{http.MethodPost, "/api/v1/namespaces/default/bindings/foo", `{}`, http.StatusNotFound, `"reason":"NotFound"`},
+		{http.MethodGet, "/apis/authorization.k8s.io/v1/subjectaccessreviews", "", http.StatusMethodNotAllowed, notAllowed},
 		// Custom resources' handler goes by the verb.
 		{http.MethodHead, "/apis/example.com/v1/namespaces/default/widgets", "", http.StatusOK, ""},
 		{http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets/w/status", `{}`, http.StatusMethodNotAllowed,
