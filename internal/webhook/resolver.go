@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/kubernetes"
@@ -27,6 +28,10 @@ func (r ServiceResolver) ResolveEndpoint(namespace, name string, port int32) (*u
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	svc, err := r.Client.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		// In the words of kube-apiserver's resolver, which reads a lister.
+		return nil, apierrors.NewNotFound(corev1.Resource("service"), name)
+	}
 	if err == nil && svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return &url.URL{Scheme: "https", Host: net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(port)))}, nil
 	}
