@@ -133,6 +133,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if store != nil && req.Subresource != "" {
 		connecter = store.Backend().Hooks.Connects[req.Subresource]
 	}
+	if store != nil && !store.Typed() {
+		// apiextensions' handler warns of a deprecated version first,
+		// whatever the path then answers.
+		warnDeprecated(w, store)
+	}
 	if store == nil || !routable(store.Info, req, takesPath(connecter)) {
 		noRoute(w, r, req, store)
 		return
@@ -142,17 +147,20 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, apierrors.NewBadRequest("Namespace parameter required."))
 		return
 	}
-	for _, warning := range store.Info.Warnings {
-		respond.Warning(w, warning)
-	}
 	req.Deprecated, req.RemovedRelease = store.Info.Deprecated, store.Info.RemovedRelease
 	if connecter != nil {
+		if store.Typed() {
+			warnDeprecated(w, store)
+		}
 		a.connect(w, r, req, store, connecter)
 		return
 	}
 	if !a.allowed(store, req, r.Method) {
 		switch {
 		case store.Typed() && req.Verb == "watch" && req.Subresource == "" && slices.Contains(store.Info.Verbs, "list"):
+			if !req.WatchPath {
+				warnDeprecated(w, store) // the list's route took it
+			}
 			a.watchUnsupported(w, r, req, store)
 		case store.Typed():
 			writeError(w, r, errMethodNotAllowed) // the router's
@@ -162,6 +170,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), req.Verb)) // apiextensions' handler's
 		}
 		return
+	}
+	if store.Typed() {
+		// kube-apiserver's routes of a deprecated version warn once a
+		// route is found.
+		warnDeprecated(w, store)
 	}
 	if store.Typed() && store.Backend().Hooks.Streams[req.Subresource] == nil {
 		if err := checkRoute(r, req, store); err != nil {
@@ -284,6 +297,14 @@ func routable(info *resources.Info, req *request.Info, pathFollows bool) bool {
 	}
 	// A resource only created (an access review) has no object paths.
 	return req.Name == "" || slices.ContainsFunc(info.Verbs, takesName)
+}
+
+// warnDeprecated adds the warnings of the store's version (deprecated, or
+// the CRD's own deprecation warning) to the answer.
+func warnDeprecated(w http.ResponseWriter, store *registry.Store) {
+	for _, warning := range store.Info.Warnings {
+		respond.Warning(w, warning)
+	}
 }
 
 // takesName reports whether a verb acts on one object by its path.

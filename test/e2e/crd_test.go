@@ -588,6 +588,14 @@ spec:
 	if got := warnings.all(); len(got) != 1 || got[0] != "example.com/v1beta1 Crayon is deprecated; use example.com/v1 Crayon" {
 		t.Errorf("warnings = %q", got)
 	}
+	// As apiextensions' handler, the warning comes whatever the path
+	// answers: here a sub-resource the version does not have.
+	if _, err := client.Resource(beta).Namespace("default").Get(ctx, "c1", metav1.GetOptions{}, "status"); !apierrors.IsNotFound(err) {
+		t.Errorf("the status of a version without it: %v", err)
+	}
+	if got := warnings.all(); len(got) != 2 || got[1] != got[0] {
+		t.Errorf("warnings after a missing sub-resource = %q", got)
+	}
 }
 
 // writeTemp writes content to a new file and returns its path.
