@@ -9,6 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kstorage "k8s.io/apiserver/pkg/storage"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/apis/core"
+	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
 )
@@ -20,23 +24,40 @@ type binder struct{ p *pipeline.Pipeline }
 
 // bindPod assigns a pod to a node, as the scheduler does through
 // POST .../bindings: the pod gets spec.nodeName and a PodScheduled
-// condition, and a pod already bound is a conflict.
+// condition. As kube's binding storage: the binding is validated (a bare
+// 500, as kube answers its errors), its UID and resourceVersion are
+// preconditions on the pod, and a pod being deleted, already bound or
+// still gated is a conflict.
 func (b *binder) bindPod(ctx context.Context, namespace string, obj runtime.Object, dry bool) error {
 	binding := obj.(*corev1.Binding)
-	gr := schema.GroupResource{Resource: "pods/binding"}
-	if binding.Target.Kind != "" && binding.Target.Kind != "Node" {
-		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, binding.Name, nil)
+	if binding.Name == "" {
+		return apierrors.NewBadRequest("Name parameter required.")
 	}
-	if binding.Target.Name == "" {
-		return apierrors.NewBadRequest("target.name is required")
+	if err := validateBinding(binding); err != nil {
+		return err
+	}
+	store := b.p.Registry().Snapshot().Lookup(podsGVR)
+	gr := schema.GroupResource{Resource: "pods/binding"}
+	preconditions := &kstorage.Preconditions{}
+	if binding.UID != "" {
+		preconditions.UID = &binding.UID
+	}
+	if binding.ResourceVersion != "" {
+		preconditions.ResourceVersion = &binding.ResourceVersion
 	}
 	bind := func(current runtime.Object) (runtime.Object, error) {
 		pod := current.(*corev1.Pod)
+		if err := preconditions.Check(store.KubeKey(pod.Namespace, pod.Name), pod); err != nil {
+			return nil, apierrors.NewConflict(store.GroupResource(), pod.Name, err)
+		}
 		if pod.DeletionTimestamp != nil {
 			return nil, apierrors.NewConflict(gr, binding.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))
 		}
 		if pod.Spec.NodeName != "" {
 			return nil, apierrors.NewConflict(gr, binding.Name, fmt.Errorf("pod %s is already assigned to node %q", pod.Name, pod.Spec.NodeName))
+		}
+		if len(pod.Spec.SchedulingGates) != 0 {
+			return nil, apierrors.NewConflict(gr, binding.Name, fmt.Errorf("pod %s has non-empty .spec.schedulingGates", pod.Name))
 		}
 		pod.Spec.NodeName = binding.Target.Name
 		for k, v := range binding.Annotations {
@@ -48,9 +69,27 @@ func (b *binder) bindPod(ctx context.Context, namespace string, obj runtime.Obje
 		setPodScheduled(pod)
 		return pod, nil
 	}
-	store := b.p.Registry().Snapshot().Lookup(podsGVR)
 	_, err := b.p.Update(ctx, store, namespace, binding.Name, pipeline.Options{DryRun: dry, Subresource: "binding", Unadmitted: true}, bind)
 	return err
+}
+
+// bindPodIgnoringUID is the binding of the legacy bindings resource,
+// whose binding's UID kube-apiserver does not hold the pod to.
+func (b *binder) bindPodIgnoringUID(ctx context.Context, namespace string, obj runtime.Object, dry bool) error {
+	obj.(*corev1.Binding).UID = ""
+	return b.bindPod(ctx, namespace, obj, dry)
+}
+
+// validateBinding is kube's validation of a binding, on its internal form.
+func validateBinding(binding *corev1.Binding) error {
+	internal := &core.Binding{}
+	if err := legacyscheme.Scheme.Convert(binding, internal, nil); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if errs := corevalidation.ValidatePodBinding(internal); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	return nil
 }
 
 func setPodScheduled(pod *corev1.Pod) {

@@ -38,7 +38,7 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 			Share:    sharePodResources,
 		},
 		{Resource: "nodes"}:             {Connects: map[string]rest.Connecter{"proxy": &nodeProxy{kubelets: k}}},
-		{Resource: "bindings"}:          {Actions: map[string]registry.Action{"": statusOnly(b.bindPod)}},
+		{Resource: "bindings"}:          {Actions: map[string]registry.Action{"": statusOnly(b.bindPodIgnoringUID)}},
 		{Resource: "componentstatuses"}: {Computed: componentStatuses(opts.ComponentStatuses)},
 
 		{Group: "apps", Resource: "deployments"}:                  {Scale: deploymentScale},

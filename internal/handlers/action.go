@@ -23,6 +23,12 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		writeError(w, r, errMethodNotAllowed) // no POST route
 		return
 	}
+	// As kube-apiserver's create handler, the answer's representation is
+	// agreed on before anything is done: an action answers no Table.
+	if _, err := codecs.NegotiateOutput(r, codecs.Factory.SupportedMediaTypes()); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	// The body is of the sub-resource's kind, which a resource of that
 	// kind serves too (Binding: bindings).
 	bodyStore := a.storeForKind(store, sub)

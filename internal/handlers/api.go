@@ -171,16 +171,16 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if store.Typed() {
-		// kube-apiserver's routes of a deprecated version warn once a
-		// route is found.
-		warnDeprecated(w, store)
-	}
 	if store.Typed() && store.Backend().Hooks.Streams[req.Subresource] == nil {
 		if err := checkRoute(r, req, store); err != nil {
 			writeError(w, r, err)
 			return
 		}
+	}
+	if store.Typed() {
+		// kube-apiserver's routes of a deprecated version warn once a
+		// route has taken the request.
+		warnDeprecated(w, store)
 	}
 	if isWrite(req.Verb) {
 		// As kube-apiserver, a write whose answer the client cannot take

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -534,5 +535,54 @@ spec:
 		if out != "v1/PersistentVolumeClaim" {
 			t.Errorf("a StatefulSet's claim template on %s: %q", how, out)
 		}
+	}
+}
+
+// TestBindingChecksAsKube: a binding is checked as kube's binding storage
+// checks it: validated, its UID and resourceVersion held against the pod,
+// a gated pod refused, and an action the client cannot take the answer of
+// is not carried out.
+func TestBindingChecksAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	pods := k.clientset().CoreV1().Pods("default")
+	for _, name := range []string{"q", "gated"} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+		if name == "gated" {
+			pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "wait"}}
+		}
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bind := func(name string, meta metav1.ObjectMeta, node string) error {
+		meta.Name = name
+		return pods.Bind(ctx, &corev1.Binding{ObjectMeta: meta, Target: corev1.ObjectReference{Name: node}}, metav1.CreateOptions{})
+	}
+	for _, tc := range []struct {
+		name, pod, node string
+		meta            metav1.ObjectMeta
+		want            string
+	}{
+		{"a gated pod", "gated", "node-1", metav1.ObjectMeta{}, `pod gated has non-empty .spec.schedulingGates`},
+		{"another pod's UID", "q", "node-1", metav1.ObjectMeta{UID: "00000000-0000-0000-0000-000000000000"}, "Precondition failed: UID in precondition: 00000000-0000-0000-0000-000000000000"},
+		{"an old resourceVersion", "q", "node-1", metav1.ObjectMeta{ResourceVersion: "1"}, "Precondition failed: ResourceVersion in precondition: 1"},
+		{"a node name that is none", "q", "bad_Node!", metav1.ObjectMeta{}, `target.name: Invalid value: "bad_Node!"`},
+	} {
+		if err := bind(tc.pod, tc.meta, tc.node); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("binding %s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	resp, body := rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/pods/q/binding", "application/json", "application/json;as=Table;v=v1;g=meta.k8s.io",
+		[]byte(`{"apiVersion":"v1","kind":"Binding","metadata":{"name":"q"},"target":{"name":"node-1"}}`))
+	if resp.StatusCode != http.StatusNotAcceptable {
+		t.Errorf("a binding answered as a Table: %d %s", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/bindings", "application/json", "",
+		[]byte(`{"apiVersion":"v1","kind":"Binding","metadata":{},"target":{"name":"node-1"}}`))
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "Name parameter required.") {
+		t.Errorf("a binding without a name: %d %s", resp.StatusCode, body)
+	}
+	if pod, err := pods.Get(ctx, "q", metav1.GetOptions{}); err != nil || pod.Spec.NodeName != "" {
+		t.Errorf("after the refused bindings the pod is on %q (%v)", pod.Spec.NodeName, err)
 	}
 }
