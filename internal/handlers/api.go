@@ -340,13 +340,16 @@ func (a *API) allowed(store *registry.Store, req *request.Info, method string) b
 	if !slices.Contains(implementedVerbs, req.Verb) {
 		return false
 	}
+	if store.Typed() && method == http.MethodHead {
+		return false // kube-apiserver's routes take no HEAD
+	}
 	if req.Subresource != "" {
 		return slices.Contains(info.Subresource(req.Subresource).Verbs, req.Verb)
 	}
 	if info.Namespaced && req.Namespace == "" && req.Verb != "list" && req.Verb != "watch" {
 		return false
 	}
-	if store.Typed() && (method == http.MethodHead || req.Name == "" && (method == http.MethodPut || method == http.MethodPatch)) {
+	if store.Typed() && req.Name == "" && (method == http.MethodPut || method == http.MethodPatch) {
 		return false
 	}
 	if req.Verb == "create" && req.Name != "" && store.Typed() {

@@ -390,6 +390,8 @@ func TestRoutesAsKube(t *testing.T) {
 		{http.MethodPut, "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"kept"}}`, http.StatusMethodNotAllowed, notAllowed},
 		{http.MethodPost, "/api/v1/namespaces/default/configmaps/kept", `{}`, http.StatusMethodNotAllowed, notAllowed},
 		{http.MethodHead, "/api/v1/namespaces/default/configmaps/kept", "", http.StatusMethodNotAllowed, ""},
+		{http.MethodHead, "/api/v1/namespaces/default", "", http.StatusMethodNotAllowed, ""},
+		{http.MethodHead, "/api/v1/namespaces/default/status", "", http.StatusMethodNotAllowed, ""},
 		{http.MethodDelete, "/apis/example.com/v1/widgets", "", http.StatusNotFound, "404 page not found\n"},
 		{http.MethodGet, "/apis/bogus.example.com/v1", "", http.StatusNotFound, "404 page not found\n"},
 		{http.MethodGet, "/apis/example.com/v2/namespaces/default/widgets", "", http.StatusNotFound, "404 page not found\n"},
