@@ -222,8 +222,14 @@ func clusterIPInvalid(svc *corev1.Service, detail string) error {
 }
 
 // claimFreeIP claims a random free address of the first range that has
-// one, the default range first, as kube's allocator tries its ranges.
+// one, the default range first, as kube's allocator tries its ranges (a
+// dry run claims nothing).
 func (s *services) claimFreeIP(ctx context.Context, svc *corev1.Service, ranges []netip.Prefix, dry bool) (netip.Addr, error) {
+	if dry {
+		// As kube's allocator, a dry run looks for no free address: it
+		// answers the default range's first, its network address.
+		return serviceCIDR.Masked().Addr(), nil
+	}
 	for _, r := range ranges {
 		first, last := hostRange(r)
 		span := ipNumber(last) - ipNumber(first) + 1

@@ -830,6 +830,11 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 			t.Errorf("creating %+v: %v, want %q", tc.spec, err, tc.want)
 		}
 	}
+	// A dry run allocates nothing and shows, as kube's, the range's
+	// network address.
+	if out := k.mustKubectl("create", "service", "clusterip", "dry", "--tcp=80:80", "--dry-run=server", "-o", "jsonpath={.spec.clusterIP}"); out != "10.96.0.0" {
+		t.Errorf("a dry-run Service's cluster IP: %q", out)
+	}
 	k.mustKubectl("create", "service", "clusterip", "c", "--tcp=80:80")
 	if out, err := k.kubectl("patch", "service", "c", "-p", `{"spec":{"clusterIP":"10.96.0.95"}}`); err == nil || !strings.Contains(out, `spec.clusterIPs[0]: Invalid value: ["10.96.0.95"]: may not change once set`) {
 		t.Errorf("changing a clusterIP: %v %s", err, out)
