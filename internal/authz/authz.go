@@ -76,7 +76,7 @@ func New(mode string, client *rest.Config) (*Authorizer, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithTransform(loopback.TrimManagedFields))
 	a := &Authorizer{informers: f}
 	authorizers := []union.NamedAuthorizer{
-		union.NamedAuthorizer{AuthorizerName: "kubernetes.io/system-privileged-group", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)},
+		{AuthorizerName: "kubernetes.io/system-privileged-group", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)},
 	}
 	var resolvers []authorizer.RuleResolver
 	for _, m := range modes {
