@@ -19,6 +19,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -28,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
+	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -59,6 +61,7 @@ func init() {
 	} {
 		utilruntime.Must(add(Scheme))
 	}
+	utilruntime.Must(addEvictionV1beta1(Scheme))
 	// Status, the option types and WatchEvent are understood in every version.
 	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
 	metav1.AddToGroupVersion(Scheme, metav1.SchemeGroupVersion)
@@ -91,3 +94,16 @@ var ParameterCodec = runtime.NewParameterCodec(Scheme)
 // ProtobufRaw encodes built-in objects as bare protobuf messages, without
 // the envelope: the form of items inside a protobuf list.
 var ProtobufRaw = protobuf.NewRawSerializer(Scheme, Scheme)
+
+// addEvictionV1beta1 teaches scheme the one kind of a version kapi does
+// not serve that a request may still carry: kube-apiserver's pods/eviction
+// takes a policy/v1beta1 Eviction (kubectl drain sent one until policy/v1
+// came), the same fields as policy/v1's.
+func addEvictionV1beta1(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(policyv1beta1.SchemeGroupVersion, &policyv1beta1.Eviction{})
+	return scheme.AddConversionFunc((*policyv1beta1.Eviction)(nil), (*policyv1.Eviction)(nil), func(a, b any, _ conversion.Scope) error {
+		in, out := a.(*policyv1beta1.Eviction), b.(*policyv1.Eviction)
+		out.ObjectMeta, out.DeleteOptions = in.ObjectMeta, in.DeleteOptions
+		return nil
+	})
+}

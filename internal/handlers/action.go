@@ -36,7 +36,11 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		writeError(w, r, errMethodNotAllowed)
 		return
 	}
-	obj, err := decodeBody(w, r, bodyStore)
+	var accepts []schema.GroupVersion
+	if sub != nil {
+		accepts = sub.Accepts
+	}
+	obj, err := decodeBodyAccepting(w, r, bodyStore, accepts)
 	if err != nil {
 		writeError(w, r, err)
 		return

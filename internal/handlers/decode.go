@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -102,6 +103,13 @@ func fieldValidation(r *http.Request) (string, error) {
 // Unknown and duplicate fields are dropped, reported as warnings or refused
 // according to fieldValidation.
 func decodeBody(w http.ResponseWriter, r *http.Request, store *registry.Store) (runtime.Object, error) {
+	return decodeBodyAccepting(w, r, store, nil)
+}
+
+// decodeBodyAccepting is decodeBody for a body that may also be of the
+// store's kind in one of the group-versions accepts (an Eviction of
+// policy/v1beta1 to pods/eviction), converted to the store's.
+func decodeBodyAccepting(w http.ResponseWriter, r *http.Request, store *registry.Store, accepts []schema.GroupVersion) (runtime.Object, error) {
 	validation, err := fieldValidation(r)
 	if err != nil {
 		return nil, err
@@ -115,7 +123,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, store *registry.Store) (
 	if err != nil {
 		return nil, err
 	}
-	obj, err := decodeObject(w, data, info, validation, store)
+	obj, err := decodeObject(w, data, info, validation, store, accepts...)
 	if err == nil {
 		logRequestObject(r, store, obj)
 	}
@@ -159,8 +167,8 @@ func logRequestPatch(r *http.Request, patch []byte) {
 
 // decodeObject decodes a request body into a new object of the store's
 // kind, handling unknown and duplicate fields according to validation.
-func decodeObject(w http.ResponseWriter, data []byte, info runtime.SerializerInfo, validation string, store *registry.Store) (runtime.Object, error) {
-	obj, actual, strictErr, err := decodeStrict(data, info, validation, store)
+func decodeObject(w http.ResponseWriter, data []byte, info runtime.SerializerInfo, validation string, store *registry.Store, accepts ...schema.GroupVersion) (runtime.Object, error) {
+	obj, actual, strictErr, err := decodeStrict(data, info, validation, store, accepts...)
 	if err == nil && strictErr != nil && validation == metav1.FieldValidationStrict {
 		err = strictErr
 	}
@@ -255,8 +263,9 @@ func otherVersionPatched(data []byte, actual schema.GroupVersionKind, store *reg
 // apart (strictErr) unless validation is Ignore; err is any other failure
 // (decodeError makes kube-apiserver's answer of it), or the Status of a
 // body of another version. A custom resource of another kind is left to
-// its validation, which names the kind it must be.
-func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, store *registry.Store) (obj runtime.Object, actual *schema.GroupVersionKind, strictErr, err error) {
+// its validation, which names the kind it must be. A body of the store's
+// kind in a group-version of accepts is converted to the store's version.
+func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, store *registry.Store, accepts ...schema.GroupVersion) (obj runtime.Object, actual *schema.GroupVersionKind, strictErr, err error) {
 	gvk := store.Info.GroupVersionKind()
 	decoder := info.Serializer
 	if validation != metav1.FieldValidationIgnore && info.StrictSerializer != nil {
@@ -268,6 +277,13 @@ func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, s
 	}
 	if err != nil || actual == nil || actual.Kind == "" {
 		return obj, actual, strictErr, err
+	}
+	if actual.Kind == gvk.Kind && slices.Contains(accepts, actual.GroupVersion()) {
+		converted := store.New()
+		if err := codecs.Scheme.Convert(obj, converted, nil); err != nil {
+			return nil, actual, nil, err
+		}
+		return converted, actual, strictErr, nil
 	}
 	if actual.GroupVersion() != gvk.GroupVersion() {
 		return nil, actual, nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",

@@ -1,5 +1,7 @@
 package resources
 
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
 // Verb sets, in the (alphabetical) order discovery lists them.
 var (
 	// verbsAll is the verb set of an ordinary stored resource.
@@ -61,7 +63,8 @@ var builtinResources = []Info{
 			{Name: "attach", Kind: "PodAttachOptions", Verbs: verbsConnect, Served: true},
 			{Name: "binding", Kind: "Binding", Verbs: verbsCreate, Served: true},
 			{Name: "ephemeralcontainers", Kind: "Pod", Verbs: verbsStatus, Served: true},
-			{Name: "eviction", Group: "policy", Version: "v1", Kind: "Eviction", Verbs: verbsCreate, Served: true},
+			{Name: "eviction", Group: "policy", Version: "v1", Kind: "Eviction", Verbs: verbsCreate, Served: true,
+				Accepts: []schema.GroupVersion{{Group: "policy", Version: "v1beta1"}}},
 			{Name: "exec", Kind: "PodExecOptions", Verbs: verbsConnect, Served: true},
 			{Name: "log", Kind: "Pod", Verbs: verbsGet, Served: true},
 			{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: verbsConnect, Served: true},

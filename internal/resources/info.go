@@ -100,6 +100,10 @@ type SubresourceInfo struct {
 	Kind    string
 	Verbs   []string
 	Served  bool
+	// Accepts are other group-versions whose bodies of Kind the
+	// sub-resource takes too, converted to its own (as kube's pods/eviction
+	// takes policy/v1beta1 Evictions).
+	Accepts []schema.GroupVersion
 }
 
 // DiscoveryVerbs are the verbs discovery lists for the resource.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -133,7 +134,9 @@ spec:
 
 // TestEviction: pods/eviction deletes a pod no budget protects (a pending
 // one always), refuses with kube-apiserver's 429 when the pod's
-// PodDisruptionBudget allows no disruption, and takes one when it does.
+// PodDisruptionBudget allows no disruption, and takes one when it does. It
+// takes an Eviction of policy/v1beta1 too, as kube-apiserver does (older
+// clients send one).
 func TestEviction(t *testing.T) {
 	k := startKapi(t)
 	cs := k.clientset()
@@ -141,8 +144,8 @@ func TestEviction(t *testing.T) {
 		return cs.CoreV1().Pods("default").EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}})
 	}
 	k.mustKubectl("run", "pending", "--image=x")
-	if err := evict("pending"); err != nil {
-		t.Fatalf("evicting a pending pod: %v", err)
+	if err := cs.CoreV1().Pods("default").EvictV1beta1(ctx, &policyv1beta1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "pending", Namespace: "default"}}); err != nil {
+		t.Fatalf("evicting a pending pod with a policy/v1beta1 Eviction: %v", err)
 	}
 	if _, err := cs.CoreV1().Pods("default").Get(ctx, "pending", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the evicted pod is still there: %v", err)
