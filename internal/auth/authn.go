@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/binary"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -137,7 +138,7 @@ var anonymousUser = &User{Name: user.Anonymous, Groups: []string{user.AllUnauthe
 // certificate's CN is the user name, its O the groups, plus
 // system:authenticated.
 func (a *Authenticator) AuthenticateRequest(r *http.Request) (*User, bool) {
-	leaf := a.verifiedClient(r)
+	leaf, _ := a.verifiedClient(r)
 	if leaf == nil {
 		return nil, false
 	}
@@ -185,7 +186,9 @@ func (a *Authenticator) refusesToken(r *http.Request) bool {
 // authenticate answers who made a request, as kube-apiserver's
 // authenticators do: a token that does not authenticate is refused,
 // whatever else would let the request in; a header that holds no token
-// ("Basic ...", "Bearer" alone) is as none, as kube-apiserver takes it.
+// ("Basic ...", "Bearer" alone) is as none, as kube-apiserver takes it. A
+// client certificate that does not verify is refused too, unless a token
+// authenticates the request: such a request is not an anonymous one.
 func (a *Authenticator) authenticate(r *http.Request) (*authenticator.Response, bool, error) {
 	if u, ok := UserFrom(r.Context()); ok {
 		// The connection carries its user: it was opened in process
@@ -195,6 +198,7 @@ func (a *Authenticator) authenticate(r *http.Request) (*authenticator.Response, 
 	if u, ok := a.AuthenticateRequest(r); ok {
 		return &authenticator.Response{User: u}, true, nil
 	}
+	_, certErr := a.verifiedClient(r)
 	if a.tokens != nil {
 		resp, ok, err := a.tokens.AuthenticateRequest(r)
 		if err != nil || ok {
@@ -203,6 +207,9 @@ func (a *Authenticator) authenticate(r *http.Request) (*authenticator.Response, 
 			}
 			return resp, ok, err
 		}
+	}
+	if certErr != nil {
+		return nil, false, certErr
 	}
 	if a.anonymous {
 		return &authenticator.Response{User: anonymousUser}, true, nil
@@ -219,15 +226,17 @@ func asUser(info user.Info) *User {
 }
 
 // verifiedClient returns the request's client certificate if it chains to
-// the roots, is meant for client authentication and has not expired.
-func (a *Authenticator) verifiedClient(r *http.Request) *x509.Certificate {
+// the roots, is meant for client authentication and has not expired; else
+// why it does not, or neither when the request presents none.
+func (a *Authenticator) verifiedClient(r *http.Request) (*x509.Certificate, error) {
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
-		return nil
+		return nil, nil
 	}
 	now := a.clock.Now()
 	leaf := r.TLS.PeerCertificates[0]
 	if now.After(leaf.NotAfter) {
-		return nil
+		return nil, fmt.Errorf("verifying certificate: x509: certificate has expired or is not yet valid: current time %s is after %s",
+			now.UTC().Format(time.RFC3339), leaf.NotAfter.UTC().Format(time.RFC3339))
 	}
 	key := chainKey(r.TLS.PeerCertificates)
 	a.mu.Lock()
@@ -238,7 +247,7 @@ func (a *Authenticator) verifiedClient(r *http.Request) *x509.Certificate {
 	}
 	a.mu.Unlock()
 	if known {
-		return leaf
+		return leaf, nil
 	}
 	intermediates := x509.NewCertPool()
 	for _, c := range r.TLS.PeerCertificates[1:] {
@@ -249,10 +258,10 @@ func (a *Authenticator) verifiedClient(r *http.Request) *x509.Certificate {
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("verifying certificate: %w", err)
 	}
 	a.remember(key, chainsExpiry(chains), now)
-	return leaf
+	return leaf, nil
 }
 
 // remember records a verified chain, keeping the memory bounded.

@@ -243,6 +243,43 @@ func TestMiddleware(t *testing.T) {
 	}
 }
 
+// TestAnonymousMiddleware: with anonymous requests allowed, a request
+// without credentials is system:anonymous's, but one whose client
+// certificate does not verify is refused, as kube-apiserver's
+// authenticators refuse it.
+func TestAnonymousMiddleware(t *testing.T) {
+	p := newPKI(t)
+	a := NewAuthenticator(p.ClientCAs()).WithAnonymous()
+	var got *User
+	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = UserFrom(r.Context())
+	}), nil)
+	for _, c := range []struct {
+		cert   *x509.Certificate
+		status int
+		user   string
+	}{
+		{nil, http.StatusOK, "system:anonymous"},
+		{adminCert(t, p), http.StatusOK, AdminUser},
+		{adminCert(t, newPKI(t)), http.StatusUnauthorized, ""},
+	} {
+		got = nil
+		r := requestWith("/api")
+		if c.cert != nil {
+			r = requestWith("/api", c.cert)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		name := ""
+		if got != nil {
+			name = got.Name
+		}
+		if rec.Code != c.status || name != c.user {
+			t.Errorf("certificate %v: %d as %q, want %d as %q", c.cert != nil, rec.Code, name, c.status, c.user)
+		}
+	}
+}
+
 // TestVerifiedMemoryIsBounded: the memory of verified chains never holds
 // more than maxVerified, dropping expired entries first.
 func TestVerifiedMemoryIsBounded(t *testing.T) {

@@ -122,7 +122,8 @@ type Config struct {
 	TokenAuthFile string
 	// AnonymousAuth makes requests without credentials system:anonymous
 	// ones, for RBAC to decide; without it only health and version
-	// answer them.
+	// answer them. `kapi serve` sets it unless told not to, as
+	// kube-apiserver's --anonymous-auth defaults to true.
 	AnonymousAuth bool
 	// ServiceAccountIssuer is the issuer (and API audience) of service
 	// account tokens (default auth.DefaultIssuer).

@@ -166,7 +166,8 @@ func TestAuthentication(t *testing.T) {
 	k := startKapi(t)
 	anonymous := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	status := doStatus(t, anonymous, k.config.Host, statusCase{method: "GET", path: "/api/v1/namespaces"})
-	if status.Code != 401 || status.Reason != metav1.StatusReasonUnauthorized || status.Message != "Unauthorized" {
+	if status.Code != 403 || status.Reason != metav1.StatusReasonForbidden ||
+		status.Message != `namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope` {
 		t.Fatalf("anonymous list: %+v", status)
 	}
 	foreign := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{

@@ -345,8 +345,9 @@ func TestServiceAccountTokens(t *testing.T) {
 }
 
 // TestUnauthenticated: a wrong token gets kube-apiserver's 401 Status;
-// without credentials only health and version answer, and with
-// --anonymous-auth RBAC decides for system:anonymous.
+// without credentials RBAC decides for system:anonymous, as
+// kube-apiserver's default is, and with --anonymous-auth=false only health
+// and version answer.
 func TestUnauthenticated(t *testing.T) {
 	k := startKapiWithTokens(t, onlyLifecycleControllers)
 	_, err := k.clientWithToken("wrong").CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
@@ -367,18 +368,21 @@ func TestUnauthenticated(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	for path, want := range map[string]int{"/healthz": 200, "/version": 200, "/api": 401, "/api/v1/namespaces": 401} {
-		if code, body := anonymous(k, path); code != want {
-			t.Errorf("GET %s without credentials: %d %s, want %d", path, code, body, want)
-		}
-	}
-	k2 := startKapi(t, onlyLifecycleControllers, "--anonymous-auth")
-	if code, body := anonymous(k2, "/readyz"); code != 200 {
+	if code, body := anonymous(k, "/readyz"); code != 200 {
 		t.Errorf("GET /readyz as system:anonymous: %d %s", code, body)
 	}
-	code, body := anonymous(k2, "/api/v1/namespaces")
+	if code, body := anonymous(k, "/api"); code != 403 || !strings.Contains(body, `forbidden: User \"system:anonymous\" cannot get path \"/api\"`) {
+		t.Errorf("GET /api as system:anonymous: %d %s", code, body)
+	}
+	code, body := anonymous(k, "/api/v1/namespaces")
 	if code != 403 || !strings.Contains(body, `User \"system:anonymous\" cannot list resource \"namespaces\" in API group \"\" at the cluster scope`) {
 		t.Errorf("GET /api/v1/namespaces as system:anonymous: %d %s", code, body)
+	}
+	k2 := startKapi(t, onlyLifecycleControllers, "--anonymous-auth=false")
+	for path, want := range map[string]int{"/healthz": 200, "/version": 200, "/api": 401, "/api/v1/namespaces": 401} {
+		if code, body := anonymous(k2, path); code != want {
+			t.Errorf("GET %s without credentials: %d %s, want %d", path, code, body, want)
+		}
 	}
 }
 
