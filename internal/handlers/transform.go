@@ -186,7 +186,10 @@ func (t readTarget) table(store *registry.Store, obj runtime.Object, items []run
 	} else {
 		rows = printer.Rows(items, now)
 	}
-	table := &metav1.Table{ColumnDefinitions: printer.Columns, Rows: make([]metav1.TableRow, 0, len(items))}
+	table := &metav1.Table{ColumnDefinitions: printer.Columns}
+	if len(items) > 0 || !printer.NoRowsIsNull {
+		table.Rows = make([]metav1.TableRow, 0, len(items))
+	}
 	jsonEncoder := codecs.Factory.SupportedMediaTypes()[0].Serializer
 	for i, item := range items {
 		row := rows[i]

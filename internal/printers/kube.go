@@ -115,7 +115,7 @@ func kubePrinter(gvk schema.GroupVersionKind, generate func(runtime.Object) (*me
 	if err != nil {
 		return defaultPrinter
 	}
-	p := &Printer{Columns: empty.ColumnDefinitions}
+	p := &Printer{Columns: empty.ColumnDefinitions, NoRowsIsNull: internalList != nil && empty.Rows == nil}
 	p.one = func(obj runtime.Object, now time.Time) metav1.TableRow {
 		internal, err := legacyscheme.Scheme.ConvertToVersion(obj, runtime.InternalGroupVersioner)
 		if err != nil {

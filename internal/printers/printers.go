@@ -33,6 +33,9 @@ type Printer struct {
 	// otherwise than the same object in a list (a StorageClass is not
 	// marked the default one).
 	one func(obj runtime.Object, now time.Time) metav1.TableRow
+	// NoRowsIsNull tells that an empty list's Table has rows null rather
+	// than [], as kube's default table convertor and the CRDs' leave it.
+	NoRowsIsNull bool
 }
 
 // One returns the row of obj read alone (a get, or a watch's event).
@@ -100,8 +103,10 @@ func fallbackRow(columns []metav1.TableColumnDefinition, obj runtime.Object, now
 }
 
 // defaultPrinter is kube-apiserver's default table convertor: the name and
-// the creation time (RFC 3339, UTC) of any object, typed or unstructured.
+// the creation time (RFC 3339, UTC) of any object, typed or unstructured;
+// an empty list has no rows (null).
 var defaultPrinter = &Printer{
+	NoRowsIsNull: true,
 	Columns: cols(
 		metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc["name"]},
 		metav1.TableColumnDefinition{Name: "Created At", Type: "date", Description: objectMetaDoc["creationTimestamp"]},

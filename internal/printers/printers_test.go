@@ -1344,3 +1344,23 @@ func TestFinishedPodRowsAreMarked(t *testing.T) {
 		}
 	}
 }
+
+// TestNoRowsIsNull: the kinds whose kube table convertors leave an empty
+// list's rows null are told apart from those that give [].
+func TestNoRowsIsNull(t *testing.T) {
+	for gr, want := range map[schema.GroupResource]bool{
+		gr("rbac.authorization.k8s.io", "roles"):        true,
+		gr("rbac.authorization.k8s.io", "clusterroles"): true,
+		gr("", "limitranges"):                           true,
+		gr("storage.k8s.io", "csistoragecapacities"):    true,
+		gr("", "pods"):            false,
+		gr("", "configmaps"):      false,
+		gr("apps", "deployments"): false,
+		gr("apiextensions.k8s.io", "customresourcedefinitions"): true,
+		gr("apiregistration.k8s.io", "apiservices"):             false,
+	} {
+		if got := forResource(gr).NoRowsIsNull; got != want {
+			t.Errorf("%s: NoRowsIsNull %v, want %v", gr, got, want)
+		}
+	}
+}
