@@ -285,12 +285,15 @@ func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, s
 		}
 		return converted, actual, strictErr, nil
 	}
+	// As kube-apiserver's decoder, which converts the body to the kind's
+	// internal type before it looks at the version: a body of another
+	// kind does not convert.
+	if actual.Kind != gvk.Kind && store.Typed() {
+		return nil, actual, nil, notConvertible(obj, gvk)
+	}
 	if actual.GroupVersion() != gvk.GroupVersion() {
 		return nil, actual, nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
 			actual.GroupVersion(), gvk.GroupVersion()))
-	}
-	if actual.Kind != gvk.Kind && store.Typed() {
-		return nil, actual, nil, notConvertible(obj, gvk)
 	}
 	return obj, actual, strictErr, nil
 }

@@ -166,9 +166,13 @@ func (s scaleWrite) put() (scaleChange, error) {
 	if err != nil {
 		return nil, err
 	}
-	sent := &autoscalingv1.Scale{}
-	if _, actual, err := info.Serializer.Decode(s.body, &scaleGVK, sent); err != nil {
+	obj, actual, err := info.Serializer.Decode(s.body, &scaleGVK, &autoscalingv1.Scale{})
+	if err != nil {
 		return nil, decodeError(err, actual, "Scale", s.body)
+	}
+	sent, ok := obj.(*autoscalingv1.Scale)
+	if !ok { // a body of another kind the scheme knows
+		return nil, decodeError(notConvertible(obj, scaleGVK), actual, "Scale", s.body)
 	}
 	if _, err := checkScaleName(sent, s.req); err != nil {
 		return nil, err
