@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
+	"slices"
+	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,18 +100,34 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 
 func negotiatePatchType(r *http.Request, store *registry.Store) (types.PatchType, error) {
 	supported := patchTypes(store)
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err == nil {
-		for _, t := range supported {
-			if mt == t {
-				return types.PatchType(t), nil
-			}
-		}
+	// As kube-apiserver reads it: what comes before the first ';', as
+	// sent (no case folding, no trimming).
+	mt := r.Header.Get("Content-Type")
+	if i := strings.Index(mt, ";"); i > 0 {
+		mt = mt[:i]
 	}
-	if store.Typed() { // a built-in resource's PATCH route
+	if slices.Contains(supported, mt) {
+		return types.PatchType(mt), nil
+	}
+	if store.Typed() && !routeConsumes(r.Header.Get("Content-Type"), supported) {
+		// A built-in resource's PATCH route refuses what it does not
+		// consume before its handler reads the patch type.
 		return "", codecs.UnsupportedMediaTypeAtRoute()
 	}
 	return "", unsupportedPatch(supported)
+}
+
+// routeConsumes tells whether kube-apiserver's route of a patch takes a
+// Content-Type: one of its comma-separated types, without parameters and
+// surrounding spaces, is a patch type (compared as sent).
+func routeConsumes(contentType string, supported []string) bool {
+	for _, each := range strings.Split(contentType, ",") {
+		mt, _, _ := strings.Cut(each, ";")
+		if slices.Contains(supported, strings.Trim(mt, " ")) {
+			return true
+		}
+	}
+	return false
 }
 
 func unsupportedPatch(supported []string) error {
@@ -190,17 +207,56 @@ func patcher(patchType types.PatchType, body []byte, validation string, store *r
 			}
 		}
 		schemaObj := store.New()
+		setsTypeMeta := setsTypeMeta(body)
 		return func(original []byte) ([]byte, error) {
 			patched, err := strategicpatch.StrategicMergePatch(original, body, schemaObj)
 			if err != nil {
 				return nil, strategicMergeError(err)
+			}
+			if setsTypeMeta {
+				return withTypeMetaOf(original, patched)
 			}
 			return patched, nil
 		}, strictErrs, nil
 	}
 }
 
-// strategicMergeError maps strategic merge errors as kube-apiserver does.
+// setsTypeMeta tells whether a strategic merge patch names an apiVersion
+// or kind.
+func setsTypeMeta(patch []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(patch, &top) != nil {
+		return false
+	}
+	_, apiVersion := top["apiVersion"]
+	_, kind := top["kind"]
+	return apiVersion || kind
+}
+
+// withTypeMetaOf gives patched the apiVersion and kind of original:
+// kube-apiserver applies a strategic merge patch to the object's fields
+// and converts the result back to the object's type, so that what the
+// patch says of either is dropped, not refused.
+func withTypeMetaOf(original, patched []byte) ([]byte, error) {
+	var from, to map[string]json.RawMessage
+	if err := json.Unmarshal(original, &from); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(patched, &to); err != nil {
+		return nil, err
+	}
+	for _, key := range []string{"apiVersion", "kind"} {
+		if v, ok := from[key]; ok {
+			to[key] = v
+		} else {
+			delete(to, key)
+		}
+	}
+	return json.Marshal(to)
+}
+
+// strategicMergeError maps strategic merge errors as kube-apiserver does:
+// those it does not classify are its plain 500s, with the error's text.
 func strategicMergeError(err error) error {
 	switch err {
 	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
@@ -209,7 +265,7 @@ func strategicMergeError(err error) error {
 	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
 		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 	}
-	return apierrors.NewBadRequest(err.Error())
+	return err
 }
 
 // sentPatch is a patch as the client sent it.

@@ -43,8 +43,14 @@ func TestPatchEdgeCases(t *testing.T) {
 		{"smp $setElementOrder", types.StrategicMergePatchType, `{"spec":{"$setElementOrder/containers":[{"name":"two"},{"name":"one"}]}}`, []string{"spec", "containers"}, `[{"image":"i2","name":"two"},{"args":["--v"],"image":"i1","name":"one"}]`, 0},
 		{"smp $deleteFromPrimitiveList", types.StrategicMergePatchType, `{"metadata":{"$deleteFromPrimitiveList/finalizers":["x"]}}`, []string{"metadata", "finalizers"}, `["y"]`, 0},
 		{"smp $retainKeys", types.StrategicMergePatchType, `{"spec":{"$retainKeys":["containers"],"containers":[{"name":"one","image":"i1"}]}}`, []string{"spec", "nodeSelector"}, `null`, 0},
-		{"smp unknown directive", types.StrategicMergePatchType, `{"spec":{"containers":[{"name":"one","$patch":"bogus"}]}}`, nil, "", 400},
-		{"smp list of lists", types.StrategicMergePatchType, `{"spec":{"containers":[[1]]}}`, nil, "", 400},
+		// kube-apiserver patches the object's fields and converts the
+		// result back to its type: a kind or apiVersion in the patch is
+		// dropped, the rest applied.
+		{"smp kind dropped", types.StrategicMergePatchType, `{"kind":"Secret","metadata":{"labels":{"a":"9"}}}`, []string{"kind"}, `"Pod"`, 0},
+		{"smp apiVersion dropped", types.StrategicMergePatchType, `{"apiVersion":"apps/v1","metadata":{"labels":{"a":"9"}}}`, []string{"apiVersion"}, `"v1"`, 0},
+		{"smp rest of a kind change applied", types.StrategicMergePatchType, `{"kind":"Secret","metadata":{"labels":{"a":"9"}}}`, []string{"metadata", "labels"}, `{"a":"9","b":"2"}`, 0},
+		{"smp unknown directive", types.StrategicMergePatchType, `{"spec":{"containers":[{"name":"one","$patch":"bogus"}]}}`, nil, "", 500},
+		{"smp list of lists", types.StrategicMergePatchType, `{"spec":{"containers":[[1]]}}`, nil, "", 500},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
