@@ -19,11 +19,11 @@ import (
 // which read the claim's namespace (a namespace labelled for admin access
 // allows admin-access device requests) and ask the authorizer.
 //
-// The authorizer allows everything, as kapi's authorisation does until
-// RBAC exists; it must become the server's authorizer then.
-func draStrategies(p *pipeline.Pipeline) map[schema.GroupResource]*kubeStrategy {
+// The authorizer is the server's: changing a claim's allocation or
+// reservations needs the resourceclaims/binding permission.
+func draStrategies(p *pipeline.Pipeline, az authorizer.UnconditionalAuthorizer) map[schema.GroupResource]*kubeStrategy {
 	namespaces := namespaceReader{p: p}
-	claims := resourceclaim.NewStrategy(namespaces, allowAll{})
+	claims := resourceclaim.NewStrategy(namespaces, az)
 	return map[schema.GroupResource]*kubeStrategy{
 		{Group: "resource.k8s.io", Resource: "resourceclaims"}:         strategy(claims, status(resourceclaim.NewStatusStrategy(claims))),
 		{Group: "resource.k8s.io", Resource: "resourceclaimtemplates"}: strategy(resourceclaimtemplate.NewStrategy(namespaces), nil),
@@ -53,11 +53,4 @@ func (n namespaceReader) Get(ctx context.Context, name string, _ metav1.GetOptio
 		return nil, fmt.Errorf("namespace %s is a %T", name, obj)
 	}
 	return ns, nil
-}
-
-// allowAll is an authorizer that allows every request.
-type allowAll struct{}
-
-func (allowAll) Authorize(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
-	return authorizer.DecisionAllow, "", nil
 }

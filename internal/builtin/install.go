@@ -71,8 +71,8 @@ func Install(p *pipeline.Pipeline, opts Options) error {
 		opts.Authorizer, _ = authz.New(authz.ModeAlwaysAllow, nil)
 	}
 	hooks := Hooks(p, opts)
-	typeStrategies := strategies()
-	for _, more := range []map[schema.GroupResource]*kubeStrategy{draStrategies(p), policyBindingStrategies(p)} {
+	typeStrategies := strategies(p, opts.Authorizer)
+	for _, more := range []map[schema.GroupResource]*kubeStrategy{draStrategies(p, opts.Authorizer), policyBindingStrategies(p, opts.Authorizer)} {
 		for gr, s := range more {
 			typeStrategies[gr] = s
 		}

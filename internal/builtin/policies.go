@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicybinding"
@@ -16,18 +17,17 @@ import (
 )
 
 // policyBindingStrategies are the strategies of admission policy
-// bindings. A binding with a paramRef is checked against what its creator
-// may read of the policy's parameter kind; without an authorizer (kapi
-// authorises everything until RBAC exists) the check is skipped, but the
-// strategies still need the policy getter and the resolver of kinds to
-// resources, which read kapi's registry.
-func policyBindingStrategies(p *pipeline.Pipeline) map[schema.GroupResource]*kubeStrategy {
+// bindings. A binding with a paramRef is checked, by az, against what its
+// creator may read of the policy's parameter kind, as kube-apiserver
+// checks it: the strategies read the policy and resolve its kind to a
+// resource in kapi's registry.
+func policyBindingStrategies(p *pipeline.Pipeline, az authorizer.UnconditionalAuthorizer) map[schema.GroupResource]*kubeStrategy {
 	policies := policyReader{p: p}
 	kinds := kindResolver{p: p}
 	const group = "admissionregistration.k8s.io"
 	return map[schema.GroupResource]*kubeStrategy{
-		{Group: group, Resource: "validatingadmissionpolicybindings"}: strategy(validatingadmissionpolicybinding.NewStrategy(nil, policies, kinds), nil),
-		{Group: group, Resource: "mutatingadmissionpolicybindings"}:   strategy(mutatingadmissionpolicybinding.NewStrategy(nil, policies, kinds), nil),
+		{Group: group, Resource: "validatingadmissionpolicybindings"}: strategy(validatingadmissionpolicybinding.NewStrategy(az, policies, kinds), nil),
+		{Group: group, Resource: "mutatingadmissionpolicybindings"}:   strategy(mutatingadmissionpolicybinding.NewStrategy(az, policies, kinds), nil),
 	}
 }
 

@@ -3,6 +3,7 @@ package builtin
 import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kube-aggregator/pkg/registry/apiservice"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -86,6 +87,8 @@ import (
 	"k8s.io/kubernetes/pkg/registry/storage/volumeattachment"
 	"k8s.io/kubernetes/pkg/registry/storage/volumeattributesclass"
 	"k8s.io/kubernetes/pkg/registry/storagemigration/storagemigration"
+
+	"github.com/kapi-dev/kapi/internal/pipeline"
 )
 
 // status is the sub-resource map of a type whose status has its own
@@ -108,15 +111,15 @@ func withActions(s *kubeStrategy, subresources ...string) *kubeStrategy {
 // the admission policy bindings in policies.go). Types not listed keep
 // kapi's generic strategy: componentstatuses and bindings.
 //
-// Strategies that check what the requester may do (the admission
-// policies' parameter kinds, signing pod certificates) get no authorizer
-// or one that allows everything, as kapi authorises everything until
-// RBAC exists.
-func strategies() map[schema.GroupResource]*kubeStrategy {
+// Strategies that check what the requester may do (read an admission
+// policy's parameter kind, sign a pod certificate) ask the server's
+// authorizer, as kube-apiserver's do, resolving kinds to resources in p's
+// registry.
+func strategies(p *pipeline.Pipeline, az authorizer.UnconditionalAuthorizer) map[schema.GroupResource]*kubeStrategy {
 	core := func(r string) schema.GroupResource { return schema.GroupResource{Resource: r} }
 	gr := func(g, r string) schema.GroupResource { return schema.GroupResource{Group: g, Resource: r} }
 	pcr := podcertificaterequest.NewStrategy()
-	vap := validatingadmissionpolicy.NewStrategy(nil, nil)
+	vap := validatingadmissionpolicy.NewStrategy(az, kindResolver{p: p})
 	return map[schema.GroupResource]*kubeStrategy{
 		core("configmaps"):             strategy(configmap.Strategy, nil),
 		core("endpoints"):              strategy(endpoint.Strategy, nil),
@@ -173,12 +176,12 @@ func strategies() map[schema.GroupResource]*kubeStrategy {
 
 		gr("certificates.k8s.io", "certificatesigningrequests"): strategy(certificates.Strategy, map[string]rest.RESTUpdateStrategy{"status": certificates.StatusStrategy, "approval": certificates.ApprovalStrategy}),
 		gr("certificates.k8s.io", "clustertrustbundles"):        strategy(clustertrustbundle.Strategy, nil),
-		gr("certificates.k8s.io", "podcertificaterequests"):     strategy(pcr, status(podcertificaterequest.NewStatusStrategy(pcr, allowAll{}, clock.RealClock{}))),
+		gr("certificates.k8s.io", "podcertificaterequests"):     strategy(pcr, status(podcertificaterequest.NewStatusStrategy(pcr, az, clock.RealClock{}))),
 
 		gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"):   strategy(mutatingwebhookconfiguration.Strategy, nil),
 		gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"): strategy(validatingwebhookconfiguration.Strategy, nil),
 		gr("admissionregistration.k8s.io", "validatingadmissionpolicies"):     strategy(vap, status(validatingadmissionpolicy.NewStatusStrategy(vap))),
-		gr("admissionregistration.k8s.io", "mutatingadmissionpolicies"):       strategy(mutatingadmissionpolicy.NewStrategy(nil, nil), nil),
+		gr("admissionregistration.k8s.io", "mutatingadmissionpolicies"):       strategy(mutatingadmissionpolicy.NewStrategy(az, kindResolver{p: p}), nil),
 		gr("discovery.k8s.io", "endpointslices"):                              strategy(endpointslice.Strategy, nil),
 
 		gr("resource.k8s.io", "deviceclasses"):    strategy(deviceclass.Strategy, nil),

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	kstorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/kapi-dev/kapi/internal/admission"
@@ -228,10 +229,20 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 	return next, undo, nil
 }
 
+// updateVerb is the verb kube's strategies see for an update: "patch"
+// when the request is a patch, as its request info says, else "update".
+// (The checks some make of what the requester may do ask about that verb.)
+func updateVerb(ctx context.Context) string {
+	if info, ok := genericapirequest.RequestInfoFrom(ctx); ok && info.Verb == "patch" {
+		return "patch"
+	}
+	return "update"
+}
+
 // validateUpdate runs the type's strategy and validating admission on the
 // desired object of an update.
 func (p *Pipeline) validateUpdate(ctx context.Context, store *registry.Store, opts Options, attrs *admission.Attributes, next, current runtime.Object) (runtime.Object, error) {
-	w := registry.Write{Info: store.Info, Subresource: opts.Subresource, Namespace: attrs.Namespace, Name: attrs.Name, Verb: "update"}
+	w := registry.Write{Info: store.Info, Subresource: opts.Subresource, Namespace: attrs.Namespace, Name: attrs.Name, Verb: updateVerb(ctx)}
 	next, err := strategyOf(store).Update(ctx, w, next, current)
 	if err != nil {
 		return nil, err

@@ -14,13 +14,16 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -870,5 +873,65 @@ func TestNodeAuthorizer(t *testing.T) {
 		Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: "default"}}, metav1.CreateOptions{})
 	if err != nil || !review.Status.Incomplete || !strings.Contains(review.Status.EvaluationError, "node authorizer does not support user rule resolution") {
 		t.Errorf("the kubelet's rules review: %+v %v", review.Status, err)
+	}
+}
+
+// TestValidationAsksTheAuthorizer: the checks kube's strategies make of
+// what the requester may do are made against the server's authorizer: a
+// policy whose parameters its author may not read, and a claim's
+// allocation written without resourceclaims/binding, are refused with
+// kube-apiserver's 422 until RBAC grants what they need.
+func TestValidationAsksTheAuthorizer(t *testing.T) {
+	k := startKapiWithTokens(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "clusterrole", "policy-writer", "--verb=create,get",
+		"--resource=validatingadmissionpolicies.admissionregistration.k8s.io")
+	k.mustKubectl("create", "clusterrolebinding", "eddie-policies", "--clusterrole=policy-writer", "--user=eddie")
+	k.mustKubectl("create", "role", "claim-writer", "--verb=create,get,patch", "--resource=resourceclaims.resource.k8s.io,resourceclaims.resource.k8s.io/status")
+	k.mustKubectl("create", "rolebinding", "eddie-claims", "--role=claim-writer", "--user=eddie")
+	eddie := k.clientWithToken("editor-token")
+
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "secret-params"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			ParamKind: &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "Secret"},
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "true"}},
+		},
+	}
+	waitFor(t, 10*time.Second, "eddie's roles", func() bool {
+		_, err := eddie.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{})
+		return apierrors.IsInvalid(err)
+	})
+	_, err := eddie.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(),
+		`spec.paramKind: Forbidden: user &{eddie uid-1 [editors system:authenticated] map[]} must have "get" permission on all objects of the referenced paramKind (kind=Secret, apiVersion=v1)`) {
+		t.Errorf("a policy whose parameters its author may not read: %v", err)
+	}
+	k.mustKubectl("create", "clusterrole", "secret-reader", "--verb=get,list,watch", "--resource=secrets")
+	k.mustKubectl("create", "clusterrolebinding", "eddie-secrets", "--clusterrole=secret-reader", "--user=eddie")
+	waitFor(t, 10*time.Second, "the policy to be allowed once eddie may read Secrets", func() bool {
+		_, err := eddie.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{})
+		return err == nil
+	})
+
+	claim := &resourcev1.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "claim"},
+		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
+			Name: "r", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu"},
+		}}}},
+	}
+	if _, err := eddie.ResourceV1().ResourceClaims("default").Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	allocation := []byte(`{"status":{"allocation":{"devices":{"results":[{"request":"r","driver":"example.com","pool":"p","device":"d0"}]}}}}`)
+	_, err = eddie.ResourceV1().ResourceClaims("default").Patch(ctx, "claim", types.MergePatchType, allocation, metav1.PatchOptions{}, "status")
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(),
+		`status.allocation: Forbidden: changing status.allocation or status.reservedFor requires resource="resourceclaims/binding", verb="patch" permission`) {
+		t.Errorf("a claim's allocation written without resourceclaims/binding: %v", err)
 	}
 }
