@@ -56,6 +56,7 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err) // kube's scale storage returns its error as it is
 		return
 	}
+	s.SetGroupVersionKind(scaleGVK) // as a Table's row object shows it too
 	writeTransformed(w, r, http.StatusOK, s, scaleStoreOf(store), target)
 }
 

@@ -14,6 +14,12 @@ import (
 // kube-apiserver streams one: its content type, each write flushed when
 // the stream asks for it, 204 No Content when there is nothing to stream.
 func (a *API) stream(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store, stream registry.Stream) {
+	// A stream (a pod's log) is a read: as kube-apiserver's route of it,
+	// the answer's representation is agreed on first, and it is no Table.
+	if _, err := negotiateRead(r, store.Serializers(), "get"); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	s, err := stream(r.Context(), req.Namespace, req.Name, r.URL.Query())
 	if err != nil {
 		writeError(w, r, err)

@@ -14,10 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/printers"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/request"
 	"github.com/kapi-dev/kapi/internal/resources"
 )
 
@@ -61,6 +63,9 @@ func negotiateRead(r *http.Request, infos []runtime.SerializerInfo, verb string)
 	if err != nil {
 		return readTarget{}, err
 	}
+	if conv.As == asTable && !printsTables(r) {
+		return readTarget{}, codecs.NotAcceptable(codecs.MediaTypes(infos))
+	}
 	t := readTarget{info: info, conv: conv, includeObject: defaultIncludeRows}
 	if v := r.URL.Query().Get("includeObject"); v != "" {
 		switch p := metav1.IncludeObjectPolicy(v); p {
@@ -72,6 +77,15 @@ func negotiateRead(r *http.Request, infos []runtime.SerializerInfo, verb string)
 		}
 	}
 	return t, nil
+}
+
+// printsTables tells whether the endpoint a request addresses answers
+// Tables: a resource, its status and its scale do; kube-apiserver's other
+// sub-resources (a pod's log, ephemeral containers, resize) have no table
+// convertor.
+func printsTables(r *http.Request) bool {
+	req, ok := request.From(r.Context())
+	return !ok || req.Subresource == "" || req.Subresource == "status" || req.Subresource == "scale"
 }
 
 // transform converts what a read returns (an object or a list of items)
@@ -191,15 +205,22 @@ func (t readTarget) table(store *registry.Store, obj runtime.Object, items []run
 		table.Rows = make([]metav1.TableRow, 0, len(items))
 	}
 	jsonEncoder := codecs.Factory.SupportedMediaTypes()[0].Serializer
-	for i, item := range items {
-		row := rows[i]
+	for i, row := range rows {
+		// The row's own item, where the printer orders rows otherwise.
+		item := items[i]
+		if row.Object.Object != nil {
+			item = row.Object.Object
+		}
+		row.Object = runtime.RawExtension{}
 		var embedded runtime.Object
-		switch t.includeObject {
-		case metav1.IncludeMetadata:
-			// In the Table's own version, as kube-apiserver's rows.
-			embedded = partialMetadata(item, schema.GroupVersion{Group: metaGroup, Version: cmp.Or(t.conv.Version, "v1")})
-		case metav1.IncludeObject:
+		switch {
+		case t.includeObject == metav1.IncludeObject:
 			embedded = item
+		case t.includeObject == metav1.IncludeMetadata, endsInitialEvents(item):
+			// In the Table's own version, as kube-apiserver's rows. The
+			// bookmark that ends a watch's initial events keeps its
+			// metadata, which says so, whatever includeObject asks.
+			embedded = partialMetadata(item, schema.GroupVersion{Group: metaGroup, Version: cmp.Or(t.conv.Version, "v1")})
 		}
 		if embedded != nil {
 			var buf bytes.Buffer
@@ -211,6 +232,13 @@ func (t readTarget) table(store *registry.Store, obj runtime.Object, items []run
 		table.Rows = append(table.Rows, row)
 	}
 	return table, nil
+}
+
+// endsInitialEvents tells whether obj is the bookmark that ends a watch's
+// initial events.
+func endsInitialEvents(obj runtime.Object) bool {
+	ends, err := storage.HasInitialEventsEndBookmarkAnnotation(obj)
+	return err == nil && ends
 }
 
 // watchObject is one watch event's object in the target representation: a

@@ -145,7 +145,9 @@ func kubePrinter(gvk schema.GroupVersionKind, generate func(runtime.Object) (*me
 
 // listRows prints items as one internal list, as kube-apiserver prints a
 // list; ok is false if an item does not convert or the printer does not
-// give one row per item.
+// give one row per item. A printer may order the rows otherwise than the
+// items (kube's sorts FlowSchemas by precedence): each row's Object is the
+// item it prints.
 func listRows(list runtime.Object, items []runtime.Object, generate func(runtime.Object) (*metav1.Table, error)) (rows []metav1.TableRow, ok bool) {
 	internals := make([]runtime.Object, len(items))
 	for i, item := range items {
@@ -162,9 +164,23 @@ func listRows(list runtime.Object, items []runtime.Object, generate func(runtime
 	if err != nil || len(table.Rows) != len(items) {
 		return nil, false
 	}
+	// SetList copies the items into the list: find each row's item by
+	// the printed object's place in it.
+	printed, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, false
+	}
+	index := make(map[any]int, len(printed))
+	for i, obj := range printed {
+		index[obj] = i
+	}
 	rows = make([]metav1.TableRow, len(items))
 	for i, row := range table.Rows {
-		rows[i] = metav1.TableRow{Cells: row.Cells, Conditions: row.Conditions}
+		item, found := index[row.Object.Object]
+		if !found {
+			item = i // a printer that names no object keeps the items' order
+		}
+		rows[i] = metav1.TableRow{Cells: row.Cells, Conditions: row.Conditions, Object: runtime.RawExtension{Object: items[item]}}
 	}
 	return rows, true
 }

@@ -374,3 +374,58 @@ func TestPrettyJSON(t *testing.T) {
 		t.Errorf("an error for curl:\n%s", got)
 	}
 }
+
+// TestTableRowsAsKubePrintsThem: a list printer that orders its rows
+// (FlowSchemas, by precedence) gives each row its own object; a Scale's
+// row object names its kind; the bookmark that ends a watch's initial
+// events keeps its metadata even when includeObject=None; and the
+// sub-resources kube-apiserver cannot print (a pod's log, its ephemeral
+// containers) answer a Table request with 406.
+func TestTableRowsAsKubePrintsThem(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	const table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+	type row struct {
+		Cells  []any `json:"cells"`
+		Object struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name        string            `json:"name"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		} `json:"object"`
+	}
+	readRows := func(path string) []row {
+		resp, body := rawDo(t, k, http.MethodGet, path, "", table, nil)
+		var got struct{ Rows []row }
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &got) != nil {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		return got.Rows
+	}
+	rows := readRows("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas")
+	if len(rows) < 2 || rows[0].Cells[0] != "exempt" {
+		t.Fatalf("FlowSchemas not in kube's order: %+v", rows)
+	}
+	for _, r := range rows {
+		if r.Cells[0] != r.Object.Metadata.Name {
+			t.Errorf("the row of %v carries the object of %s", r.Cells[0], r.Object.Metadata.Name)
+		}
+	}
+
+	k.mustKubectl("create", "deployment", "web", "--image=x")
+	if rows := readRows("/apis/apps/v1/namespaces/default/deployments/web/scale?includeObject=Object"); len(rows) != 1 || rows[0].Object.Kind != "Scale" {
+		t.Errorf("a Scale's row: %+v", rows)
+	}
+
+	resp, body := rawDo(t, k, http.MethodGet, "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&includeObject=None&timeoutSeconds=2", "", table, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"k8s.io/initial-events-end":"true"`) {
+		t.Errorf("the initial events' bookmark as a Table without objects: %d %s", resp.StatusCode, body)
+	}
+
+	k.mustKubectl("run", "p", "--image=x")
+	for _, sub := range []string{"log", "ephemeralcontainers"} {
+		if resp, body := rawDo(t, k, http.MethodGet, "/api/v1/namespaces/default/pods/p/"+sub, "", table, nil); resp.StatusCode != http.StatusNotAcceptable {
+			t.Errorf("pods/%s as a Table: %d %s", sub, resp.StatusCode, body)
+		}
+	}
+}
