@@ -98,11 +98,16 @@ func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, d
 	if spec.Type == corev1.ServiceTypeExternalName {
 		return noop, nil
 	}
-	if err := checkFamilies(svc, true); err != nil {
-		return nil, err
-	}
 	if spec.ClusterIP == "" && len(spec.ClusterIPs) > 0 {
 		spec.ClusterIP = spec.ClusterIPs[0]
+	}
+	if headlessWithoutSelector(spec) {
+		spec.ClusterIPs = []string{corev1.ClusterIPNone}
+		setHeadlessFamilies(spec)
+		return noop, nil
+	}
+	if err := checkFamilies(svc); err != nil {
+		return nil, err
 	}
 	if spec.ClusterIP == corev1.ClusterIPNone {
 		spec.ClusterIPs = []string{corev1.ClusterIPNone}
@@ -187,15 +192,15 @@ func checkAddressFields(svc, old *corev1.Service) error {
 }
 
 // checkFamilies refuses, as kube's allocator does on a single-stack
-// (IPv4) cluster, a Service that requires dual-stack and, on create, one
-// that asks for another family.
-func checkFamilies(svc *corev1.Service, create bool) error {
+// (IPv4) cluster, a Service that requires dual-stack or asks for another
+// family (a headless one without a selector is never asked).
+func checkFamilies(svc *corev1.Service) error {
 	var errs field.ErrorList
 	if p := svc.Spec.IPFamilyPolicy; p != nil && *p == corev1.IPFamilyPolicyRequireDualStack {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "ipFamilyPolicy"), p, "this cluster is not configured for dual-stack services"))
 	}
 	for i, family := range svc.Spec.IPFamilies {
-		if create && family != corev1.IPv4Protocol {
+		if family != corev1.IPv4Protocol {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "ipFamilies").Index(i), family, "not configured on this cluster"))
 		}
 	}
@@ -203,6 +208,33 @@ func checkFamilies(svc *corev1.Service, create bool) error {
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, errs)
 	}
 	return nil
+}
+
+// headlessWithoutSelector tells a headless Service whose endpoints its
+// users manage (no selector): kube's allocator gives it any families, both
+// unless told otherwise, even on a single-stack cluster.
+func headlessWithoutSelector(spec *corev1.ServiceSpec) bool {
+	return spec.ClusterIP == corev1.ClusterIPNone && len(spec.Selector) == 0
+}
+
+// setHeadlessFamilies sets the families of a headless Service without a
+// selector as kube's allocator does: RequireDualStack by default, and the
+// other family added to one alone unless the policy is SingleStack.
+func setHeadlessFamilies(spec *corev1.ServiceSpec) {
+	if spec.IPFamilyPolicy == nil {
+		policy := corev1.IPFamilyPolicyRequireDualStack
+		spec.IPFamilyPolicy = &policy
+	}
+	if len(spec.IPFamilies) == 0 {
+		spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	}
+	if len(spec.IPFamilies) == 1 && *spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack {
+		other := corev1.IPv6Protocol
+		if spec.IPFamilies[0] == corev1.IPv6Protocol {
+			other = corev1.IPv4Protocol
+		}
+		spec.IPFamilies = append(spec.IPFamilies, other)
+	}
 }
 
 func setSingleStack(spec *corev1.ServiceSpec) {
@@ -449,8 +481,13 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 		if undo, err = s.allocateClusterIP(ctx, svc, dry); err != nil {
 			return nil, err
 		}
+	case headlessWithoutSelector(&svc.Spec):
+		if svc.Spec.IPFamilyPolicy == nil {
+			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
+		}
+		setHeadlessFamilies(&svc.Spec)
 	default:
-		if err := checkFamilies(svc, false); err != nil {
+		if err := checkFamilies(svc); err != nil {
 			return nil, err
 		}
 		if len(svc.Spec.IPFamilies) == 0 {
@@ -543,9 +580,24 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 		return err
 	}
 	var errs field.ErrorList
+	mine := map[int32]bool{}    // node ports this Service has taken: one may serve two protocols
+	byPort := map[int32]int32{} // on create, the node port each service port took
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
+		if old == nil {
+			// As kube's allocator creates a Service: the entries of one
+			// port (TCP and UDP) share a node port, the one any of them
+			// asks for.
+			if shared := byPort[p.Port]; shared != 0 && (p.NodePort == 0 || p.NodePort == shared) {
+				p.NodePort = shared
+				continue
+			}
+			if p.NodePort == 0 && byPort[p.Port] == 0 {
+				p.NodePort = requestedNodePort(p.Port, svc.Spec.Ports)
+			}
+		}
 		switch {
+		case p.NodePort != 0 && old != nil && mine[p.NodePort]: // as kube's update, which allocates it once
 		case p.NodePort != 0 && used[p.NodePort]:
 			errs = append(errs, field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort, "provided port is already allocated"))
 		case p.NodePort != 0 && (p.NodePort < nodePortMin || p.NodePort > nodePortMax):
@@ -558,7 +610,10 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 				}
 			}
 		}
-		used[p.NodePort] = true
+		used[p.NodePort], mine[p.NodePort] = true, true
+		if byPort[p.Port] == 0 {
+			byPort[p.Port] = p.NodePort
+		}
 	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, errs)
@@ -567,6 +622,17 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 		return allocateHealthCheckNodePort(svc, used)
 	}
 	return nil
+}
+
+// requestedNodePort is the node port an entry of the service port asks
+// for (0: none does).
+func requestedNodePort(port int32, ports []corev1.ServicePort) int32 {
+	for _, p := range ports {
+		if p.Port == port && p.NodePort != 0 {
+			return p.NodePort
+		}
+	}
+	return 0
 }
 
 // allocateHealthCheckNodePort gives a Service that newly needs one its

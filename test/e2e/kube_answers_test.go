@@ -830,6 +830,23 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 			t.Errorf("creating %+v: %v, want %q", tc.spec, err, tc.want)
 		}
 	}
+	// A headless Service without a selector takes both families by
+	// default, even on a single-stack cluster, as kube's allocator gives
+	// them; the entries of one port on two protocols share a node port.
+	manual, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "manual"}, Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone}}, metav1.CreateOptions{})
+	if err != nil || manual.Spec.IPFamilyPolicy == nil || *manual.Spec.IPFamilyPolicy != requireDual ||
+		!slices.Equal(manual.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}) {
+		t.Errorf("a headless Service without a selector: %v %+v", err, manual)
+	}
+	k.mustKubectl("label", "service", "manual", "edited=yes") // and it can be written again
+	dns, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "dns"}, Spec: corev1.ServiceSpec{
+		Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{
+			{Name: "tcp", Port: 53, Protocol: corev1.ProtocolTCP}, {Name: "udp", Port: 53, Protocol: corev1.ProtocolUDP, NodePort: 30553},
+		},
+	}}, metav1.CreateOptions{})
+	if err != nil || dns.Spec.Ports[0].NodePort != 30553 || dns.Spec.Ports[1].NodePort != 30553 {
+		t.Errorf("a port on TCP and UDP, one asking for a node port: %v %+v", err, dns)
+	}
 	// A dry run allocates nothing and shows, as kube's, the range's
 	// network address.
 	if out := k.mustKubectl("create", "service", "clusterip", "dry", "--tcp=80:80", "--dry-run=server", "-o", "jsonpath={.spec.clusterIP}"); out != "10.96.0.0" {
