@@ -85,7 +85,7 @@ func (s *services) allocateService(ctx context.Context, obj runtime.Object, dry 
 	if err := checkAddressFields(svc, nil); err != nil {
 		return nil, err
 	}
-	if err := s.allocateNodePorts(ctx, svc, nil); err != nil {
+	if err := s.allocateNodePorts(ctx, svc, nil, dry); err != nil {
 		return nil, err
 	}
 	return s.allocateClusterIP(ctx, svc, dry)
@@ -497,7 +497,7 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
 		}
 	}
-	if err := s.allocateNodePorts(ctx, svc, old); err != nil {
+	if err := s.allocateNodePorts(ctx, svc, old, dry); err != nil {
 		undo()
 		return nil, err
 	}
@@ -571,7 +571,7 @@ func needsHealthCheck(svc *corev1.Service) bool {
 
 // allocateNodePorts gives NodePort and LoadBalancer ports a free node port
 // and refuses one another Service uses.
-func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service) error {
+func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service, dry bool) error {
 	if svc.Spec.Type != corev1.ServiceTypeNodePort && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return nil
 	}
@@ -604,11 +604,7 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 			errs = append(errs, field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort,
 				fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax)))
 		case p.NodePort == 0:
-			for attempt := 0; attempt < allocateAttempts*4 && p.NodePort == 0; attempt++ {
-				if candidate := int32(nodePortMin + rand.IntN(nodePortMax-nodePortMin+1)); !used[candidate] {
-					p.NodePort = candidate
-				}
-			}
+			p.NodePort = nextNodePort(used, mine, dry)
 		}
 		used[p.NodePort], mine[p.NodePort] = true, true
 		if byPort[p.Port] == 0 {
@@ -619,9 +615,32 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, errs)
 	}
 	if needsHealthCheck(svc) && (old == nil || !needsHealthCheck(old)) {
-		return allocateHealthCheckNodePort(svc, used)
+		return allocateHealthCheckNodePort(svc, used, mine, dry)
 	}
 	return nil
+}
+
+// nextNodePort picks a free node port: a random one, or for a dry run, as
+// kube's allocator answers one without allocating, the port after the
+// highest this Service has taken (32769 when it has taken none). 0: the
+// range is full.
+func nextNodePort(used, mine map[int32]bool, dry bool) int32 {
+	if dry {
+		if len(mine) == 0 {
+			return 32769
+		}
+		var next int32
+		for p := range mine {
+			next = max(next, p+1)
+		}
+		return next
+	}
+	for attempt := 0; attempt < allocateAttempts*4; attempt++ {
+		if candidate := int32(nodePortMin + rand.IntN(nodePortMax-nodePortMin+1)); !used[candidate] {
+			return candidate
+		}
+	}
+	return 0
 }
 
 // requestedNodePort is the node port an entry of the service port asks
@@ -638,7 +657,7 @@ func requestedNodePort(port int32, ports []corev1.ServicePort) int32 {
 // allocateHealthCheckNodePort gives a Service that newly needs one its
 // health check node port (the one it asks for, if free), with
 // kube-apiserver's internal error when there is none.
-func allocateHealthCheckNodePort(svc *corev1.Service, used map[int32]bool) error {
+func allocateHealthCheckNodePort(svc *corev1.Service, used, mine map[int32]bool, dry bool) error {
 	if port := svc.Spec.HealthCheckNodePort; port != 0 {
 		switch {
 		case port < nodePortMin || port > nodePortMax:
@@ -648,11 +667,9 @@ func allocateHealthCheckNodePort(svc *corev1.Service, used map[int32]bool) error
 		}
 		return nil
 	}
-	for attempt := 0; attempt < allocateAttempts*4; attempt++ {
-		if candidate := int32(nodePortMin + rand.IntN(nodePortMax-nodePortMin+1)); !used[candidate] {
-			svc.Spec.HealthCheckNodePort = candidate
-			return nil
-		}
+	if port := nextNodePort(used, mine, dry); port != 0 {
+		svc.Spec.HealthCheckNodePort = port
+		return nil
 	}
 	return apierrors.NewInternalError(fmt.Errorf("failed to allocate a HealthCheck NodePort 0: range is full"))
 }

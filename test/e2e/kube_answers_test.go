@@ -852,6 +852,10 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 	if out := k.mustKubectl("create", "service", "clusterip", "dry", "--tcp=80:80", "--dry-run=server", "-o", "jsonpath={.spec.clusterIP}"); out != "10.96.0.0" {
 		t.Errorf("a dry-run Service's cluster IP: %q", out)
 	}
+	// and kube's placeholder node ports, counting up from 32769.
+	if out := k.mustKubectl("create", "service", "nodeport", "dry", "--tcp=80:80", "--tcp=81:81", "--dry-run=server", "-o", "jsonpath={.spec.ports[*].nodePort}"); out != "32769 32770" {
+		t.Errorf("a dry-run Service's node ports: %q", out)
+	}
 	k.mustKubectl("create", "service", "clusterip", "c", "--tcp=80:80")
 	if out, err := k.kubectl("patch", "service", "c", "-p", `{"spec":{"clusterIP":"10.96.0.95"}}`); err == nil || !strings.Contains(out, `spec.clusterIPs[0]: Invalid value: ["10.96.0.95"]: may not change once set`) {
 		t.Errorf("changing a clusterIP: %v %s", err, out)
