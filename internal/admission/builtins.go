@@ -18,6 +18,7 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/limitranger"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/nodedeclaredfeatures"
+	"k8s.io/kubernetes/plugin/pkg/admission/nodetaint"
 	"k8s.io/kubernetes/plugin/pkg/admission/podresize"
 	"k8s.io/kubernetes/plugin/pkg/admission/podtopologylabels"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
@@ -38,18 +39,19 @@ import (
 // StorageObjectInUseProtection gives PersistentVolumes, their claims and
 // VolumeAttributesClasses the finalizers kapi's protection controllers
 // remove.
+// TaintNodesByCondition gives a new node the not-ready taint, which the
+// node lifecycle controller takes off once the node reports Ready.
 // NodeDeclaredFeatureValidator and PodResizeValidator refuse an update of
 // a scheduled pod's spec, or its resize, that its node cannot honour. Left
-// out are TaintNodesByCondition, whose not-ready taint would keep every new
-// node, simulated ones too, from taking pods until the node lifecycle
-// controller's next look (up to 5 s) takes it off, and PodGroupProtection,
-// which acts on PodGroups only, an API of a feature gate that is off.
+// out is PodGroupProtection, which acts on PodGroups only, an API of a
+// feature gate that is off.
 var builtinPlugins = []struct {
 	name     string
 	register func(*apiadmission.Plugins)
 }{
 	{limitranger.PluginName, limitranger.Register},
 	{serviceaccount.PluginName, serviceaccount.Register},
+	{nodetaint.PluginName, nodetaint.Register},
 	{podsecurity.PluginName, podsecurity.Register},
 	{priority.PluginName, priority.Register},
 	{defaulttolerationseconds.PluginName, defaulttolerationseconds.Register},
