@@ -320,18 +320,63 @@ type watchRun struct {
 // the client gone; cancel ends it at the server's stop) or the watcher
 // does.
 func (a *API) streamWatch(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, run *watchRun) {
-	store, target, info, opts, err := run.store, run.target, run.info, run.opts, run.err
-	watcher, initial, initialEnc, backlog := run.watcher, run.initial, run.initialEnc, run.backlog
-	initialEvents, startRev := run.initialEvents, run.startRev
-	w.Header().Set("Content-Type", watchContentType(info.MediaType))
+	w.Header().Set("Content-Type", watchContentType(run.info.MediaType))
 	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		return
 	}
+	stream := run.newStream(w, flusher)
+	flusher.Flush()
+	if run.err != nil {
+		// Like kube-apiserver, a watch that cannot start from the asked
+		// version (too old, or not reached in time) answers 200 with one
+		// ERROR event.
+		status := apiStatus(cacheError(run.err))
+		status.SetGroupVersionKind(statusGVK)
+		if stream.send(watch.Error, status) == nil {
+			flusher.Flush()
+		}
+		return
+	}
+	defer run.watcher.Stop()
+
+	listEnds := run.initialEvents && run.opts.AllowWatchBookmarks
+	if !stream.sendInitial(run.initial, run.initialEnc, run.backlog, func() runtime.Object {
+		if listEnds {
+			return a.initialEventsEnd(run.store, run.startRev)
+		}
+		return nil
+	}) {
+		return
+	}
+	if listEnds {
+		recordWatchListLatency(ctx, run.store.Info.GroupVersionResource())
+	}
+	// The initial events are out: priority and fairness frees the
+	// watch's seat.
+	utilflowcontrol.WatchInitialized(ctx)
+	if a.opts.Stopping != nil {
+		// The server's stop ends the stream here, as its clients would
+		// see at their timeout; it leaves the start above alone (a
+		// request's context cancelled there would answer an error).
+		defer context.AfterFunc(a.opts.Stopping, cancel)()
+	}
+	// The request's end (its timeout, the client gone, the server's stop)
+	// stops the watcher, whose Ready then fires: the loop waits on one
+	// channel, not on a select that locks two for each of thousands of
+	// watches at every event.
+	defer context.AfterFunc(ctx, run.watcher.Stop)()
+	deliver(ctx, stream, flusher, run.watcher, run.store)
+}
+
+// newStream is the stream of the watch's events in the representation it
+// asked for, counted in kube's watch metrics.
+func (run *watchRun) newStream(w http.ResponseWriter, flusher http.Flusher) *watchStream {
+	store, target := run.store, run.target
 	headersSent := false
-	stream := newWatchStream(w, flusher, info, func(typ watch.EventType, obj runtime.Object) runtime.Object {
+	stream := newWatchStream(w, flusher, run.info, func(typ watch.EventType, obj runtime.Object) runtime.Object {
 		converted, err := store.FromStorage(obj)
 		if err != nil {
 			status := apiStatus(err)
@@ -355,45 +400,12 @@ func (a *API) streamWatch(ctx context.Context, cancel context.CancelFunc, w http
 	// trace, and looking for one walked the context's chain per event.
 	stream.events = endpointsmetrics.WatchEvents.WithLabelValues(gvr.Group, gvr.Version, gvr.Resource)
 	stream.sizes = endpointsmetrics.WatchEventsSizes.WithLabelValues(gvr.Group, gvr.Version, gvr.Resource)
-	flusher.Flush()
-	if err != nil {
-		// Like kube-apiserver, a watch that cannot start from the asked
-		// version (too old, or not reached in time) answers 200 with one
-		// ERROR event.
-		status := apiStatus(cacheError(err))
-		status.SetGroupVersionKind(statusGVK)
-		if stream.send(watch.Error, status) == nil {
-			flusher.Flush()
-		}
-		return
-	}
-	defer watcher.Stop()
+	return stream
+}
 
-	if !stream.sendInitial(initial, initialEnc, backlog, func() runtime.Object {
-		if initialEvents && opts.AllowWatchBookmarks {
-			return a.initialEventsEnd(store, startRev)
-		}
-		return nil
-	}) {
-		return
-	}
-	if initialEvents && opts.AllowWatchBookmarks {
-		recordWatchListLatency(ctx, gvr)
-	}
-	// The initial events are out: priority and fairness frees the
-	// watch's seat.
-	utilflowcontrol.WatchInitialized(ctx)
-	if a.opts.Stopping != nil {
-		// The server's stop ends the stream here, as its clients would
-		// see at their timeout; it leaves the start above alone (a
-		// request's context cancelled there would answer an error).
-		defer context.AfterFunc(a.opts.Stopping, cancel)()
-	}
-	// The request's end (its timeout, the client gone, the server's stop)
-	// stops the watcher, whose Ready then fires: the loop waits on one
-	// channel, not on a select that locks two for each of thousands of
-	// watches at every event.
-	defer context.AfterFunc(ctx, watcher.Stop)()
+// deliver sends the watcher's events until the request ends, the client
+// goes or the watcher is ended.
+func deliver(ctx context.Context, stream *watchStream, flusher http.Flusher, watcher *cache.Watcher, store *registry.Store) {
 	var batch []cache.Delivery
 	for {
 		<-watcher.Ready()
