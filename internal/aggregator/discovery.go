@@ -223,7 +223,6 @@ type fetched struct {
 	resourceVersion string
 	at              time.Time
 	version         apidiscoveryv2.APIVersionDiscovery
-	ok              bool // fetched at least once
 }
 
 // discoveryTTL is how long a fetched document is reused while its
@@ -234,43 +233,43 @@ func newRemoteDiscovery(a *Aggregator) *remoteDiscovery {
 	return &remoteDiscovery{a: a, cache: map[string]fetched{}}
 }
 
-// groups returns the aggregated discovery of the available remote
-// group-versions. A version whose server does not answer is marked
-// stale with what was last fetched, or left out if nothing ever was.
+// groups returns the aggregated discovery of the remote group-versions. A
+// version whose server does not answer is marked stale, with what was
+// last fetched (no resources if nothing ever was), as kube-aggregator
+// lists it: clients then report that group-version as failed.
 func (d *remoteDiscovery) groups(ctx context.Context, remote [][]*apiregistrationv1.APIService) []apidiscoveryv2.APIGroupDiscovery {
 	var out []apidiscoveryv2.APIGroupDiscovery
 	for _, versions := range remote {
 		g := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: versions[0].Spec.Group}}
 		for _, svc := range versions {
-			if v, ok := d.version(ctx, svc); ok {
-				g.Versions = append(g.Versions, v)
-			}
+			g.Versions = append(g.Versions, d.version(ctx, svc))
 		}
-		if len(g.Versions) > 0 {
-			out = append(out, g)
-		}
+		out = append(out, g)
 	}
 	return out
 }
 
-func (d *remoteDiscovery) version(ctx context.Context, svc *apiregistrationv1.APIService) (apidiscoveryv2.APIVersionDiscovery, bool) {
+func (d *remoteDiscovery) version(ctx context.Context, svc *apiregistrationv1.APIService) apidiscoveryv2.APIVersionDiscovery {
 	d.mu.Lock()
 	entry, ok := d.cache[svc.Name]
 	d.mu.Unlock()
 	if ok && entry.resourceVersion == svc.ResourceVersion && time.Since(entry.at) < discoveryTTL {
-		return entry.version, entry.ok
+		return entry.version
 	}
 	list, err := d.fetch(ctx, svc)
-	if err != nil {
+	switch {
+	case err == nil:
+		entry.version = toAggregated(svc, list)
+	case entry.version.Version == "": // never fetched
+		entry.version = apidiscoveryv2.APIVersionDiscovery{Version: svc.Spec.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessStale}
+	default:
 		entry.version.Freshness = apidiscoveryv2.DiscoveryFreshnessStale
-	} else {
-		entry.version, entry.ok = toAggregated(svc, list), true
 	}
 	entry.resourceVersion, entry.at = svc.ResourceVersion, time.Now()
 	d.mu.Lock()
 	d.cache[svc.Name] = entry
 	d.mu.Unlock()
-	return entry.version, entry.ok
+	return entry.version
 }
 
 // fetch reads /apis/GROUP/VERSION from svc's server as the aggregator

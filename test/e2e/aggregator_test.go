@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -20,6 +21,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 )
 
 // TestAPIServiceLocal: every group-version kapi serves has an APIService
@@ -270,4 +273,36 @@ func servingCertificate(t *testing.T, dnsName string) ([]byte, tls.Certificate) 
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// TestUnavailableAPIServiceIsStale: an APIService whose Service does not
+// exist is listed in aggregated discovery as a stale version, as
+// kube-aggregator lists it, so that client-go reports its group-version as
+// failed rather than not knowing of it.
+func TestUnavailableAPIServiceIsStale(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	apply(t, k, `apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1.missing.example.org}
+spec:
+  group: missing.example.org
+  version: v1
+  service: {namespace: default, name: nowhere, port: 443}
+  insecureSkipTLSVerify: true
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+`)
+	waitFor(t, 20*time.Second, "the APIService to be unavailable", func() bool {
+		out, _ := k.kubectl("get", "apiservice", "v1.missing.example.org", "-o", "jsonpath={.status.conditions[0].status}")
+		return out == "False"
+	})
+	resp, body := rawDo(t, k, http.MethodGet, "/apis", "", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `{"metadata":{"name":"missing.example.org"},"versions":[{"version":"v1","freshness":"Stale"}]}`) {
+		t.Errorf("aggregated discovery of an unavailable APIService: %d %s", resp.StatusCode, body)
+	}
+	_, _, err := k.clientset().Discovery().ServerGroupsAndResources()
+	var failed *discovery.ErrGroupDiscoveryFailed
+	if !errors.As(err, &failed) || failed.Groups[schema.GroupVersion{Group: "missing.example.org", Version: "v1"}] == nil {
+		t.Errorf("client-go's discovery: %v", err)
+	}
 }
