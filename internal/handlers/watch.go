@@ -235,18 +235,16 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		defer a.watches.Add(-1)
 	}
 	// As kube-apiserver: the media type a read of the resource would be
-	// answered in is agreed on first, then the one among those that
-	// stream.
-	if _, err := negotiateRead(r, store.Serializers(), req.Verb); err != nil {
+	// answered in is agreed on, and refused if it does not stream (YAML).
+	target, err := negotiateRead(r, store.Serializers(), req.Verb)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	streamable := watchSerializers(store)
-	target, err := negotiateRead(r, streamable, req.Verb)
 	info := target.info
-	if err != nil {
+	if info.StreamSerializer == nil {
 		var types []string
-		for _, s := range streamable {
+		for _, s := range watchSerializers(store) {
 			types = append(types, s.MediaType+";stream=watch")
 		}
 		writeError(w, r, codecs.NotAcceptable(types))

@@ -149,6 +149,9 @@ func TestResourcesNegotiateAsKube(t *testing.T) {
 		{"DELETE", configMaps + "/nego", "text/plain", "406: Not Acceptable\n\nAvailable representations: " + typed},
 		{"GET", configMaps + "?watch=1", "application/json;as=Foo;g=meta.k8s.io;v=v1", "only the following media types are accepted: " + typed},
 		{"GET", configMaps + "?watch=1", "application/yaml", "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor;stream=watch"},
+		// YAML, agreed on first, does not stream: the JSON after it is not
+		// taken instead.
+		{"GET", configMaps + "?watch=1", "application/yaml, application/json", "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor;stream=watch"},
 		{"GET", widgetList, "text/plain", "only the following media types are accepted: application/json, application/yaml, application/cbor"},
 		{"GET", widgetList + "?watch=1", "application/vnd.kubernetes.protobuf", "only the following media types are accepted: application/json, application/yaml, application/cbor"},
 		{"GET", "/apis/example.com/v1", "text/plain", handlerRefusal},
