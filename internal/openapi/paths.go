@@ -229,18 +229,22 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 			return &operation{method: method, action: action, id: id, description: description, gvk: &g, params: params, produces: produces, tag: tag}
 		}
 		deleted := "io.k8s.apimachinery.pkg.apis.meta.v1.Status"
-		if info.ReturnsDeletedObject {
+		if info.ReturnsDeletedObject && !info.DeleteDocumentedAsStatus {
 			deleted = obj
 		}
 		has := func(verb string) bool { return contains(info.Verbs, verb) }
 
 		if has("list") {
-			o := op("get", "list", "list"+idPrefix+scope+kind, "list or watch objects of kind "+kind, listParams)
+			described := "list objects of kind " + kind
+			if has("watch") {
+				described = "list or watch objects of kind " + kind
+			}
+			o := op("get", "list", "list"+idPrefix+scope+kind, described, listParams)
 			o.produces, o.responses = listProduces, typedOK(list)
 			it := item(collection, append(nsParams, prettyParam)...)
 			it.ops = append(it.ops, o)
 			if info.Namespaced {
-				o := op("get", "list", "list"+idPrefix+kind+"ForAllNamespaces", "list or watch objects of kind "+kind, listParams)
+				o := op("get", "list", "list"+idPrefix+kind+"ForAllNamespaces", described, listParams)
 				o.produces, o.responses = listProduces, typedOK(list)
 				it := item(prefix+"/"+info.Resource, prettyParam)
 				it.ops = append(it.ops, o)
@@ -293,7 +297,7 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 			watch := func(path, action, id, description string, params ...param) {
 				o := op("get", action, id, description, nil)
 				o.produces, o.responses = listProduces, typedOK(watchEvent)
-				it := item(path, append(sortedParams(append(append([]param(nil), listParams...), params...)), prettyParam)...)
+				it := item(path, sortedParams(append(append(append([]param(nil), listParams...), params...), prettyParam))...)
 				it.ops = append(it.ops, o)
 			}
 			single := "watch changes to an object of kind " + kind + ". deprecated: use the 'watch' parameter with a list operation instead, filtered to a single item with the 'fieldSelector' parameter."
@@ -341,7 +345,11 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 				return o
 			}
 			subHas := func(verb string) bool { return contains(sub.Verbs, verb) }
-			it := item(path, singleParams...)
+			// The name is described as the sub-resource's kind's (a
+			// Scale's, a Binding's), as kube-apiserver's routes have it.
+			subName := nameParam
+			subName.description = "name of the " + subGVK.Kind
+			it := item(path, append([]param{subName}, singleParams[1:]...)...)
 			if subHas("get") {
 				o := subOp("get", "get", "read"+idPrefix+scope+kind+suffix, "read "+sub.Name+" of the specified "+kind, nil)
 				o.responses = typedOK(subObj)

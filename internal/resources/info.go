@@ -39,8 +39,10 @@ type Info struct {
 	Generation bool
 
 	// ReturnsDeletedObject is true when a DELETE answers with the object
-	// rather than a success Status.
-	ReturnsDeletedObject bool
+	// rather than a success Status; DeleteDocumentedAsStatus when
+	// kube-apiserver's OpenAPI says it answers a Status all the same (its
+	// storage of the type wraps the one that returns the object).
+	ReturnsDeletedObject, DeleteDocumentedAsStatus bool
 
 	// PrinterColumns, when set, are the Table columns (after Name) of a
 	// resource defined by data, such as a custom resource's

@@ -196,8 +196,16 @@ var nameValidators = map[schema.GroupResource]func(string, bool) []string{
 	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: path.ValidatePathSegmentName,
 }
 
+// deleteDocumentedAsStatus lists the resources whose DELETE answers with
+// the object though kube-apiserver's OpenAPI documents a Status: their
+// storage wraps the generic one and does not say it returns the object.
+var deleteDocumentedAsStatus = map[schema.GroupResource]bool{
+	{Resource: "namespaces"}: true, {Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
+}
+
 func applyBehaviour(info *Info) {
 	info.ReturnsDeletedObject = returnsDeletedObject[info.GroupResource()]
+	info.DeleteDocumentedAsStatus = deleteDocumentedAsStatus[info.GroupResource()]
 	info.ValidateName = nameValidators[info.GroupResource()]
 	if info.ValidateName == nil {
 		info.ValidateName = apivalidation.NameIsDNSSubdomain
