@@ -531,6 +531,40 @@ func TestV2(t *testing.T) {
 	if !found {
 		t.Errorf("deployment patch parameters %+v", patch.Parameters)
 	}
+	// As kube-apiserver's: a sub-resource's name is described by its own
+	// kind; a namespace's DELETE is documented as answering a Status; a
+	// list that cannot be watched does not say it can; pretty is sorted
+	// among a watch path's parameters.
+	paramNamed := func(params []spec.Parameter, name string) spec.Parameter {
+		for _, p := range params {
+			if ref := p.Ref.String(); ref != "" {
+				p = doc.Parameters[strings.TrimPrefix(ref, "#/parameters/")]
+			}
+			if p.Name == name {
+				return p
+			}
+		}
+		return spec.Parameter{}
+	}
+	if p := paramNamed(doc.Paths.Paths["/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale"].Parameters, "name"); p.Description != "name of the Scale" {
+		t.Errorf("the scale's name: %q", p.Description)
+	}
+	if r := doc.Paths.Paths["/api/v1/namespaces/{name}"].Delete.Responses.StatusCodeResponses[200]; r.Schema.Ref.String() != v2RefPrefix+"io.k8s.apimachinery.pkg.apis.meta.v1.Status" {
+		t.Errorf("a namespace's DELETE answers %s", r.Schema.Ref.String())
+	}
+	if d := doc.Paths.Paths["/api/v1/componentstatuses"].Get.Description; d != "list objects of kind ComponentStatus" {
+		t.Errorf("component statuses' list: %q", d)
+	}
+	var names []string
+	for _, p := range doc.Paths.Paths["/api/v1/watch/configmaps"].Parameters {
+		if ref := p.Ref.String(); ref != "" {
+			p = doc.Parameters[strings.TrimPrefix(ref, "#/parameters/")]
+		}
+		names = append(names, p.Name)
+	}
+	if !slices.IsSorted(names) || !slices.Contains(names, "pretty") {
+		t.Errorf("watch parameters not sorted: %v", names)
+	}
 
 	// Protobuf, as kubectl asks for it.
 	rec = get(t, h, "/openapi/v2", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json")
