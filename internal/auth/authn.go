@@ -138,12 +138,19 @@ var anonymousUser = &User{Name: user.Anonymous, Groups: []string{user.AllUnauthe
 // certificate's CN is the user name, its O the groups, plus
 // system:authenticated.
 func (a *Authenticator) AuthenticateRequest(r *http.Request) (*User, bool) {
-	leaf, _ := a.verifiedClient(r)
+	u, _ := a.certificateUser(r)
+	return u, u != nil
+}
+
+// certificateUser is the user of the request's client certificate; nil
+// with no error when it presents none.
+func (a *Authenticator) certificateUser(r *http.Request) (*User, error) {
+	leaf, err := a.verifiedClient(r)
 	if leaf == nil {
-		return nil, false
+		return nil, err
 	}
 	groups := append(append([]string(nil), leaf.Subject.Organization...), "system:authenticated")
-	return &User{Name: leaf.Subject.CommonName, Groups: groups}, true
+	return &User{Name: leaf.Subject.CommonName, Groups: groups}, nil
 }
 
 // Middleware passes requests on to next with their user in their context
@@ -151,7 +158,8 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*User, bool) {
 // one AuthenticateRequest accepts, one a bearer token names, or
 // system:anonymous when anonymous requests are allowed. Requests for the
 // public requests (IsPublic) pass without one, unless they present a
-// bearer token that does not authenticate; it answers the rest with
+// bearer token that does not authenticate or a client certificate that
+// does not verify; it answers the rest with
 // unauthorized, or a plain 401 when unauthorized is nil. It is
 // kube-apiserver's own authentication filter, so that the request loses
 // its Authorization header and front proxy headers once authenticated,
@@ -164,7 +172,7 @@ func (a *Authenticator) Middleware(next http.Handler, unauthorized func(http.Res
 		}
 	}
 	failed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if IsPublic(r) && !a.refusesToken(r) {
+		if IsPublic(r) && !a.refusesToken(r) && !a.refusesCertificate(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -183,6 +191,13 @@ func (a *Authenticator) refusesToken(r *http.Request) bool {
 	return err != nil
 }
 
+// refusesCertificate tells whether r presents a client certificate that
+// does not verify (asked again of a refused request only).
+func (a *Authenticator) refusesCertificate(r *http.Request) bool {
+	_, err := a.verifiedClient(r)
+	return err != nil
+}
+
 // authenticate answers who made a request, as kube-apiserver's
 // authenticators do: a token that does not authenticate is refused,
 // whatever else would let the request in; a header that holds no token
@@ -195,10 +210,10 @@ func (a *Authenticator) authenticate(r *http.Request) (*authenticator.Response, 
 		// (see package loopback).
 		return &authenticator.Response{User: u}, true, nil
 	}
-	if u, ok := a.AuthenticateRequest(r); ok {
+	u, certErr := a.certificateUser(r)
+	if u != nil {
 		return &authenticator.Response{User: u}, true, nil
 	}
-	_, certErr := a.verifiedClient(r)
 	if a.tokens != nil {
 		resp, ok, err := a.tokens.AuthenticateRequest(r)
 		if err != nil || ok {

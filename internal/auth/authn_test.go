@@ -207,6 +207,7 @@ func TestMiddleware(t *testing.T) {
 		{"/api", nil, http.StatusUnauthorized, ""},
 		{"/api", adminCert(t, newPKI(t)), http.StatusUnauthorized, ""},
 		{"/healthz", nil, http.StatusOK, ""},
+		{"/healthz", adminCert(t, newPKI(t)), http.StatusUnauthorized, ""},
 		{"/livez", nil, http.StatusOK, ""},
 		{"/readyz", nil, http.StatusOK, ""},
 		{"/version", nil, http.StatusOK, ""},

@@ -80,12 +80,10 @@ func negotiateRead(r *http.Request, infos []runtime.SerializerInfo, verb string)
 }
 
 // printsTables tells whether the endpoint a request addresses answers
-// Tables: a resource, its status and its scale do; kube-apiserver's other
-// sub-resources (a pod's log, ephemeral containers, resize) have no table
-// convertor.
+// Tables, as kube-apiserver's does.
 func printsTables(r *http.Request) bool {
 	req, ok := request.From(r.Context())
-	return !ok || req.Subresource == "" || req.Subresource == "status" || req.Subresource == "scale"
+	return !ok || resources.PrintsTable(schema.GroupResource{Group: req.Group, Resource: req.Resource}, req.Subresource)
 }
 
 // transform converts what a read returns (an object or a list of items)

@@ -196,6 +196,26 @@ var nameValidators = map[schema.GroupResource]func(string, bool) []string{
 	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}: path.ValidatePathSegmentName,
 }
 
+// statusPrintsNoTable lists the resources whose status kube-apiserver
+// serves without a table convertor, so that a Table of it is a 406.
+var statusPrintsNoTable = map[schema.GroupResource]bool{
+	{Group: "resource.k8s.io", Resource: "resourceclaims"}: true, {Group: "resource.k8s.io", Resource: "devicetaintrules"}: true,
+}
+
+// PrintsTable tells whether kube-apiserver answers a Table of a resource's
+// sub-resource ("" for the resource itself): the resource, its status
+// (but for a few) and its scale; not its other sub-resources (a pod's log,
+// ephemeral containers, resize), which have no table convertor.
+func PrintsTable(gr schema.GroupResource, subresource string) bool {
+	switch subresource {
+	case "", "scale":
+		return true
+	case "status":
+		return !statusPrintsNoTable[gr]
+	}
+	return false
+}
+
 // deleteDocumentedAsStatus lists the resources whose DELETE answers with
 // the object though kube-apiserver's OpenAPI documents a Status: their
 // storage wraps the generic one and does not say it returns the object.

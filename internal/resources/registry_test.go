@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -555,5 +556,24 @@ func TestValidateNonObject(t *testing.T) {
 	var notAnObject runtime.Object = &metav1.Status{}
 	if errs := info.ValidateCreate(notAnObject); len(errs) == 0 || errs[0].Type != field.ErrorTypeInternal {
 		t.Errorf("ValidateCreate(Status) = %v, want an internal error", errs)
+	}
+}
+
+// TestPrintsTable: the endpoints kube-apiserver prints Tables of.
+func TestPrintsTable(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	claims := schema.GroupResource{Group: "resource.k8s.io", Resource: "resourceclaims"}
+	for _, c := range []struct {
+		gr   schema.GroupResource
+		sub  string
+		want bool
+	}{
+		{pods, "", true}, {pods, "status", true}, {pods, "log", false}, {pods, "ephemeralcontainers", false},
+		{schema.GroupResource{Group: "apps", Resource: "deployments"}, "scale", true},
+		{claims, "", true}, {claims, "status", false},
+	} {
+		if got := PrintsTable(c.gr, c.sub); got != c.want {
+			t.Errorf("%s/%s: %v, want %v", c.gr, c.sub, got, c.want)
+		}
 	}
 }

@@ -687,10 +687,24 @@ func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens)
 		}
 	}
 	a := auth.NewAuthenticator(roots).WithTokens(bearer...)
-	if cfg.AnonymousAuth {
+	if anonymousAllowed(cfg) {
 		a = a.WithAnonymous()
 	}
 	return a, nil
+}
+
+// anonymousAllowed tells whether requests without credentials are
+// system:anonymous's: as kube-apiserver, never with the AlwaysAllow
+// authorizer among the modes, which would let them do everything.
+func anonymousAllowed(cfg Config) bool {
+	if !cfg.AnonymousAuth {
+		return false
+	}
+	if slices.Contains(strings.Split(cfg.AuthorizationMode, ","), authz.ModeAlwaysAllow) {
+		cfg.Logger.Warn("anonymous requests are not allowed with the AlwaysAllow authorizer: requests without credentials get 401")
+		return false
+	}
+	return true
 }
 
 // startAdmission starts the admission plugins that need a client of the

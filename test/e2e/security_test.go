@@ -381,10 +381,14 @@ func TestUnauthenticated(t *testing.T) {
 	if code != 403 || !strings.Contains(body, `User \"system:anonymous\" cannot list resource \"namespaces\" in API group \"\" at the cluster scope`) {
 		t.Errorf("GET /api/v1/namespaces as system:anonymous: %d %s", code, body)
 	}
-	k2 := startKapi(t, onlyLifecycleControllers, "--anonymous-auth=false")
-	for path, want := range map[string]int{"/healthz": 200, "/version": 200, "/api": 401, "/api/v1/namespaces": 401} {
-		if code, body := anonymous(k2, path); code != want {
-			t.Errorf("GET %s without credentials: %d %s, want %d", path, code, body, want)
+	// Anonymous requests are never allowed with AlwaysAllow, as in
+	// kube-apiserver: they would be allowed everything.
+	for _, flag := range []string{"--anonymous-auth=false", "--authorization-mode=AlwaysAllow"} {
+		k2 := startKapi(t, onlyLifecycleControllers, flag)
+		for path, want := range map[string]int{"/healthz": 200, "/version": 200, "/api": 401, "/api/v1/namespaces": 401} {
+			if code, body := anonymous(k2, path); code != want {
+				t.Errorf("%s: GET %s without credentials: %d %s, want %d", flag, path, code, body, want)
+			}
 		}
 	}
 }
