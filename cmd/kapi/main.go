@@ -135,7 +135,6 @@ func main() {
 		fatal("starting failed", err)
 	}
 	startheap.Started()
-	go dropStartPages(ctx, srv, logger)
 	logger.Info("serving", "version", server.Version().GitVersion, "url", srv.URL, "kubeconfig", srv.Kubeconfig)
 	kubeconfig, err := filepath.Abs(srv.Kubeconfig)
 	if err != nil {
@@ -155,19 +154,6 @@ func main() {
 		if err := srv.Wait(); err != nil {
 			fatal("serving failed", err)
 		}
-	}
-}
-
-// dropStartPages gives back the binary's pages that only the start used,
-// once the controllers have started (docs/PERFORMANCE.md, "Memory").
-func dropStartPages(ctx context.Context, srv *server.Server, logger *slog.Logger) {
-	select {
-	case <-srv.Settled():
-	case <-ctx.Done():
-		return
-	}
-	if err := memory.DropStartPages(); err != nil {
-		logger.Info("the binary's pages stay resident", "err", err)
 	}
 }
 

@@ -83,9 +83,6 @@ type Config struct {
 	// StatefulSet controller reads its lister, not yet set, from its pod
 	// handler).
 	NewInformers func(kubernetes.Interface) *cacheinformers.Factory
-	// Synced, when set, is called once the informers of every controller
-	// started have synced: the controllers' start is over.
-	Synced func()
 }
 
 // Run runs the controllers and the scheduler, each set while it leads
@@ -270,11 +267,6 @@ func runManager(ctx context.Context, cfg Config) error {
 		metadataFactory.Start(ctx.Done())
 	}
 	informersStart()
-	if cfg.Synced != nil {
-		factory.WaitForCacheSync(ctx.Done())
-		metadataFactory.WaitForCacheSync(ctx.Done())
-		cfg.Synced()
-	}
 	<-ctx.Done()
 	return nil
 }

@@ -193,7 +193,6 @@ type Server struct {
 	drained     chan struct{}  // closed once no request can arrive any more
 	drain       sync.Once      // closes drained
 	running     sync.WaitGroup // the compactor and the controllers
-	settled     chan struct{}  // closed once the controllers' informers synced
 	reg         *registry.Registry
 	health      health
 	// loopback is where the server's own clients (the controllers)
@@ -212,10 +211,6 @@ type Server struct {
 	// aggregator is set once the aggregation layer runs (health reads it).
 	aggregator atomic.Pointer[aggregator.Aggregator]
 }
-
-// Settled is closed once the controllers have started and their
-// informers have synced (or they have stopped): the start's work is done.
-func (s *Server) Settled() <-chan struct{} { return s.settled }
 
 // ClientCertificate issues a client certificate for a user with groups,
 // which the server authenticates as that user.
@@ -338,7 +333,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// writes again: they are synced once, before serving.
 	syncStart := deferSyncs(store)
 	runCtx, stop := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop, drained: make(chan struct{}), settled: make(chan struct{})}
+	s := &Server{cfg: cfg, store: store, done: make(chan error, 1), stop: stop, drained: make(chan struct{})}
 	s.stopping, s.stopWatches = context.WithCancel(context.Background())
 	s.health.server = s
 	s.pki = pki
@@ -598,9 +593,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	controllerAs := func(serviceAccount string) *rest.Config {
 		return s.loopback.Config(serviceAccountUser(metav1.NamespaceSystem, serviceAccount), controllerAgent)
 	}
-	settle := sync.OnceFunc(func() { close(s.settled) })
 	s.background(func() {
-		defer settle()
 		err := controllers.Run(runCtx, controllers.Config{
 			Client: controllerClient, ClientFor: controllerAs, Logger: cfg.Logger, RootCA: pki.CAPEM, Controllers: cfg.Controllers,
 			LegacyTokens:   s.tokens.LegacyGenerator,
@@ -609,7 +602,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Kubelet:        s.loopback.Config(simulatedKubelet, "kubelet/"+ver.GitVersion),
 			SimulatedNodes: cfg.SimulatedNodes, KubeletVersion: ver.GitVersion,
 			LeaderElection: leaderElection(cfg.SharedStorage, hostname), NewInformers: newInformers,
-			Synced: settle,
 		})
 		if err != nil {
 			cfg.Logger.Error("running the controllers failed", "err", err)
