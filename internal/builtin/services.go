@@ -103,8 +103,7 @@ func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, d
 	}
 	if headlessWithoutSelector(spec) {
 		spec.ClusterIPs = []string{corev1.ClusterIPNone}
-		setHeadlessFamilies(spec)
-		return noop, nil
+		return noop, setHeadlessFamilies(svc, nil)
 	}
 	if err := checkFamilies(svc); err != nil {
 		return nil, err
@@ -218,23 +217,46 @@ func headlessWithoutSelector(spec *corev1.ServiceSpec) bool {
 }
 
 // setHeadlessFamilies sets the families of a headless Service without a
-// selector as kube's allocator does: RequireDualStack by default, and the
-// other family added to one alone unless the policy is SingleStack.
-func setHeadlessFamilies(spec *corev1.ServiceSpec) {
+// selector (old: its stored state, nil on create) as kube's allocator
+// does: the policy is the stored one or RequireDualStack; SingleStack
+// keeps one family (an update that changed none drops the second), and
+// only SingleStack may drop one; the other family is added to one alone
+// unless the policy is SingleStack.
+func setHeadlessFamilies(svc, old *corev1.Service) error {
+	spec := &svc.Spec
 	if spec.IPFamilyPolicy == nil {
 		policy := corev1.IPFamilyPolicyRequireDualStack
+		if old != nil && old.Spec.IPFamilyPolicy != nil {
+			policy = *old.Spec.IPFamilyPolicy
+		}
 		spec.IPFamilyPolicy = &policy
+	}
+	policyPath := field.NewPath("spec", "ipFamilyPolicy")
+	singleStack := *spec.IPFamilyPolicy == corev1.IPFamilyPolicySingleStack
+	var errs field.ErrorList
+	switch {
+	case old != nil && singleStack && slices.Equal(old.Spec.IPFamilies, spec.IPFamilies) && len(spec.IPFamilies) > 1:
+		spec.IPFamilies = spec.IPFamilies[:1]
+	case old != nil && !singleStack && len(spec.IPFamilies) > 0 && len(spec.IPFamilies) < len(old.Spec.IPFamilies):
+		errs = append(errs, field.Invalid(policyPath, spec.IPFamilyPolicy, "must be 'SingleStack' to release the secondary IP family"))
+	}
+	if singleStack && len(spec.IPFamilies) == 2 {
+		errs = append(errs, field.Invalid(policyPath, spec.IPFamilyPolicy, "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified"))
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, errs)
 	}
 	if len(spec.IPFamilies) == 0 {
 		spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
 	}
-	if len(spec.IPFamilies) == 1 && *spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack {
+	if len(spec.IPFamilies) == 1 && !singleStack {
 		other := corev1.IPv6Protocol
 		if spec.IPFamilies[0] == corev1.IPv6Protocol {
 			other = corev1.IPv4Protocol
 		}
 		spec.IPFamilies = append(spec.IPFamilies, other)
 	}
+	return nil
 }
 
 func setSingleStack(spec *corev1.ServiceSpec) {
@@ -482,10 +504,9 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 			return nil, err
 		}
 	case headlessWithoutSelector(&svc.Spec):
-		if svc.Spec.IPFamilyPolicy == nil {
-			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
+		if err := setHeadlessFamilies(svc, old); err != nil {
+			return nil, err
 		}
-		setHeadlessFamilies(&svc.Spec)
 	default:
 		if err := checkFamilies(svc); err != nil {
 			return nil, err

@@ -839,6 +839,14 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 		t.Errorf("a headless Service without a selector: %v %+v", err, manual)
 	}
 	k.mustKubectl("label", "service", "manual", "edited=yes") // and it can be written again
+	// Only SingleStack may drop a family, which it drops by itself.
+	if out, err := k.kubectl("patch", "service", "manual", "--type=merge", "-p", `{"spec":{"ipFamilies":["IPv4"]}}`); err == nil ||
+		!strings.Contains(out, `spec.ipFamilyPolicy: Invalid value: "RequireDualStack": must be 'SingleStack' to release the secondary IP family`) {
+		t.Errorf("dropping a family of a RequireDualStack Service: %v %s", err, out)
+	}
+	if got := k.mustKubectl("patch", "service", "manual", "--type=merge", "-p", `{"spec":{"ipFamilyPolicy":"SingleStack"}}`, "-o", "jsonpath={.spec.ipFamilies}"); got != `["IPv4"]` {
+		t.Errorf("a headless Service made SingleStack keeps families %s", got)
+	}
 	dns, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "dns"}, Spec: corev1.ServiceSpec{
 		Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{
 			{Name: "tcp", Port: 53, Protocol: corev1.ProtocolTCP}, {Name: "udp", Port: 53, Protocol: corev1.ProtocolUDP, NodePort: 30553},
