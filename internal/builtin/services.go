@@ -602,6 +602,7 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 	}
 	var errs field.ErrorList
 	mine := map[int32]bool{}    // node ports this Service has taken: one may serve two protocols
+	fresh := map[int32]bool{}   // those it did not hold before this write
 	byPort := map[int32]int32{} // on create, the node port each service port took
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
@@ -625,9 +626,12 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 			errs = append(errs, field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort,
 				fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax)))
 		case p.NodePort == 0:
-			p.NodePort = nextNodePort(used, mine, dry)
+			p.NodePort = nextNodePort(used, fresh, dry)
 		}
 		used[p.NodePort], mine[p.NodePort] = true, true
+		if old == nil || !holdsNodePort(old, p.NodePort) {
+			fresh[p.NodePort] = true
+		}
 		if byPort[p.Port] == 0 {
 			byPort[p.Port] = p.NodePort
 		}
@@ -636,22 +640,22 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, errs)
 	}
 	if needsHealthCheck(svc) && (old == nil || !needsHealthCheck(old)) {
-		return allocateHealthCheckNodePort(svc, used, mine, dry)
+		return allocateHealthCheckNodePort(svc, used, fresh, dry)
 	}
 	return nil
 }
 
 // nextNodePort picks a free node port: a random one, or for a dry run, as
 // kube's allocator answers one without allocating, the port after the
-// highest this Service has taken (32769 when it has taken none). 0: the
+// highest this write has taken (32769 when it has taken none). 0: the
 // range is full.
-func nextNodePort(used, mine map[int32]bool, dry bool) int32 {
+func nextNodePort(used, taken map[int32]bool, dry bool) int32 {
 	if dry {
-		if len(mine) == 0 {
+		if len(taken) == 0 {
 			return 32769
 		}
 		var next int32
-		for p := range mine {
+		for p := range taken {
 			next = max(next, p+1)
 		}
 		return next
@@ -662,6 +666,11 @@ func nextNodePort(used, mine map[int32]bool, dry bool) int32 {
 		}
 	}
 	return 0
+}
+
+// holdsNodePort tells whether svc has node port on one of its ports.
+func holdsNodePort(svc *corev1.Service, port int32) bool {
+	return slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.NodePort == port })
 }
 
 // requestedNodePort is the node port an entry of the service port asks
@@ -678,7 +687,7 @@ func requestedNodePort(port int32, ports []corev1.ServicePort) int32 {
 // allocateHealthCheckNodePort gives a Service that newly needs one its
 // health check node port (the one it asks for, if free), with
 // kube-apiserver's internal error when there is none.
-func allocateHealthCheckNodePort(svc *corev1.Service, used, mine map[int32]bool, dry bool) error {
+func allocateHealthCheckNodePort(svc *corev1.Service, used, taken map[int32]bool, dry bool) error {
 	if port := svc.Spec.HealthCheckNodePort; port != 0 {
 		switch {
 		case port < nodePortMin || port > nodePortMax:
@@ -688,7 +697,7 @@ func allocateHealthCheckNodePort(svc *corev1.Service, used, mine map[int32]bool,
 		}
 		return nil
 	}
-	if port := nextNodePort(used, mine, dry); port != 0 {
+	if port := nextNodePort(used, taken, dry); port != 0 {
 		svc.Spec.HealthCheckNodePort = port
 		return nil
 	}
