@@ -26,7 +26,7 @@ const (
 
 // isApply reports whether a PATCH is a server-side apply.
 func isApply(r *http.Request) bool {
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt := patchContentType(r)
 	return mt == applyYAMLType || mt == applyCBORType
 }
 

@@ -100,12 +100,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 
 func negotiatePatchType(r *http.Request, store *registry.Store) (types.PatchType, error) {
 	supported := patchTypes(store)
-	// As kube-apiserver reads it: what comes before the first ';', as
-	// sent (no case folding, no trimming).
-	mt := r.Header.Get("Content-Type")
-	if i := strings.Index(mt, ";"); i > 0 {
-		mt = mt[:i]
-	}
+	mt := patchContentType(r)
 	if slices.Contains(supported, mt) {
 		return types.PatchType(mt), nil
 	}
@@ -115,6 +110,17 @@ func negotiatePatchType(r *http.Request, store *registry.Store) (types.PatchType
 		return "", codecs.UnsupportedMediaTypeAtRoute()
 	}
 	return "", unsupportedPatch(supported)
+}
+
+// patchContentType is a patch's media type as kube-apiserver reads it:
+// what comes before the first ';', as sent (no case folding, no
+// trimming).
+func patchContentType(r *http.Request) string {
+	mt := r.Header.Get("Content-Type")
+	if i := strings.Index(mt, ";"); i > 0 {
+		mt = mt[:i]
+	}
+	return mt
 }
 
 // routeConsumes tells whether kube-apiserver's route of a patch takes a

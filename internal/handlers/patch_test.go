@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,5 +86,37 @@ func TestPatchEdgeCases(t *testing.T) {
 				t.Fatalf("got %s, want %s", g, tc.want)
 			}
 		})
+	}
+}
+
+// TestPatchContentType: the patch type is read as kube-apiserver reads it,
+// before the first ';' and as sent; what its route does not consume is
+// the route's 415, what the route takes but the handler does not know is
+// the handler's.
+func TestPatchContentType(t *testing.T) {
+	store := registry.NewStore(resources.NewBuiltin().Lookup("", "v1", "pods"), nil)
+	const routeRefusal, handlerRefusal = "415: Unsupported Media Type", "the body of the request was in an unknown format"
+	for contentType, want := range map[string]string{
+		"application/merge-patch+json":                   string(types.MergePatchType),
+		"application/merge-patch+json;charset=utf-8":     string(types.MergePatchType),
+		"application/apply-patch+yaml":                   string(applyYAMLType),
+		"Application/Merge-Patch+JSON":                   routeRefusal,
+		"application/merge-patch+json ; charset=utf-8":   handlerRefusal,
+		"application/json, application/merge-patch+json": handlerRefusal,
+		"text/plain": routeRefusal,
+	} {
+		r := httptest.NewRequest(http.MethodPatch, "/api/v1/namespaces/default/pods/p", nil)
+		r.Header.Set("Content-Type", contentType)
+		got, err := negotiatePatchType(r, store)
+		if err != nil {
+			if !strings.HasPrefix(apiStatus(err).Message, want) {
+				t.Errorf("%q: %v, want %q", contentType, err, want)
+			}
+		} else if string(got) != want {
+			t.Errorf("%q: %s, want %s", contentType, got, want)
+		}
+		if isApply(r) != (want == string(applyYAMLType)) {
+			t.Errorf("%q: taken as apply %v", contentType, isApply(r))
+		}
 	}
 }
