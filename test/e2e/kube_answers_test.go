@@ -860,6 +860,22 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 	if out := k.mustKubectl("create", "service", "clusterip", "dry", "--tcp=80:80", "--dry-run=server", "-o", "jsonpath={.spec.clusterIP}"); out != "10.96.0.0" {
 		t.Errorf("a dry-run Service's cluster IP: %q", out)
 	}
+	// A body of another kind is refused by the decoder's conversion, as
+	// kube-apiserver refuses it, before any look at its version; a
+	// Scale's too.
+	for path, want := range map[string]string{
+		"/api/v1/namespaces/default/services":                        `Deployment in version \"v1\" cannot be handled as a Service: converting (v1.Deployment) to (core.Service): unknown conversion`,
+		"/apis/apps/v1/namespaces/default/deployments/nothing/scale": `Deployment in version \"v1\" cannot be handled as a Scale: converting (v1.Deployment) to (autoscaling.Scale): unknown conversion`,
+	} {
+		method := http.MethodPost
+		if strings.Contains(path, "/scale") {
+			method = http.MethodPut
+		}
+		resp, body := rawDo(t, k, method, path, "application/json", "", []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"nothing"}}`))
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), want) {
+			t.Errorf("%s %s with a Deployment: %d %s", method, path, resp.StatusCode, body)
+		}
+	}
 	// and kube's placeholder node ports, counting up from 32769.
 	if out := k.mustKubectl("create", "service", "nodeport", "dry", "--tcp=80:80", "--tcp=81:81", "--dry-run=server", "-o", "jsonpath={.spec.ports[*].nodePort}"); out != "32769 32770" {
 		t.Errorf("a dry-run Service's node ports: %q", out)

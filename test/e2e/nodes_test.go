@@ -1182,8 +1182,14 @@ func TestNodeLifecycle(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ailing"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{
 		Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
 	}}}}
-	if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+	created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// TaintNodesByCondition admits a node with the not-ready taint, as
+	// kube-apiserver's default plugins do.
+	if len(created.Spec.Taints) != 1 || created.Spec.Taints[0].Key != "node.kubernetes.io/not-ready" || created.Spec.Taints[0].Effect != corev1.TaintEffectNoSchedule {
+		t.Errorf("a new node's taints: %+v", created.Spec.Taints)
 	}
 	waitFor(t, 30*time.Second, "the not-ready node to be tainted", func() bool {
 		n, err := cs.CoreV1().Nodes().Get(ctx, "ailing", metav1.GetOptions{})
