@@ -84,7 +84,7 @@ func auditList(r *http.Request, store *registry.Store, items []runtime.Object, l
 func writeShared(w http.ResponseWriter, r *http.Request, store *registry.Store, info runtime.SerializerInfo, obj runtime.Object, enc *cache.Encodings) {
 	data, err := enc.Encode(itemEncoder(info), obj)
 	if err != nil {
-		writeError(w, r, apierrors.NewInternalError(err))
+		writeError(w, r, err) // kube's bare 500 with the encoder's words
 		return
 	}
 	b := &body{}
@@ -146,7 +146,9 @@ func writeEncoded(w http.ResponseWriter, r *http.Request, code int, obj runtime.
 		writeBytes(w, r, code, data, info.MediaType)
 	})
 	if err != nil {
-		writeError(w, r, apierrors.NewInternalError(err))
+		// As kube-apiserver's writer: a Status of the encoder's error, a
+		// 500 without a reason.
+		writeError(w, r, err)
 	}
 }
 
