@@ -429,3 +429,20 @@ func TestTableRowsAsKubePrintsThem(t *testing.T) {
 		}
 	}
 }
+
+// TestUnencodableAnswer: an object YAML cannot hold (a control character)
+// read as YAML is kube-apiserver's bare 500, with the encoder's words and
+// no reason.
+func TestUnencodableAnswer(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	if _, err := k.clientset().CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "control"}, Data: map[string]string{"a": "x\x7fy"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := rawDo(t, k, http.MethodGet, "/api/v1/namespaces/default/configmaps/control", "", "application/yaml", nil)
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "message: 'yaml: control characters are not allowed'") ||
+		strings.Contains(string(body), "reason:") {
+		t.Errorf("a ConfigMap with a control character as YAML: %d %s", resp.StatusCode, body)
+	}
+}
