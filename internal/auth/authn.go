@@ -250,8 +250,8 @@ func (a *Authenticator) verifiedClient(r *http.Request) (*x509.Certificate, erro
 	now := a.clock.Now()
 	leaf := r.TLS.PeerCertificates[0]
 	if now.After(leaf.NotAfter) {
-		return nil, fmt.Errorf("verifying certificate: x509: certificate has expired or is not yet valid: current time %s is after %s",
-			now.UTC().Format(time.RFC3339), leaf.NotAfter.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("verifying certificate: %w", x509.CertificateInvalidError{Cert: leaf, Reason: x509.Expired,
+			Detail: fmt.Sprintf("current time %s is after %s", now.UTC().Format(time.RFC3339), leaf.NotAfter.UTC().Format(time.RFC3339))})
 	}
 	key := chainKey(r.TLS.PeerCertificates)
 	a.mu.Lock()

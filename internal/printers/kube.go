@@ -170,15 +170,20 @@ func listRows(list runtime.Object, items []runtime.Object, generate func(runtime
 	if err != nil {
 		return nil, false
 	}
-	index := make(map[any]int, len(printed))
-	for i, obj := range printed {
-		index[obj] = i
-	}
+	var index map[runtime.Object]int // made only if a printer reorders
 	rows = make([]metav1.TableRow, len(items))
 	for i, row := range table.Rows {
-		item, found := index[row.Object.Object]
-		if !found {
-			item = i // a printer that names no object keeps the items' order
+		item := i // a printer that names no object keeps the items' order
+		if printedAs := row.Object.Object; printedAs != nil && printedAs != printed[i] {
+			if index == nil {
+				index = make(map[runtime.Object]int, len(printed))
+				for j, obj := range printed {
+					index[obj] = j
+				}
+			}
+			if j, found := index[printedAs]; found {
+				item = j
+			}
 		}
 		rows[i] = metav1.TableRow{Cells: row.Cells, Conditions: row.Conditions, Object: runtime.RawExtension{Object: items[item]}}
 	}
