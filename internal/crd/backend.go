@@ -208,6 +208,9 @@ func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv
 	info.OpenAPIV3Document = func() (*spec3.OpenAPI, error) {
 		return builder.BuildOpenAPIV3(crd, v.Name, builder.Options{IncludeSelectableFields: true})
 	}
+	info.OpenAPIV2Document = func() (*spec.Swagger, error) {
+		return builder.BuildOpenAPIV2(crd, v.Name, builder.Options{V2: true, IncludeSelectableFields: true})
+	}
 	info.PreserveUnknownFields = crd.Spec.PreserveUnknownFields
 	if v.Deprecated {
 		info.Deprecated = true

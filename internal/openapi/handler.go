@@ -21,6 +21,7 @@ import (
 	crdopenapi "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kapi-dev/kapi/internal/resources"
 )
@@ -182,14 +183,40 @@ func (h *handler) groupVersionItems() map[string][]*pathItem {
 
 func (h *handler) buildV2() {
 	d := h.definitions()
+	defName := func(gvk schema.GroupVersionKind) string { return d.byGVK[gvk] }
 	var items []*pathItem
 	for _, list := range rootPaths(h.reg) {
 		items = append(items, list...)
 	}
-	for _, list := range h.groupVersionItems() {
-		items = append(items, list...)
+	var custom []*spec.Swagger
+	for _, g := range h.reg.Groups() {
+		for _, v := range g.Versions {
+			if docs, ok := customV2Documents(v.Resources); ok {
+				custom = append(custom, docs...)
+				continue
+			}
+			items = append(items, groupVersionPaths(g.Group, v.Version, v.Resources, defName)...)
+		}
 	}
-	h.v2 = newDocument(mustJSON(d.v2Document(items, h.version)), v2Proto)
+	h.v2 = newDocument(mustJSON(d.v2Document(items, custom, h.version)), v2Proto)
+}
+
+// customV2Documents are apiextensions' v2 documents of a group-version's
+// custom resources, whose paths kube-apiserver merges into its
+// /openapi/v2. ok is false for a group-version with built-in resources,
+// or whose documents cannot be made (kapi's own paths are served then).
+func customV2Documents(infos []*resources.Info) (docs []*spec.Swagger, ok bool) {
+	for _, info := range infos {
+		if info.OpenAPIV2Document == nil {
+			return nil, false
+		}
+		doc, err := info.OpenAPIV2Document()
+		if err != nil {
+			return nil, false
+		}
+		docs = append(docs, doc)
+	}
+	return docs, len(docs) > 0
 }
 
 // layOutV3 lists the v3 documents, each to be made when first asked for;

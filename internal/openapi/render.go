@@ -290,7 +290,11 @@ func narrowKinds(def interface{}, gv *schema.GroupVersion) interface{} {
 
 // v2Document renders items as one swagger 2.0 document with the
 // definitions they refer to.
-func (d *defSet) v2Document(items []*pathItem, version string) object {
+// v2Document is the /openapi/v2 document of items and of the custom
+// resources' documents, merged as kube-apiserver merges apiextensions'
+// into its own: their paths and shared parameters as built, and the
+// definitions they name (kapi's own where it has them).
+func (d *defSet) v2Document(items []*pathItem, custom []*spec.Swagger, version string) object {
 	params := func(ps []param) []interface{} {
 		out := make([]interface{}, len(ps))
 		for i, p := range ps {
@@ -363,9 +367,28 @@ func (d *defSet) v2Document(items []*pathItem, version string) object {
 		}
 		paths[it.path] = item
 	}
+	roots := referenced(items)
+	customDefs := map[string]spec.Schema{}
+	for _, doc := range custom {
+		for path, item := range doc.Paths.Paths {
+			paths[path] = item
+		}
+		for name, p := range doc.Parameters {
+			shared[name] = p
+		}
+		for name, def := range doc.Definitions {
+			roots = append(roots, name)
+			customDefs[name] = def
+		}
+	}
 	definitions := object{}
-	for _, name := range closure(d.v2, referenced(items)) {
+	for _, name := range closure(d.v2, roots) {
 		definitions[name] = rendered(d.v2[name], false)
+	}
+	for name, def := range customDefs {
+		if _, ok := definitions[name]; !ok {
+			definitions[name] = def
+		}
 	}
 	return object{
 		"swagger":     "2.0",

@@ -77,6 +77,9 @@ type Info struct {
 	// builds it for kube-apiserver's /openapi/v3; a group-version's
 	// document merges its resources'.
 	OpenAPIV3Document func() (*spec3.OpenAPI, error)
+	// OpenAPIV2Document is the same for /openapi/v2: the version's paths,
+	// their shared parameters and definitions.
+	OpenAPIV2Document func() (*spec.Swagger, error)
 	// StorageVersionHash, reported by discovery, changes when the
 	// version objects are stored in changes (set by the registry).
 	StorageVersionHash string

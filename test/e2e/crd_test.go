@@ -754,6 +754,43 @@ func TestCustomResourceOpenAPIDocument(t *testing.T) {
 			t.Errorf("the custom group-version's document has %s", path)
 		}
 	}
+	checkCustomResourceV2Paths(t, k)
+}
+
+// checkCustomResourceV2Paths: /openapi/v2 holds apiextensions' paths of
+// the widgets, as kube-apiserver merges them: lists described without
+// watching, JSON and YAML only, and the scale sub-resource's operations
+// naming the Widget's kind.
+func checkCustomResourceV2Paths(t *testing.T, k *kapi) {
+	t.Helper()
+	type operation struct {
+		Description string
+		Produces    []string
+		Consumes    []string
+		GVK         map[string]string `json:"x-kubernetes-group-version-kind"`
+	}
+	var v2 struct {
+		Paths map[string]map[string]json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(k.mustKubectl("get", "--raw", "/openapi/v2")), &v2); err != nil {
+		t.Fatal(err)
+	}
+	op := func(path, method string) operation {
+		var o operation
+		if err := json.Unmarshal(v2.Paths[path][method], &o); err != nil {
+			t.Fatalf("%s %s in /openapi/v2: %v", method, path, err)
+		}
+		return o
+	}
+	jsonAndYAML := []string{"application/json", "application/yaml"}
+	list := op("/apis/example.com/v1/namespaces/{namespace}/widgets", "get")
+	if list.Description != "list objects of kind Widget" || !slices.Equal(list.Produces, jsonAndYAML) {
+		t.Errorf("listing widgets in /openapi/v2: %+v", list)
+	}
+	scale := op("/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale", "put")
+	if scale.GVK["kind"] != "Widget" || !slices.Equal(scale.Consumes, jsonAndYAML) {
+		t.Errorf("replacing a widget's scale in /openapi/v2: %+v", scale)
+	}
 }
 
 // TestCustomResourceStorageVersionChange: objects stored before a CRD's
