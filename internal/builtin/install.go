@@ -58,6 +58,17 @@ var storageVersions = map[schema.GroupResource]string{
 	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: "v2",
 }
 
+// hashedVersions name the older version kube-apiserver 1.37 stores some
+// resources in (its storage factory's encoding overrides; CRDs in
+// apiextensions' v1beta1), which discovery's storageVersionHash names.
+var hashedVersions = map[schema.GroupResource]string{
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}:   "v1beta1",
+	{Group: "certificates.k8s.io", Resource: "clustertrustbundles"}:          "v1beta1",
+	{Group: "certificates.k8s.io", Resource: "podcertificaterequests"}:       "v1beta1",
+	{Group: "resource.k8s.io", Resource: "devicetaintrules"}:                 "v1beta2",
+	{Group: "storagemigration.k8s.io", Resource: "storageversionmigrations"}: "v1beta1",
+}
+
 // storedAs names the resources whose objects kube-apiserver keeps as
 // another resource's (its cohabiting resources), by that resource.
 var storedAs = map[schema.GroupResource]schema.GroupVersionResource{
@@ -101,7 +112,7 @@ func Install(p *pipeline.Pipeline, opts Options) error {
 				return fmt.Errorf("builtin: %s is served in %d versions and has no storage version", gr, len(versions))
 			}
 		}
-		spec := registry.Spec{Versions: versions, StorageVersion: storage, Hooks: hooks[gr]}
+		spec := registry.Spec{Versions: versions, StorageVersion: storage, Hooks: hooks[gr], HashedVersion: hashedVersions[gr]}
 		if as, ok := storedAs[gr]; ok {
 			spec.StoredAs = infoOf(byGR[as.GroupResource()], as.Version)
 		}

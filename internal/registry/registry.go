@@ -195,6 +195,11 @@ type Spec struct {
 	// them: a CRD whose names are accepted but which is not established
 	// yet, as kube-apiserver's discovery lists only established CRDs.
 	Hidden bool
+	// HashedVersion, when set, is the version discovery's
+	// storageVersionHash names instead of StorageVersion: kube-apiserver
+	// stores some resources in an older version than kapi does (one it
+	// does not serve by default), and clients compare the hashes.
+	HashedVersion string
 }
 
 // Schema is what the schema of a version defined by data does when its
@@ -274,8 +279,11 @@ func (r *Registry) newBackend(spec Spec, served func(schema.GroupResource) *Back
 	}
 	storageStore.unserved = spec.StorageUnserved
 	hash := discovery.StorageVersionHash(gr.Group, spec.StorageVersion, storageStore.Info.Kind)
-	if s := spec.StoredAs; s != nil {
+	switch s := spec.StoredAs; {
+	case s != nil:
 		hash = discovery.StorageVersionHash(s.Group, s.Version, s.Kind)
+	case spec.HashedVersion != "":
+		hash = discovery.StorageVersionHash(gr.Group, spec.HashedVersion, storageStore.Info.Kind)
 	}
 	for _, info := range spec.Versions {
 		// As kube-apiserver, only resources kept in storage have a hash:

@@ -70,10 +70,16 @@ func TestStorageVersionHash(t *testing.T) {
 	if v1, v2 := hash("autoscaling/v1", "horizontalpodautoscalers"), hash("autoscaling/v2", "horizontalpodautoscalers"); v1 != v2 || v1 == "" {
 		t.Errorf("HPA hashes v1 %q, v2 %q: want the same, of the storage version", v1, v2)
 	}
-	// events.k8s.io Events are stored as core Events; what is not stored
-	// has no hash.
+	// events.k8s.io Events are stored as core Events; kube-apiserver
+	// stores a few resources in a beta version; what is not stored has
+	// no hash.
 	for _, tc := range []struct{ gv, resource, want string }{
 		{"events.k8s.io/v1", "events", "r2yiGXH7wu8="},
+		{"apiextensions.k8s.io/v1", "customresourcedefinitions", "jfWCUB31mvA="},
+		{"certificates.k8s.io/v1", "clustertrustbundles", "v5yhuVertL4="},
+		{"certificates.k8s.io/v1", "podcertificaterequests", "wYA9yXQH8fg="},
+		{"resource.k8s.io/v1", "devicetaintrules", "i+85+TcIKpA="},
+		{"storagemigration.k8s.io/v1", "storageversionmigrations", "pCjmmKOkLy4="},
 		{"authorization.k8s.io/v1", "subjectaccessreviews", ""},
 		{"v1", "bindings", ""},
 		{"v1", "componentstatuses", ""},
