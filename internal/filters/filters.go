@@ -173,12 +173,18 @@ func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.Req
 		}
 	}
 	labelSelector, fieldSelector := selectors(r, info)
+	// Kube names no group for a request of a path that is not a
+	// resource's (/apis/apps/v1): its refusal names none either.
+	group := info.Group
+	if !info.IsResourceRequest {
+		group = ""
+	}
 	return &genericapirequest.RequestInfo{
 		IsResourceRequest: info.IsResourceRequest,
 		Path:              r.URL.Path,
 		Verb:              info.Verb,
 		APIPrefix:         info.Prefix,
-		APIGroup:          info.Group,
+		APIGroup:          group,
 		APIVersion:        info.Version,
 		Namespace:         info.Namespace,
 		Resource:          info.Resource,

@@ -8,8 +8,8 @@ import (
 )
 
 // managerName is the field manager of a write: the fieldManager option, or
-// else the client's user agent up to its first "/", as kube-apiserver
-// names it.
+// else the client's user agent up to its first "/", or "unknown" when
+// that is empty, as kube-apiserver names it.
 func managerName(r *http.Request) string {
 	if m := r.URL.Query().Get("fieldManager"); m != "" {
 		return m
@@ -17,6 +17,9 @@ func managerName(r *http.Request) string {
 	agent := strings.Split(r.UserAgent(), "/")[0]
 	if len(agent) > 128 {
 		agent = agent[:128]
+	}
+	if agent == "" {
+		return "unknown"
 	}
 	return agent
 }

@@ -380,6 +380,11 @@ func (p *Pipeline) Act(ctx context.Context, store, body *registry.Store, namespa
 		return nil, apierrors.NewMethodNotSupported(store.GroupResource(), "create")
 	}
 	body.Default(obj) // as a decoded body gets them, before its managed fields
+	if obj.GetObjectKind().GroupVersionKind().Empty() {
+		// A body without apiVersion and kind is of the path's version,
+		// which the action answers in.
+		obj.GetObjectKind().SetGroupVersionKind(body.Info.GroupVersionKind())
+	}
 	if opts.Manager != "" {
 		var err error
 		if obj, err = p.trackUpdate(body.Info, subresource, body.New(), obj, opts.Manager); err != nil {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -1167,5 +1168,36 @@ func TestSystemPriorityClassesStay(t *testing.T) {
 	k.mustKubectl("create", "priorityclass", "mine", "--value=10")
 	if err := classes.Delete(ctx, "mine", metav1.DeleteOptions{}); err != nil {
 		t.Errorf("deleting a class of one's own: %v", err)
+	}
+}
+
+// TestWritesWithoutUserAgent: a client that sends no User-Agent and no
+// fieldManager is the manager "unknown", as in kube-apiserver, and a
+// review whose body names no apiVersion is answered in the path's.
+func TestWritesWithoutUserAgent(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	send := func(path, body string) (int, []byte) {
+		req, err := http.NewRequest(http.MethodPost, k.config.Host+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", "") // Go's client then sends none
+		resp, err := k.rawClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, data
+	}
+	code, data := send("/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"agentless"},"data":{"a":"b"}}`)
+	var cm corev1.ConfigMap
+	if err := json.Unmarshal(data, &cm); code != http.StatusCreated || err != nil || len(cm.ManagedFields) != 1 || cm.ManagedFields[0].Manager != "unknown" {
+		t.Errorf("create without a user agent: %d %s", code, data)
+	}
+	code, data = send("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", `{"spec":{"nonResourceAttributes":{"path":"/x","verb":"get"}}}`)
+	if code != http.StatusCreated || !strings.Contains(string(data), `"apiVersion":"authorization.k8s.io/v1"`) || !strings.Contains(string(data), `"allowed":true`) {
+		t.Errorf("a review without apiVersion or user agent: %d %s", code, data)
 	}
 }

@@ -377,6 +377,10 @@ func TestUnauthenticated(t *testing.T) {
 	if code, body := anonymous(k, "/api"); code != 403 || !strings.Contains(body, `forbidden: User \"system:anonymous\" cannot get path \"/api\"`) {
 		t.Errorf("GET /api as system:anonymous: %d %s", code, body)
 	}
+	// A group's path is not a resource: the refusal names no group.
+	if code, body := anonymous(k, "/apis/apps/v1"); code != 403 || !strings.Contains(body, `"message":"forbidden: User \"system:anonymous\" cannot get path \"/apis/apps/v1\"","reason":"Forbidden","details":{}`) {
+		t.Errorf("GET /apis/apps/v1 as system:anonymous: %d %s", code, body)
+	}
 	code, body := anonymous(k, "/api/v1/namespaces")
 	if code != 403 || !strings.Contains(body, `User \"system:anonymous\" cannot list resource \"namespaces\" in API group \"\" at the cluster scope`) {
 		t.Errorf("GET /api/v1/namespaces as system:anonymous: %d %s", code, body)
