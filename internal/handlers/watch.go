@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -41,12 +42,15 @@ import (
 type watchStream struct {
 	// out is where events are written: the response, or a burst's buffer
 	// in front of it.
-	out       io.Writer
-	w         http.ResponseWriter
-	flusher   http.Flusher
-	stream    streaming.Encoder
-	object    runtime.Encoder
-	transform func(watch.EventType, runtime.Object) runtime.Object
+	out     io.Writer
+	w       http.ResponseWriter
+	flusher http.Flusher
+	stream  streaming.Encoder
+	object  runtime.Encoder
+	// transform gives an event's object as the client asked for it; an
+	// object that cannot be read in the watched version (a failing
+	// conversion webhook) is an error.
+	transform func(watch.EventType, runtime.Object) (runtime.Object, error)
 	// JSON and protobuf events are written around the object's cached
 	// bytes, assembled in line.
 	json, protobuf bool
@@ -60,7 +64,7 @@ type watchStream struct {
 	sizes  compbasemetrics.ObserverMetric
 }
 
-func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.SerializerInfo, transform func(watch.EventType, runtime.Object) runtime.Object) *watchStream {
+func newWatchStream(w http.ResponseWriter, flusher http.Flusher, info runtime.SerializerInfo, transform func(watch.EventType, runtime.Object) (runtime.Object, error)) *watchStream {
 	s := &watchStream{
 		out:       w,
 		w:         w,
@@ -128,7 +132,11 @@ func (s *watchStream) send(typ watch.EventType, obj runtime.Object) error {
 // encoded once whatever the number of watchers.
 func (s *watchStream) sendCached(typ watch.EventType, obj runtime.Object, enc *cache.Encodings) error {
 	if typ != watch.Error {
-		if converted := s.transform(typ, obj); converted != obj {
+		converted, err := s.transform(typ, obj)
+		if err != nil {
+			return s.sendUnreadable(err)
+		}
+		if converted != obj {
 			obj, enc = converted, nil
 		}
 	}
@@ -152,6 +160,22 @@ func (s *watchStream) sendCached(typ watch.EventType, obj runtime.Object, enc *c
 		return err
 	}
 	return s.sent(len(data))
+}
+
+// errUnreadable ends a watch after an object it could not read.
+var errUnreadable = errors.New("an event's object could not be read")
+
+// sendUnreadable ends the stream with an ERROR event of err: its client
+// gives up the watch and lists again (resuming could only fail on the
+// same object), where an object's event would hand it the Status as an
+// object.
+func (s *watchStream) sendUnreadable(err error) error {
+	status := apiStatus(err)
+	status.SetGroupVersionKind(statusGVK)
+	if err := s.sendCached(watch.Error, status, nil); err != nil {
+		return err
+	}
+	return errUnreadable
 }
 
 // sendProtobuf writes a protobuf event around the object's bare message,
@@ -374,12 +398,10 @@ func (a *API) streamWatch(ctx context.Context, cancel context.CancelFunc, w http
 func (run *watchRun) newStream(w http.ResponseWriter, flusher http.Flusher) *watchStream {
 	store, target := run.store, run.target
 	headersSent := false
-	stream := newWatchStream(w, flusher, run.info, func(typ watch.EventType, obj runtime.Object) runtime.Object {
+	stream := newWatchStream(w, flusher, run.info, func(typ watch.EventType, obj runtime.Object) (runtime.Object, error) {
 		converted, err := store.FromStorage(obj)
 		if err != nil {
-			status := apiStatus(err)
-			status.SetGroupVersionKind(statusGVK)
-			return status
+			return nil, err
 		}
 		out := target.watchObject(store, typ, converted)
 		// As kube-apiserver, only the first Table of a watch has the
@@ -390,7 +412,7 @@ func (run *watchRun) newStream(w http.ResponseWriter, flusher http.Flusher) *wat
 			}
 			headersSent = true
 		}
-		return out
+		return out, nil
 	})
 	gvr := store.Info.GroupVersionResource()
 	// Without the request's context: kube-apiserver's would attach the

@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -412,11 +414,13 @@ spec:
 
 // TestCustomResourceConversionWebhook: a CRD with two versions converts
 // between them through its conversion webhook (a ConversionReview over
-// TLS verified with the CRD's caBundle), both ways, for objects and lists.
+// TLS verified with the CRD's caBundle), both ways, for objects and lists;
+// a watch whose object the webhook fails to convert ends with an ERROR
+// event.
 func TestCustomResourceConversionWebhook(t *testing.T) {
 	k := startKapi(t)
 	caPEM, serving := servingCertificate(t, "127.0.0.1")
-	url := startConversionWebhook(t, serving)
+	url, stopWebhook := startConversionWebhook(t, serving)
 	createCRD(t, k, fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -489,11 +493,47 @@ spec:
 			t.Errorf("listed in v2: %v", item.Object)
 		}
 	}
+	checkWatchEndsWhenConversionFails(t, client, v1, v2, list.GetResourceVersion(), stopWebhook)
+}
+
+// checkWatchEndsWhenConversionFails: once the webhook is gone, a v2
+// watch's next event cannot be converted: it is an ERROR event with the
+// webhook's failure, and the watch ends (a client relists), rather than
+// an event carrying a Status as the box.
+func checkWatchEndsWhenConversionFails(t *testing.T, client dynamic.Interface, v1, v2 schema.GroupVersionResource, rv string, stopWebhook func()) {
+	t.Helper()
+	w, err := client.Resource(v2).Namespace("default").Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	stopWebhook()
+	patch := []byte(`{"metadata":{"labels":{"seen":"yes"}}}`)
+	if _, err := client.Resource(v1).Namespace("default").Patch(ctx, "b1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		status, _ := ev.Object.(*metav1.Status)
+		if ev.Type != watch.Error || status == nil || !strings.Contains(status.Message, "conversion webhook") {
+			t.Fatalf("v2 watch after the webhook stopped: %s %#v, want an ERROR event", ev.Type, ev.Object)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("no event on the v2 watch")
+	}
+	select {
+	case ev, open := <-w.ResultChan():
+		if open {
+			t.Errorf("the watch went on after its ERROR event: %s %v", ev.Type, ev.Object)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Error("the watch did not end after its ERROR event")
+	}
 }
 
 // startConversionWebhook serves the boxes' conversion: v1 spec.width is
-// v2 spec.size.width.
-func startConversionWebhook(t *testing.T, serving tls.Certificate) string {
+// v2 spec.size.width. stop closes it.
+func startConversionWebhook(t *testing.T, serving tls.Certificate) (url string, stop func()) {
 	t.Helper()
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var review apiextensionsv1.ConversionReview
@@ -534,7 +574,7 @@ func startConversionWebhook(t *testing.T, serving tls.Certificate) string {
 	srv := &http.Server{Handler: handler, TLSConfig: &tls.Config{Certificates: []tls.Certificate{serving}}}
 	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
-	return "https://" + ln.Addr().String() + "/convert"
+	return "https://" + ln.Addr().String() + "/convert", func() { srv.Close() }
 }
 
 // TestCustomResourceSelectableFieldsAndDeprecation: a CRD's
