@@ -99,7 +99,10 @@ func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj r
 		return nil, err
 	}
 	if opts.DryRun {
-		store.AsStored(obj)
+		if obj, err = store.AsStored(obj); err != nil {
+			undo()
+			return nil, err
+		}
 		return obj, p.checkNameFree(ctx, store, m)
 	}
 	if m.GetResourceVersion() != "" {

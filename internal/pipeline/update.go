@@ -49,8 +49,7 @@ func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace,
 		if err != nil {
 			return nil, err
 		}
-		store.AsStored(next)
-		return next, nil
+		return store.AsStored(next)
 	}
 	for {
 		var before, read, emptied runtime.Object

@@ -336,15 +336,34 @@ func (s *Store) upgrade(obj runtime.Object, want schema.GroupVersion) (runtime.O
 	return s.backend.convert.Convert(u, want) // its error, as kube's storage says it
 }
 
-// AsStored makes obj, a dry run's answer, what it would read as once
-// stored: kube-apiserver's dry run passes it through its storage codec,
-// which sets its defaults (a Job's labels from its template) and, in
-// protobuf, loses empty lists.
-func (s *Store) AsStored(obj runtime.Object) {
+// AsStored is obj, a dry run's answer, as it would read once stored:
+// kube-apiserver's dry run passes it through its storage codec, which
+// sets its defaults (a Job's labels from its template) and, in protobuf,
+// loses empty lists; a custom resource of another version than the
+// stored one goes to the storage version and back (its conversion
+// webhook called, what the storage version does not keep lost).
+func (s *Store) AsStored(obj runtime.Object) (runtime.Object, error) {
 	s.defaultStored(obj)
-	if s.protobuf {
-		clearEmptyCollections(obj)
+	if _, custom := obj.(*unstructured.Unstructured); !custom || s.convert == nil {
+		if s.protobuf {
+			clearEmptyCollections(obj)
+		}
+		return obj, nil
 	}
+	m, _ := meta.Accessor(obj)
+	rv := m.GetResourceVersion()
+	obj.GetObjectKind().SetGroupVersionKind(s.gvk)
+	stored, err := s.toStorage(obj)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.readBack(obj, stored, 0)
+	if err != nil {
+		return nil, err
+	}
+	m, _ = meta.Accessor(out)
+	m.SetResourceVersion(rv)
+	return out, nil
 }
 
 // defaultStored sets the defaults of a built-in object read from

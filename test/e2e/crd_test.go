@@ -880,14 +880,24 @@ spec:
 		t.Fatalf("a patch through the new storage version: %v", err)
 	}
 
-	// v1 defaults "old", which v2, the storage version, does not keep.
+	// v1 defaults "old", which v2, the storage version, does not keep; a
+	// dry run answers as the write would.
 	shift.SetName("late")
-	created, err := v1.Create(ctx, shift, metav1.CreateOptions{})
+	for _, dryRun := range [][]string{{metav1.DryRunAll}, nil} {
+		created, err := v1.Create(ctx, shift, metav1.CreateOptions{DryRun: dryRun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, found, _ := unstructured.NestedString(created.Object, "spec", "old"); found {
+			t.Errorf("a create through v1 (dry run %v) answered with a field its storage version drops: %v", dryRun, created.Object["spec"])
+		}
+	}
+	patched, err = v1.Patch(ctx, "late", types.MergePatchType, []byte(`{"spec":{"old":"kept?"}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, found, _ := unstructured.NestedString(created.Object, "spec", "old"); found {
-		t.Errorf("a create through v1 answered with a field its storage version drops: %v", created.Object["spec"])
+	if _, found, _ := unstructured.NestedString(patched.Object, "spec", "old"); found || patched.GetResourceVersion() == "" {
+		t.Errorf("a dry-run patch through v1 answered %v (resourceVersion %q): want the field dropped", patched.Object["spec"], patched.GetResourceVersion())
 	}
 }
 
