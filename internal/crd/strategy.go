@@ -92,7 +92,7 @@ func (c converter) Convert(obj runtime.Object, to schema.GroupVersion) (runtime.
 // names, as apiextensions' scale storage does.
 func scaleHooks(scale *apiextensionsv1.CustomResourceSubresourceScale, paths managedfields.ResourcePathMappings) *registry.Scale {
 	return &registry.Scale{
-		ReplicasPaths: paths, ValidatesReplicas: true,
+		ReplicasPaths: paths, ValidatesReplicas: true, UIDOnlyReplaced: true,
 		Of: func(obj runtime.Object) (*autoscalingv1.Scale, error) {
 			u := obj.(*unstructured.Unstructured)
 			out := &autoscalingv1.Scale{}

@@ -86,10 +86,10 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 			return nil, err
 		}
 		m := mustAccessor(obj)
-		if err := checkName(m.GetName(), req.Name); err != nil {
+		if err := matchNamespace(m, req, store); err != nil {
 			return nil, err
 		}
-		return obj, matchNamespace(m, req, store)
+		return obj, checkName(m.GetName(), req.Name)
 	})
 	if err != nil {
 		writeError(w, r, err)

@@ -105,7 +105,8 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 		if err != nil {
 			return nil, err
 		}
-		if uid := mustAccessor(current).GetUID(); wanted.UID != "" && wanted.UID != uid {
+		uidIsPrecondition := req.Verb == "update" || !scale.UIDOnlyReplaced
+		if uid := mustAccessor(current).GetUID(); uidIsPrecondition && wanted.UID != "" && wanted.UID != uid {
 			return nil, apierrors.NewConflict(store.GroupResource(), req.Name,
 				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", wanted.UID, uid))
 		}
@@ -240,8 +241,12 @@ func (s scaleWrite) tracked(current, wanted *autoscalingv1.Scale) *autoscalingv1
 	return s.fm.UpdateNoErrors(current, wanted, managerName(s.r)).(*autoscalingv1.Scale)
 }
 
-// checkScaleName refuses a Scale named otherwise than the URL's object.
+// checkScaleName refuses a Scale named otherwise than the URL's object,
+// or in another namespace (checked first, as kube-apiserver does).
 func checkScaleName(s *autoscalingv1.Scale, req *request.Info) (*autoscalingv1.Scale, error) {
+	if err := inRequestNamespace(s, req.Namespace); err != nil {
+		return nil, err
+	}
 	if err := checkName(s.Name, req.Name); err != nil {
 		return nil, err
 	}

@@ -48,11 +48,21 @@ func matchNamespace(m metav1.Object, req *request.Info, store *registry.Store) e
 		m.SetNamespace("")
 		return nil
 	}
-	if m.GetNamespace() == "" {
-		m.SetNamespace(req.Namespace)
-	}
-	if m.GetNamespace() != req.Namespace {
-		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	return inRequestNamespace(m, req.Namespace)
+}
+
+// inRequestNamespace puts the object in the request's namespace (none for
+// a cluster-scoped one), refusing a body that names another one.
+func inRequestNamespace(m metav1.Object, namespace string) error {
+	switch m.GetNamespace() {
+	case namespace:
+	case "":
+		m.SetNamespace(namespace)
+	default:
+		if namespace != "" {
+			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+		m.SetNamespace("")
 	}
 	return nil
 }
@@ -73,11 +83,12 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, apierrors.NewBadRequest(err.Error()))
 		return
 	}
-	if err := checkName(m.GetName(), req.Name); err != nil {
+	// As kube-apiserver, the namespace is checked first.
+	if err := matchNamespace(m, req, store); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if err := matchNamespace(m, req, store); err != nil {
+	if err := checkName(m.GetName(), req.Name); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -140,6 +140,10 @@ type Scale struct {
 	// replicas a Scale sets (a custom resource's schema does); otherwise
 	// the Scale's validation does, as autoscaling validates it.
 	ValidatesReplicas bool
+	// UIDOnlyReplaced says that only a replaced Scale's uid (PUT) is a
+	// precondition, as in kube's storage of custom resources' scale; a
+	// patched one's is ignored. Otherwise both are.
+	UIDOnlyReplaced bool
 	// Readable, when set, refuses a read of obj's Scale that the type's
 	// storage refuses (a custom resource without its replicas field),
 	// though writes of it go on.

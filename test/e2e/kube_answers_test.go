@@ -62,6 +62,13 @@ func TestPatchAndApplyAnswerAsKube(t *testing.T) {
 		{"a merge patch with a duplicate field", http.MethodPatch, cm, merge, `{"data":{"x":"1","x":"2"}}`, http.StatusOK, "", `299 - "duplicate field \"data.x\""`},
 		{"a strict merge patch with a duplicate field", http.MethodPatch, cm + "?fieldValidation=Strict", merge, `{"data":{"x":"1","x":"2"}}`,
 			http.StatusUnprocessableEntity, `strict decoding error: duplicate field "data.x"`, ""},
+		{"a patch of a custom resource's scale naming another uid (kube ignores it)", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w/scale", merge,
+			`{"metadata":{"uid":"00000000-0000-0000-0000-000000000001"},"spec":{"replicas":3}}`, http.StatusOK, "", ""},
+		{"a patch of a scale into another namespace", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w/scale", merge,
+			`{"metadata":{"namespace":"other"}}`, http.StatusBadRequest, "the namespace of the provided object does not match the namespace sent on the request", ""},
+		{"a replace naming another object in another namespace (the namespace is checked first)", http.MethodPut, cm, "application/json",
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"zzz","namespace":"other"}}`, http.StatusBadRequest,
+			"the namespace of the provided object does not match the namespace sent on the request", ""},
 		{"a strict patch of a scale with a field it lacks", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w/scale?fieldValidation=Strict", merge,
 			`{"spec":{"replicas":3,"bogus":1}}`, http.StatusUnprocessableEntity, `strict decoding error: unknown field "spec.bogus"`, ""},
 	} {
