@@ -157,6 +157,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !a.allowed(store, req, r.Method) {
 		switch {
+		case store.Typed() && req.WatchPath && r.Method != http.MethodGet:
+			writeError(w, r, errMethodNotAllowed) // the /watch/ routes take GET alone
 		case store.Typed() && req.Verb == "watch" && req.Subresource == "" && slices.Contains(store.Info.Verbs, "list"):
 			if !req.WatchPath {
 				warnDeprecated(w, store) // the list's route took it
@@ -293,7 +295,8 @@ func routable(info *resources.Info, req *request.Info, pathFollows bool) bool {
 		return false
 	}
 	if req.Subresource != "" {
-		return (len(req.Extra) == 0 || pathFollows) && info.Subresource(req.Subresource) != nil
+		// The /watch/ prefix has no routes of sub-resources.
+		return !req.WatchPath && (len(req.Extra) == 0 || pathFollows) && info.Subresource(req.Subresource) != nil
 	}
 	// A resource only created (an access review) has no object paths.
 	return req.Name == "" || slices.ContainsFunc(info.Verbs, takesName)
@@ -340,8 +343,8 @@ func (a *API) allowed(store *registry.Store, req *request.Info, method string) b
 	if !slices.Contains(implementedVerbs, req.Verb) {
 		return false
 	}
-	if store.Typed() && method == http.MethodHead {
-		return false // kube-apiserver's routes take no HEAD
+	if store.Typed() && (method == http.MethodHead || req.WatchPath && method != http.MethodGet) {
+		return false // kube-apiserver's routes take no HEAD, its /watch/ ones GET alone
 	}
 	if req.Subresource != "" {
 		return slices.Contains(info.Subresource(req.Subresource).Verbs, req.Verb)

@@ -25,12 +25,14 @@ func listOptions(r *http.Request, req *request.Info, store *registry.Store) (*me
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	if req.Verb == "watch" {
-		opts.Watch = true
-	}
 	metainternalversion.SetListOptionsDefaults(opts, true)
 	if errs := validation.ValidateListOptions(opts, true); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	// The deprecated /watch/ prefix watches with options defaulted and
+	// checked as a list's, as kube-apiserver's handler forces its watch.
+	if req.Verb == "watch" {
+		opts.Watch = true
 	}
 	if opts.FieldSelector != nil && !opts.FieldSelector.Empty() {
 		converted, err := store.Info.ConvertFieldSelector(opts.FieldSelector)

@@ -100,12 +100,16 @@ func Parse(r *http.Request) *Info {
 	return info
 }
 
+// verbFor is the request's verb as kube-apiserver's RequestInfo names
+// it: under the deprecated /watch/ prefix every method's is watch (the
+// route then takes GET alone).
 func verbFor(r *http.Request, name string, watchPath bool) string {
+	if watchPath {
+		return "watch"
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		switch {
-		case watchPath:
-			return "watch"
 		case name != "":
 			return "get" // ?watch only turns collection reads into watches
 		case isWatch(r):

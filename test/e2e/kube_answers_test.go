@@ -318,6 +318,8 @@ func TestWatchOfOneObjectByPathAndBadVersions(t *testing.T) {
 		t.Errorf("a watch by path selecting another name: %d %s, want 400", resp.StatusCode, body)
 	}
 
+	checkWatchPrefixAsKube(t, k)
+
 	for _, tc := range []struct {
 		path    string
 		code    int
@@ -332,6 +334,34 @@ func TestWatchOfOneObjectByPathAndBadVersions(t *testing.T) {
 		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.message) {
 			t.Errorf("GET %s: %d %s, want %d %s", tc.path, resp.StatusCode, body, tc.code, tc.message)
 		}
+	}
+}
+
+// checkWatchPrefixAsKube: the deprecated /watch/ prefix makes every method
+// a watch, whose route takes GET alone (a DELETE there deleted); its
+// options are a list's (no sendInitialEvents) and a watch from no version
+// starts with the state, with no bookmark ending it.
+func checkWatchPrefixAsKube(t *testing.T, k *kapi) {
+	t.Helper()
+	const watched = "/api/v1/watch/namespaces/default/configmaps/watched"
+	for _, method := range []string{http.MethodDelete, http.MethodPatch, http.MethodHead} {
+		if resp, body := rawDo(t, k, method, watched, "application/merge-patch+json", "", []byte(`{}`)); resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("%s %s: %d %s, want 405", method, watched, resp.StatusCode, body)
+		}
+	}
+	if _, err := k.clientset().CoreV1().ConfigMaps("default").Get(ctx, "watched", metav1.GetOptions{}); err != nil {
+		t.Errorf("after writes under /watch/: %v", err)
+	}
+	resp, body := rawDo(t, k, http.MethodGet, watched+"?timeoutSeconds=1&allowWatchBookmarks=true", "", "", nil)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), `{"type":"ADDED","object":{"kind":"ConfigMap"`) || strings.Contains(string(body), "initial-events-end") {
+		t.Errorf("a watch under /watch/ from no version: %d %s, want the object's ADDED event and no bookmark ending the state", resp.StatusCode, body)
+	}
+	resp, body = rawDo(t, k, http.MethodGet, watched+"?sendInitialEvents=true", "", "", nil)
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), "sendInitialEvents is forbidden for list") {
+		t.Errorf("sendInitialEvents under /watch/: %d %s, want kube's 422", resp.StatusCode, body)
+	}
+	if resp, body = rawDo(t, k, http.MethodGet, watched+"/status", "", "", nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a sub-resource under /watch/: %d %s, want 404", resp.StatusCode, body)
 	}
 }
 
