@@ -7,6 +7,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -152,6 +154,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if store.Typed() {
 			warnDeprecated(w, store)
 		}
+		if err := checkPathName(req, store); err != nil {
+			writeError(w, r, err)
+			return
+		}
 		a.connect(w, r, req, store, connecter)
 		return
 	}
@@ -172,6 +178,23 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, apierrors.NewMethodNotSupported(store.GroupResource(), req.Verb)) // apiextensions' handler's
 		}
 		return
+	}
+	if req.Name == "" && !store.Typed() && (req.Verb == "update" || req.Verb == "patch") {
+		// A custom resource's collection has no name to replace or patch.
+		writeError(w, r, apierrors.NewBadRequest("name must be provided"))
+		return
+	}
+	if req.Verb != "update" {
+		if err := checkPathName(req, store); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	if req.Verb == "get" && store.Backend().Hooks.Streams[req.Subresource] == nil {
+		if err := refuseExport(r); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	if store.Typed() && store.Backend().Hooks.Streams[req.Subresource] == nil {
 		if err := checkRoute(r, req, store); err != nil {
@@ -224,6 +247,38 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, r, errMethodNotAllowed)
 	}
+}
+
+// checkPathName refuses an object's name in the path that kube-apiserver's
+// storage makes no key of: ".", "..", or one holding "/" or "%" is its
+// 400; a NUL byte, which kapi's keys cannot hold, names nothing, as
+// kube's storage finds nothing under it. (A replace checks its body's
+// name first, then this.)
+func checkPathName(req *request.Info, store *registry.Store) error {
+	if req.Name == "" || req.Verb == "watch" || req.Verb == "create" && req.Subresource == "" {
+		return nil // a watch selects by name; a create names its object in the body
+	}
+	if msgs := path.IsValidPathSegmentName(req.Name); len(msgs) > 0 {
+		return apierrors.NewBadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", req.Name, strings.Join(msgs, ";")))
+	}
+	if strings.ContainsRune(req.Namespace, 0) || strings.ContainsRune(req.Name, 0) {
+		return apierrors.NewNotFound(store.GroupResource(), req.Name)
+	}
+	return nil
+}
+
+// refuseExport refuses a read asking for export, which kube-apiserver
+// stopped supporting (any value but false or 0, the first one read).
+func refuseExport(r *http.Request) error {
+	values := r.URL.Query()["export"]
+	if len(values) == 0 {
+		return nil
+	}
+	switch strings.ToLower(values[0]) {
+	case "false", "0":
+		return nil
+	}
+	return apierrors.NewBadRequest("the export parameter, deprecated since v1.14, is no longer supported")
 }
 
 // noRoute answers a path no resource serves. Built-in resources get

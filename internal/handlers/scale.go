@@ -90,6 +90,11 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 	if err != nil {
 		return nil, err
 	}
+	if req.Verb == "update" { // after the body's name, as for any replace
+		if err := checkPathName(req, store); err != nil {
+			return nil, err
+		}
+	}
 	gv := store.Info.GroupVersionKind().GroupVersion()
 	return a.pipeline.Update(r.Context(), store, req.Namespace, req.Name, pipeline.Options{DryRun: dry, Subresource: req.Subresource, Asked: asked(r)}, func(current runtime.Object) (runtime.Object, error) {
 		currentScale, err := scale.Of(current)

@@ -92,6 +92,10 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
+	if err := checkPathName(req, store); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	opts := pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource, Asked: asked(r)}
 	updated, created, err := a.pipeline.Put(r.Context(), store, obj, opts, func() error { return a.authorizeCreate(r, req, store) })
 	if err != nil {

@@ -1238,3 +1238,37 @@ func TestWritesWithoutUserAgent(t *testing.T) {
 		t.Errorf("a review without apiVersion or user agent: %d %s", code, data)
 	}
 }
+
+// TestPathNamesAsKube: names kube-apiserver's storage makes no key of are
+// its 400s (a replace checks its body's name first), a NUL byte names
+// nothing, export is refused, and a custom resource's collection has no
+// name to replace or patch.
+func TestPathNamesAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	const cms = "/api/v1/namespaces/default/configmaps/"
+	const merge = "application/merge-patch+json"
+	for _, tc := range []struct {
+		method, path, contentType, body string
+		code                            int
+		message                         string
+	}{
+		{http.MethodGet, cms + "..", "", "", http.StatusBadRequest, `Name parameter invalid: \"..\": may not be '..'`},
+		{http.MethodDelete, cms + ".", "", "", http.StatusBadRequest, `Name parameter invalid: \".\": may not be '.'`},
+		{http.MethodPatch, cms + "a%25b", merge, `{}`, http.StatusBadRequest, `Name parameter invalid: \"a%b\": may not contain '%'`},
+		{http.MethodGet, "/apis/example.com/v1/namespaces/default/widgets/..", "", "", http.StatusBadRequest, `may not be '..'`},
+		{http.MethodPut, cms + "..", "application/json", `{"metadata":{"name":"other"}}`, http.StatusBadRequest, `the name of the object (other) does not match the name on the URL (..)`},
+		{http.MethodPut, cms + "..", "application/json", `{"metadata":{"name":".."}}`, http.StatusBadRequest, `may not be '..'`},
+		{http.MethodGet, cms + "c1%00", "", "", http.StatusNotFound, `configmaps \"c1\\x00\" not found`},
+		{http.MethodGet, "/api/v1/namespaces/default/configmaps/kube-root-ca.crt?export=true", "", "", http.StatusBadRequest,
+			"the export parameter, deprecated since v1.14, is no longer supported"},
+		{http.MethodPut, "/apis/example.com/v1/namespaces/default/widgets", "application/json",
+			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`, http.StatusBadRequest, "name must be provided"},
+		{http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets", merge, `{}`, http.StatusBadRequest, "name must be provided"},
+	} {
+		resp, body := rawDo(t, k, tc.method, tc.path, tc.contentType, "", []byte(tc.body))
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.message) {
+			t.Errorf("%s %s: %d %s, want %d %s", tc.method, tc.path, resp.StatusCode, body, tc.code, tc.message)
+		}
+	}
+}
