@@ -190,20 +190,21 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 			return nil, noUndo, err
 		}
 	}
-	rv := mustAccessor(next).GetResourceVersion()
-	if rv == "" && !strategy.AllowUnconditionalUpdate(ctx, opts.Subresource) {
+	// As kube-apiserver's storage reads it: "0" is no version either.
+	var asked uint64
+	if rv := mustAccessor(next).GetResourceVersion(); rv != "" {
+		if asked, err = strconv.ParseUint(rv, 10, 64); err != nil {
+			return nil, noUndo, err // kube-apiserver's storage answers its bare 500
+		}
+	}
+	if asked == 0 && !strategy.AllowUnconditionalUpdate(ctx, opts.Subresource) {
 		// kube-apiserver names the resource where the kind goes here.
 		gr := store.GroupResource()
 		return nil, noUndo, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
 		})
 	}
-	if rv != "" {
-		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
-			return nil, noUndo, err // kube-apiserver's storage answers its bare 500
-		}
-	}
-	if rv != "" && rv != mustAccessor(current).GetResourceVersion() {
+	if asked != 0 && strconv.FormatUint(asked, 10) != mustAccessor(current).GetResourceVersion() {
 		return nil, noUndo, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
 	}
 	attrs := attributes(admission.Update, store, namespace, name, next, current, opts)

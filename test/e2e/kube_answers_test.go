@@ -1071,6 +1071,19 @@ func TestUpdatePreconditionsAsKube(t *testing.T) {
 	if status, ok := err.(apierrors.APIStatus); !ok || status.Status().Code != 500 || err.Error() != `strconv.ParseUint: parsing "abc": invalid syntax` {
 		t.Errorf("an update at resourceVersion abc: %v", err)
 	}
+	// "0" is no version, as kube's storage parses it: the update is
+	// unconditional where the type allows it, and refused where not.
+	again.ResourceVersion = "0"
+	if _, err = cms.Update(ctx, again, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("an update at resourceVersion 0: %v", err)
+	}
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	widget := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":"0"}}`
+	rawDo(t, k, http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets", "application/json", "", []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`))
+	resp, body := rawDo(t, k, http.MethodPut, "/apis/example.com/v1/namespaces/default/widgets/w", "application/json", "", []byte(widget))
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), "metadata.resourceVersion: Invalid value: 0: must be specified for an update") {
+		t.Errorf("a custom resource's update at resourceVersion 0: %d %s, want kube's 422", resp.StatusCode, body)
+	}
 }
 
 // TestWriteThatChangesNothingKeepsTimes: a manager writing again the
