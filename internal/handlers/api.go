@@ -179,22 +179,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if req.Name == "" && !store.Typed() && (req.Verb == "update" || req.Verb == "patch") {
-		// A custom resource's collection has no name to replace or patch.
-		writeError(w, r, apierrors.NewBadRequest("name must be provided"))
+	if err := checkObjectPath(r, req, store); err != nil {
+		writeError(w, r, err)
 		return
-	}
-	if req.Verb != "update" {
-		if err := checkPathName(req, store); err != nil {
-			writeError(w, r, err)
-			return
-		}
-	}
-	if req.Verb == "get" && store.Backend().Hooks.Streams[req.Subresource] == nil {
-		if err := refuseExport(r); err != nil {
-			writeError(w, r, err)
-			return
-		}
 	}
 	if store.Typed() && store.Backend().Hooks.Streams[req.Subresource] == nil {
 		if err := checkRoute(r, req, store); err != nil {
@@ -247,6 +234,25 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, r, errMethodNotAllowed)
 	}
+}
+
+// checkObjectPath refuses what kube-apiserver's handlers refuse of the
+// object a path names before they read a body: a custom resource's
+// collection has no name to replace or patch, a name its storage makes no
+// key of (a replace checks its body's name first), and export.
+func checkObjectPath(r *http.Request, req *request.Info, store *registry.Store) error {
+	if req.Name == "" && !store.Typed() && (req.Verb == "update" || req.Verb == "patch") {
+		return apierrors.NewBadRequest("name must be provided")
+	}
+	if req.Verb != "update" {
+		if err := checkPathName(req, store); err != nil {
+			return err
+		}
+	}
+	if req.Verb == "get" && store.Backend().Hooks.Streams[req.Subresource] == nil {
+		return refuseExport(r)
+	}
+	return nil
 }
 
 // checkPathName refuses an object's name in the path that kube-apiserver's

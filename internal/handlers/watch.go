@@ -302,11 +302,11 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	switch {
 	case err != nil:
 		// The cache did not get there: the watch answers its ERROR event.
-	case initialEvents || opts.SendInitialEvents == nil && opts.ResourceVersion == "":
-		// A watch from no version without sendInitialEvents (under the
-		// /watch/ prefix, whose options are a list's) starts with the
-		// state too, as kube's storage watch does, with no bookmark
-		// ending it.
+	case initialEvents || opts.SendInitialEvents == nil && (opts.ResourceVersion == "" || opts.ResourceVersion == "0"):
+		// A watch from no version or "0" without sendInitialEvents
+		// (under the /watch/ prefix, whose options are a list's) starts
+		// with the state too, as kube's storage watch does, with no
+		// bookmark ending it.
 		watcher, initial, initialEnc, startRev, err = c.WatchWithState(ctx, filter, opts.AllowWatchBookmarks)
 	case opts.ResourceVersion == "":
 		watcher, backlog, err = c.WatchFrom(ctx, c.Revision(), filter, opts.AllowWatchBookmarks)

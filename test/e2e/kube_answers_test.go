@@ -352,11 +352,13 @@ func checkWatchPrefixAsKube(t *testing.T, k *kapi) {
 	if _, err := k.clientset().CoreV1().ConfigMaps("default").Get(ctx, "watched", metav1.GetOptions{}); err != nil {
 		t.Errorf("after writes under /watch/: %v", err)
 	}
-	resp, body := rawDo(t, k, http.MethodGet, watched+"?timeoutSeconds=1&allowWatchBookmarks=true", "", "", nil)
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), `{"type":"ADDED","object":{"kind":"ConfigMap"`) || strings.Contains(string(body), "initial-events-end") {
-		t.Errorf("a watch under /watch/ from no version: %d %s, want the object's ADDED event and no bookmark ending the state", resp.StatusCode, body)
+	for _, from := range []string{"", "&resourceVersion=0"} {
+		resp, body := rawDo(t, k, http.MethodGet, watched+"?timeoutSeconds=1&allowWatchBookmarks=true"+from, "", "", nil)
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), `{"type":"ADDED","object":{"kind":"ConfigMap"`) || strings.Contains(string(body), "initial-events-end") {
+			t.Errorf("a watch under /watch/ from %q: %d %s, want the object's ADDED event and no bookmark ending the state", from, resp.StatusCode, body)
+		}
 	}
-	resp, body = rawDo(t, k, http.MethodGet, watched+"?sendInitialEvents=true", "", "", nil)
+	resp, body := rawDo(t, k, http.MethodGet, watched+"?sendInitialEvents=true", "", "", nil)
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), "sendInitialEvents is forbidden for list") {
 		t.Errorf("sendInitialEvents under /watch/: %d %s, want kube's 422", resp.StatusCode, body)
 	}
