@@ -367,6 +367,9 @@ func (a *API) streamWatch(ctx context.Context, cancel context.CancelFunc, w http
 		return
 	}
 	defer run.watcher.Stop()
+	if ctx.Err() != nil {
+		return // over before it started (a negative timeoutSeconds): as kube's, no events
+	}
 
 	listEnds := run.initialEvents && run.opts.AllowWatchBookmarks
 	if !stream.sendInitial(run.initial, run.initialEnc, run.backlog, func() runtime.Object {

@@ -865,9 +865,13 @@ func TestWatchTimeoutSeconds(t *testing.T) {
 	if d := time.Since(start); d < 900*time.Millisecond {
 		t.Fatalf("watch with timeoutSeconds=1 ended after %v", d)
 	}
-	// A negative timeout ends the watch at once, as in kube-apiserver.
+	// A negative timeout ends the watch at once, as in kube-apiserver,
+	// before its initial events.
+	createConfigMap(t, k.clientset().CoreV1().ConfigMaps("default"), "present", nil)
 	w = openWatch(t, k, "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=-1")
-	w.waitEnd(10 * time.Second)
+	if seen := w.waitEnd(10 * time.Second); len(seen) > 0 {
+		t.Errorf("a watch with a negative timeout sent %s", describe(seen))
+	}
 }
 
 // TestWatchAsKubeAPIServer137 checks watches against what kube-apiserver
