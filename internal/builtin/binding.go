@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,9 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kstorage "k8s.io/apiserver/pkg/storage"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	apipod "k8s.io/kubernetes/pkg/api/pod"
 	"k8s.io/kubernetes/pkg/apis/core"
 	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
 )
@@ -30,11 +34,11 @@ type binder struct{ p *pipeline.Pipeline }
 // still gated is a conflict.
 func (b *binder) bindPod(ctx context.Context, namespace string, obj runtime.Object, dry bool) error {
 	binding := obj.(*corev1.Binding)
-	if binding.Name == "" {
-		return apierrors.NewBadRequest("Name parameter required.")
-	}
 	if err := validateBinding(binding); err != nil {
 		return err
+	}
+	if binding.Name == "" { // kube's storage makes no key of it, after validation
+		return apierrors.NewBadRequest("Name parameter required.")
 	}
 	store := b.p.Registry().Snapshot().Lookup(podsGVR)
 	gr := schema.GroupResource{Resource: "pods/binding"}
@@ -60,17 +64,33 @@ func (b *binder) bindPod(ctx context.Context, namespace string, obj runtime.Obje
 			return nil, apierrors.NewConflict(gr, binding.Name, fmt.Errorf("pod %s has non-empty .spec.schedulingGates", pod.Name))
 		}
 		pod.Spec.NodeName = binding.Target.Name
-		for k, v := range binding.Annotations {
-			if pod.Annotations == nil {
-				pod.Annotations = map[string]string{}
-			}
-			pod.Annotations[k] = v
+		if utilfeature.DefaultFeatureGate.Enabled(kubefeatures.ClearingNominatedNodeNameAfterBinding) {
+			pod.Status.NominatedNodeName = "" // a stale hint once bound
 		}
+		copyBindingMetadata(pod, binding)
 		setPodScheduled(pod)
 		return pod, nil
 	}
 	_, err := b.p.Update(ctx, store, namespace, binding.Name, pipeline.Options{DryRun: dry, Subresource: "binding", Unadmitted: true}, bind)
 	return err
+}
+
+// copyBindingMetadata copies the binding's annotations onto the pod, as
+// kube's binding storage does (which then drops the legacy init container
+// annotations the pod strategy would), and its labels over the pod's (the
+// topology labels PodTopologyLabels admission puts on a binding).
+func copyBindingMetadata(pod *corev1.Pod, binding *corev1.Binding) {
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	maps.Copy(pod.Annotations, binding.Annotations)
+	apipod.DropInitContainerAnnotations(pod.Annotations)
+	if len(binding.Labels) > 0 && utilfeature.DefaultFeatureGate.Enabled(kubefeatures.PodTopologyLabelsAdmission) {
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		maps.Copy(pod.Labels, binding.Labels)
+	}
 }
 
 // bindPodIgnoringUID is the binding of the legacy bindings resource,

@@ -582,7 +582,20 @@ func TestBindingChecksAsKube(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "Name parameter required.") {
 		t.Errorf("a binding without a name: %d %s", resp.StatusCode, body)
 	}
+	// As kube's storage, the binding is validated before its name is keyed.
+	resp, body = rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/bindings", "application/json", "", []byte(`{}`))
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "target.name: Required value") {
+		t.Errorf("an empty binding: %d %s", resp.StatusCode, body)
+	}
 	if pod, err := pods.Get(ctx, "q", metav1.GetOptions{}); err != nil || pod.Spec.NodeName != "" {
 		t.Errorf("after the refused bindings the pod is on %q (%v)", pod.Spec.NodeName, err)
+	}
+	// The binding's labels and annotations go onto the pod, as in kube.
+	meta := metav1.ObjectMeta{Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"note": "bound"}}
+	if err := bind("q", meta, "node-1"); err != nil {
+		t.Fatal(err)
+	}
+	if pod, err := pods.Get(ctx, "q", metav1.GetOptions{}); err != nil || pod.Labels["team"] != "a" || pod.Annotations["note"] != "bound" {
+		t.Errorf("the bound pod's labels %v and annotations %v (%v), want the binding's", pod.Labels, pod.Annotations, err)
 	}
 }
