@@ -290,14 +290,14 @@ func refuseExport(r *http.Request) error {
 // noRoute answers a path no resource serves. Built-in resources get
 // kube-apiserver's router's Status; for custom resources its handler of
 // them answers a sub-resource their version lacks with the object's
-// NotFound, and hands a cluster-scoped one asked for in a namespace to
-// the mux.
+// NotFound, and hands a cluster-scoped one asked for in a namespace, or
+// a namespaced object asked for without one, to the mux.
 func noRoute(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {
 	switch {
 	case store == nil || store.Typed():
 		writeError(w, r, errNoRoute)
-	case !store.Info.Namespaced && req.Namespace != "":
-		http.NotFound(w, r)
+	case !store.Info.Namespaced && req.Namespace != "", store.Info.Namespaced && req.Namespace == "" && req.Name != "":
+		http.NotFound(w, r) // scoped otherwise than the resource: the mux's
 	case req.Subresource != "":
 		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{Group: req.Group, Resource: req.Resource}, req.Name))
 	default:

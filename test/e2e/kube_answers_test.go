@@ -1280,6 +1280,7 @@ func TestPathNamesAsKube(t *testing.T) {
 		{http.MethodPut, "/apis/example.com/v1/namespaces/default/widgets", "application/json",
 			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`, http.StatusBadRequest, "name must be provided"},
 		{http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets", merge, `{}`, http.StatusBadRequest, "name must be provided"},
+		{http.MethodGet, "/apis/example.com/v1/widgets/w", "", "", http.StatusNotFound, "404 page not found"},
 	} {
 		resp, body := rawDo(t, k, tc.method, tc.path, tc.contentType, "", []byte(tc.body))
 		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.message) {
