@@ -10,10 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -114,11 +112,6 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 		if uid := mustAccessor(current).GetUID(); uidIsPrecondition && wanted.UID != "" && wanted.UID != uid {
 			return nil, apierrors.NewConflict(store.GroupResource(), req.Name,
 				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", wanted.UID, uid))
-		}
-		if wanted.Spec.Replicas < 0 && !scale.ValidatesReplicas {
-			return nil, apierrors.NewInvalid(schema.GroupKind{Group: "autoscaling", Kind: "Scale"}, req.Name, field.ErrorList{
-				field.Invalid(field.NewPath("spec", "replicas"), wanted.Spec.Replicas, "must be greater than or equal to 0"),
-			})
 		}
 		next, err := scale.WithReplicas(current, wanted.Spec.Replicas)
 		if err != nil {
@@ -249,7 +242,7 @@ func (s scaleWrite) tracked(current, wanted *autoscalingv1.Scale) *autoscalingv1
 // checkScaleName refuses a Scale named otherwise than the URL's object,
 // or in another namespace (checked first, as kube-apiserver does).
 func checkScaleName(s *autoscalingv1.Scale, req *request.Info) (*autoscalingv1.Scale, error) {
-	if err := inRequestNamespace(s, req.Namespace); err != nil {
+	if err := pipeline.InNamespace(s, req.Namespace); err != nil {
 		return nil, err
 	}
 	if err := checkName(s.Name, req.Name); err != nil {

@@ -48,23 +48,7 @@ func matchNamespace(m metav1.Object, req *request.Info, store *registry.Store) e
 		m.SetNamespace("")
 		return nil
 	}
-	return inRequestNamespace(m, req.Namespace)
-}
-
-// inRequestNamespace puts the object in the request's namespace (none for
-// a cluster-scoped one), refusing a body that names another one.
-func inRequestNamespace(m metav1.Object, namespace string) error {
-	switch m.GetNamespace() {
-	case namespace:
-	case "":
-		m.SetNamespace(namespace)
-	default:
-		if namespace != "" {
-			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
-		}
-		m.SetNamespace("")
-	}
-	return nil
+	return pipeline.InNamespace(m, req.Namespace)
 }
 
 func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, store *registry.Store) {

@@ -27,11 +27,17 @@ func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtim
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	namespace := m.GetNamespace()
 	obj, err = p.admitCreate(ctx, store, obj, opts)
 	if err != nil {
 		return nil, err
 	}
 	m = mustAccessor(obj)
+	// Mutating admission cannot move the object: kube's storage checks
+	// its namespace again.
+	if err := InNamespace(m, namespace); err != nil {
+		return nil, err
+	}
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 0; ; attempt++ {
 		candidate := obj
@@ -116,6 +122,23 @@ func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj r
 		return nil, beingDeleted(ctx, store, m, err)
 	}
 	return created, nil
+}
+
+// InNamespace puts an object written to namespace (none for a
+// cluster-scoped resource) in it, refusing one that names another, with
+// kube-apiserver's words.
+func InNamespace(m metav1.Object, namespace string) error {
+	switch m.GetNamespace() {
+	case namespace:
+	case "":
+		m.SetNamespace(namespace)
+	default:
+		if namespace != "" {
+			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+		m.SetNamespace("")
+	}
+	return nil
 }
 
 var errResourceVersionOnCreate = &apierrors.StatusError{ErrStatus: metav1.Status{

@@ -279,8 +279,14 @@ func (p *Pipeline) admitUpdate(ctx context.Context, store *registry.Store, opts 
 	if seen == attrs {
 		return nil
 	}
-	replicas := seen.Object.(*autoscalingv1.Scale).Spec.Replicas
-	if attrs.Object, err = store.Scale().WithReplicas(attrs.Object, replicas); err != nil {
+	scale := seen.Object.(*autoscalingv1.Scale)
+	if scale.Spec.Replicas < 0 && !store.Scale().ValidatesReplicas {
+		// As kube's scale storage validates the Scale admission made.
+		return apierrors.NewInvalid(schema.GroupKind{Group: autoscalingv1.GroupName, Kind: "Scale"}, scale.Name, field.ErrorList{
+			field.Invalid(field.NewPath("spec", "replicas"), scale.Spec.Replicas, "must be greater than or equal to 0"),
+		})
+	}
+	if attrs.Object, err = store.Scale().WithReplicas(attrs.Object, scale.Spec.Replicas); err != nil {
 		return apierrors.NewInternalError(err)
 	}
 	return nil

@@ -31,8 +31,9 @@ import (
 
 // admissionServer is a webhook server the tests run: it answers
 // AdmissionReviews at /mutate (adds a label with a JSON patch and a
-// warning), /deny (refuses objects with a "forbidden" key), /slow (answers
-// after three seconds) and records the requests it gets.
+// warning), /deny (refuses objects with a "forbidden" key), /move (moves
+// the object to namespace elsewhere), /seven (sets spec.replicas to 7),
+// /slow (answers after three seconds) and records the requests it gets.
 type admissionServer struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -62,6 +63,16 @@ func startAdmissionServer(t *testing.T) *admissionServer {
 			return &admissionv1.AdmissionResponse{Allowed: true}
 		}
 		patch := `[{"op":"add","path":"/metadata/annotations","value":{"annotated":"yes"}}]`
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
+	}))
+	mux.HandleFunc("/move", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		patch := `[{"op":"replace","path":"/metadata/namespace","value":"elsewhere"}]`
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
+	}))
+	mux.HandleFunc("/seven", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		patch := `[{"op":"replace","path":"/spec/replicas","value":7}]`
 		pt := admissionv1.PatchTypeJSONPatch
 		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
 	}))
@@ -284,6 +295,56 @@ webhooks:
 	// the annotator is called again with it.
 	if calls["before the labeller"] != 2 || calls["after the labeller"] != 1 {
 		t.Errorf("webhook calls for %s: %v", created.Name, calls)
+	}
+}
+
+// TestAdmissionMutationsCheckedAfter: what mutating admission makes is
+// checked as kube's storage checks it: a created object cannot be moved to
+// another namespace, and a Scale's replicas are validated as admission
+// left them (a webhook may correct -1).
+func TestAdmissionMutationsCheckedAfter(t *testing.T) {
+	hooks := startAdmissionServer(t)
+	k := startKapi(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "deployment", "web", "--image=nginx")
+	deployments := k.clientset().AppsV1().Deployments("default")
+	_, err := deployments.Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":-1}}`), metav1.PatchOptions{}, "scale")
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`) {
+		t.Errorf("a scale to -1: %v", err)
+	}
+	apply(t, k, fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: checked-after}
+webhooks:
+- name: move.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {url: %[1]s/move, caBundle: %[2]s}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  objectSelector: {matchLabels: {move: "yes"}}
+- name: seven.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {url: %[1]s/seven, caBundle: %[2]s}
+  rules: [{apiGroups: [apps], apiVersions: [v1], operations: [UPDATE], resources: [deployments/scale]}]
+`, hooks.URL, base64PEM(hooks.caBundle())))
+	k.mustKubectl("create", "namespace", "elsewhere")
+	cms := k.clientset().CoreV1().ConfigMaps("default")
+	waitFor(t, 10*time.Second, "the webhook to move configmaps", func() bool {
+		_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "moved-", Labels: map[string]string{"move": "yes"}}}, metav1.CreateOptions{})
+		return err != nil
+	})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "the namespace of the provided object does not match the namespace sent on the request") {
+		t.Errorf("a create a webhook moved to another namespace: %v", err)
+	}
+	if list, err := k.clientset().CoreV1().ConfigMaps("elsewhere").List(ctx, metav1.ListOptions{LabelSelector: "move=yes"}); err != nil || len(list.Items) > 0 {
+		t.Errorf("configmaps moved to elsewhere: %v (%v)", list, err)
+	}
+	scale, err := deployments.Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":-1}}`), metav1.PatchOptions{}, "scale")
+	if err != nil || scale == nil {
+		t.Fatalf("a scale to -1 a webhook sets to 7: %v", err)
+	}
+	if d, err := deployments.Get(ctx, "web", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 7 {
+		t.Errorf("the deployment's replicas after the webhook: %v (%v), want 7", d.Spec.Replicas, err)
 	}
 }
 
