@@ -143,20 +143,20 @@ func recoverPanics(next http.Handler, logger *slog.Logger) http.Handler {
 
 // withRequestInfo notes when the request arrived (audit and the metrics
 // read it), lets the filters after it and the handlers answer with
-// warnings (recordWarnings; as in kube-apiserver, authentication's reach
-// the client too, such as a bearer token after two spaces), and parses
-// the request's URL and method once, into kapi's form and into
+// warnings (kube-apiserver's recorder, which drops repeats and truncates
+// them past its limits; as in kube-apiserver, authentication's reach the
+// client too, such as a bearer token after two spaces), and parses the
+// request's URL and method once, into kapi's form and into
 // kube-apiserver's (which the authorizers, impersonation and the metrics
 // read): one copy of the request for all.
 func withRequestInfo(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return endpointsfilters.WithWarningRecorder(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := genericapirequest.WithReceivedTimestamp(r.Context(), time.Now())
-		ctx = recordWarnings(ctx, w)
 		info := request.Parse(r)
 		ctx = request.WithInfo(ctx, info)
 		ctx = genericapirequest.WithRequestInfo(ctx, kubeRequestInfo(r, info))
 		next.ServeHTTP(w, r.WithContext(ctx))
-	})
+	}))
 }
 
 // kubeRequestInfo is kapi's request info as k8s.io/apiserver's metrics

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	requestmetrics "k8s.io/apiserver/pkg/endpoints/handlers/metrics"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
 	clientopenapi "k8s.io/client-go/openapi"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -31,7 +32,6 @@ import (
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 	"github.com/kapi-dev/kapi/internal/resources"
-	"github.com/kapi-dev/kapi/internal/respond"
 )
 
 // Options tune the API.
@@ -138,7 +138,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if store != nil && !store.Typed() {
 		// apiextensions' handler warns of a deprecated version first,
 		// whatever the path then answers.
-		warnDeprecated(w, store)
+		warnDeprecated(r, store)
 	}
 	if store == nil || !routable(store.Info, req, takesPath(connecter)) {
 		noRoute(w, r, req, store)
@@ -152,7 +152,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Deprecated, req.RemovedRelease = store.Info.Deprecated, store.Info.RemovedRelease
 	if connecter != nil {
 		if store.Typed() {
-			warnDeprecated(w, store)
+			warnDeprecated(r, store)
 		}
 		if err := checkPathName(req, store); err != nil {
 			writeError(w, r, err)
@@ -167,7 +167,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, errMethodNotAllowed) // the /watch/ routes take GET alone
 		case store.Typed() && req.Verb == "watch" && req.Subresource == "" && slices.Contains(store.Info.Verbs, "list"):
 			if !req.WatchPath {
-				warnDeprecated(w, store) // the list's route took it
+				warnDeprecated(r, store) // the list's route took it
 			}
 			a.watchUnsupported(w, r, req, store)
 		case store.Typed():
@@ -192,7 +192,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if store.Typed() {
 		// kube-apiserver's routes of a deprecated version warn once a
 		// route has taken the request.
-		warnDeprecated(w, store)
+		warnDeprecated(r, store)
 	}
 	if isWrite(req.Verb) {
 		// As kube-apiserver, a write whose answer the client cannot take
@@ -365,9 +365,9 @@ func routable(info *resources.Info, req *request.Info, pathFollows bool) bool {
 
 // warnDeprecated adds the warnings of the store's version (deprecated, or
 // the CRD's own deprecation warning) to the answer.
-func warnDeprecated(w http.ResponseWriter, store *registry.Store) {
-	for _, warning := range store.Info.Warnings {
-		respond.Warning(w, warning)
+func warnDeprecated(r *http.Request, store *registry.Store) {
+	for _, msg := range store.Info.Warnings {
+		warning.AddWarning(r.Context(), "", msg)
 	}
 }
 

@@ -61,7 +61,7 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		if err != nil {
 			return nil, err
 		}
-		if err := checkAppliedStrictly(w, r, body, opts.validation); err != nil {
+		if err := checkAppliedStrictly(r, body, opts.validation); err != nil {
 			return nil, err
 		}
 		return obj, checkApplied(obj, req, store)
@@ -160,7 +160,7 @@ func decodeApplied(r *http.Request, body []byte) (*unstructured.Unstructured, er
 // checkAppliedStrictly reports the duplicate keys of an applied YAML
 // configuration: an error with the Strict validation, warnings with Warn.
 // As kube-apiserver, it runs after the merge, whose errors come first.
-func checkAppliedStrictly(w http.ResponseWriter, r *http.Request, body []byte, validation string) error {
+func checkAppliedStrictly(r *http.Request, body []byte, validation string) error {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != applyYAMLType || validation == metav1.FieldValidationIgnore {
 		return nil
 	}
@@ -172,7 +172,7 @@ func checkAppliedStrictly(w http.ResponseWriter, r *http.Request, body []byte, v
 		return apierrors.NewBadRequest(fmt.Sprintf("error strict decoding patch: %v", err))
 	}
 	for _, msg := range yamlStrictMessages(err.Error()) {
-		addWarning(w, msg)
+		addWarning(r.Context(), msg)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -19,12 +20,12 @@ import (
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/audit"
 	requestmetrics "k8s.io/apiserver/pkg/endpoints/handlers/metrics"
+	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
-	"github.com/kapi-dev/kapi/internal/respond"
 )
 
 // maxBodyBytes is kube-apiserver's limit on a request body.
@@ -123,7 +124,7 @@ func decodeBodyAccepting(w http.ResponseWriter, r *http.Request, store *registry
 	if err != nil {
 		return nil, err
 	}
-	obj, err := decodeObject(w, data, info, validation, store, accepts...)
+	obj, err := decodeObject(r.Context(), data, info, validation, store, accepts...)
 	if err == nil {
 		logRequestObject(r, store, obj)
 	}
@@ -167,7 +168,7 @@ func logRequestPatch(r *http.Request, patch []byte) {
 
 // decodeObject decodes a request body into a new object of the store's
 // kind, handling unknown and duplicate fields according to validation.
-func decodeObject(w http.ResponseWriter, data []byte, info runtime.SerializerInfo, validation string, store *registry.Store, accepts ...schema.GroupVersion) (runtime.Object, error) {
+func decodeObject(ctx context.Context, data []byte, info runtime.SerializerInfo, validation string, store *registry.Store, accepts ...schema.GroupVersion) (runtime.Object, error) {
 	obj, actual, strictErr, err := decodeStrict(data, info, validation, store, accepts...)
 	if err == nil && strictErr != nil && validation == metav1.FieldValidationStrict {
 		err = strictErr
@@ -178,7 +179,7 @@ func decodeObject(w http.ResponseWriter, data []byte, info runtime.SerializerInf
 	if err != nil {
 		return nil, err
 	}
-	warnStrict(w, strictErr)
+	warnStrict(ctx, strictErr)
 	return obj, nil
 }
 
@@ -214,7 +215,7 @@ func bodySummary(body []byte) string {
 // 422 on the patch, whose value (sentPatch.value) the cause shows; its unknown
 // or duplicate fields and the patch's own (patchStrict) are one 422 too
 // under Strict validation, warnings under Warn.
-func decodePatched(w http.ResponseWriter, data []byte, sent sentPatch, info runtime.SerializerInfo, validation string, store *registry.Store, patchStrict []error) (runtime.Object, error) {
+func decodePatched(ctx context.Context, data []byte, sent sentPatch, info runtime.SerializerInfo, validation string, store *registry.Store, patchStrict []error) (runtime.Object, error) {
 	obj, actual, strictErr, err := decodeStrict(data, info, validation, store)
 	if err != nil && !store.Typed() && actual != nil && actual.GroupVersion() != store.Info.GroupVersionKind().GroupVersion() {
 		return nil, otherVersionPatched(data, *actual, store)
@@ -238,7 +239,7 @@ func decodePatched(w http.ResponseWriter, data []byte, sent sentPatch, info runt
 			field.Invalid(field.NewPath("patch"), sent.value(data), runtime.NewStrictDecodingError(patchStrict).Error()),
 		})
 	}
-	warnStrict(w, runtime.NewStrictDecodingError(patchStrict))
+	warnStrict(ctx, runtime.NewStrictDecodingError(patchStrict))
 	return obj, nil
 }
 
@@ -310,12 +311,12 @@ func notConvertible(obj runtime.Object, kind schema.GroupVersionKind) error {
 
 // warnStrict reports unknown and duplicate fields as warnings (the Warn
 // validation).
-func warnStrict(w http.ResponseWriter, strictErr error) {
+func warnStrict(ctx context.Context, strictErr error) {
 	if strictErr == nil {
 		return
 	}
 	for _, msg := range strictMessages(strictErr) {
-		addWarning(w, msg)
+		addWarning(ctx, msg)
 	}
 }
 
@@ -346,8 +347,9 @@ func yamlStrictMessages(msg string) []string {
 	return lines
 }
 
-// addWarning adds a Warning header, once per message.
-func addWarning(w http.ResponseWriter, msg string) { respond.Warning(w, msg) }
+// addWarning adds a warning to the answer, through the request's
+// recorder: once per message, truncated as kube-apiserver truncates them.
+func addWarning(ctx context.Context, msg string) { warning.AddWarning(ctx, "", msg) }
 
 // optionsInvalid is the 422 kube-apiserver answers for invalid query
 // options, naming the options kind of the verb.

@@ -1,7 +1,7 @@
 package handlers
 
 import (
-	"net/http/httptest"
+	"context"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,7 +30,7 @@ func FuzzDecodeBody(f *testing.F) {
 			infos := store.Serializers()
 			info := infos[int(which)%len(infos)]
 			for _, validation := range []string{metav1.FieldValidationIgnore, metav1.FieldValidationStrict} {
-				obj, err := decodeObject(httptest.NewRecorder(), body, info, validation, store)
+				obj, err := decodeObject(context.Background(), body, info, validation, store)
 				if err != nil {
 					if code := apiStatus(err).Code; code < 400 || code >= 500 {
 						t.Fatalf("%s: error %d: %v", info.MediaType, code, err)
@@ -69,7 +69,7 @@ func FuzzPatchBodies(f *testing.F) {
 			return
 		}
 		jsonInfo := store.Serializers()[0]
-		if _, err := decodeObject(httptest.NewRecorder(), patched, jsonInfo, metav1.FieldValidationStrict, store); err != nil {
+		if _, err := decodeObject(context.Background(), patched, jsonInfo, metav1.FieldValidationStrict, store); err != nil {
 			if code := apiStatus(err).Code; code < 400 || code >= 500 {
 				t.Fatalf("decoding the patched object: %d: %v", code, err)
 			}

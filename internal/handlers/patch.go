@@ -81,7 +81,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		if err != nil {
 			return nil, err
 		}
-		obj, err := decodePatched(w, patched, sentPatch{patchType, body}, jsonInfo, validation, store, patchStrict)
+		obj, err := decodePatched(r.Context(), patched, sentPatch{patchType, body}, jsonInfo, validation, store, patchStrict)
 		if err != nil {
 			return nil, err
 		}

@@ -198,7 +198,7 @@ func (s scaleWrite) patch(patchType types.PatchType) (scaleChange, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj, err := decodePatched(s.w, patched, sentPatch{patchType, s.body}, jsonInfo, s.validation, scaleStore, patchStrict)
+		obj, err := decodePatched(s.r.Context(), patched, sentPatch{patchType, s.body}, jsonInfo, s.validation, scaleStore, patchStrict)
 		if err != nil {
 			return nil, err
 		}
@@ -222,7 +222,7 @@ func (s scaleWrite) apply(opts applyOpts) (scaleChange, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkAppliedStrictly(s.w, s.r, s.body, opts.validation); err != nil {
+		if err := checkAppliedStrictly(s.r, s.body, opts.validation); err != nil {
 			return nil, err
 		}
 		wanted, ok := obj.(*autoscalingv1.Scale)

@@ -33,7 +33,7 @@ import (
 // AdmissionReviews at /mutate (adds a label with a JSON patch and a
 // warning), /deny (refuses objects with a "forbidden" key), /move (moves
 // the object to namespace elsewhere), /seven (sets spec.replicas to 7),
-// /slow (answers after three seconds) and records the requests it gets.
+// /chatty (warns 20 times, 303 characters each), /slow (answers after three seconds) and records the requests it gets.
 type admissionServer struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -75,6 +75,13 @@ func startAdmissionServer(t *testing.T) *admissionServer {
 		patch := `[{"op":"replace","path":"/spec/replicas","value":7}]`
 		pt := admissionv1.PatchTypeJSONPatch
 		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
+	}))
+	mux.HandleFunc("/chatty", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		var warnings []string
+		for i := range 20 {
+			warnings = append(warnings, fmt.Sprintf("%02d %s", i, strings.Repeat("w", 300)))
+		}
+		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: warnings}
 	}))
 	mux.HandleFunc("/slow", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		time.Sleep(3 * time.Second)
@@ -321,6 +328,12 @@ webhooks:
   clientConfig: {url: %[1]s/move, caBundle: %[2]s}
   rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
   objectSelector: {matchLabels: {move: "yes"}}
+- name: chatty.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {url: %[1]s/chatty, caBundle: %[2]s}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  objectSelector: {matchLabels: {chatty: "yes"}}
 - name: seven.example.com
   admissionReviewVersions: [v1]
   sideEffects: None
@@ -339,12 +352,31 @@ webhooks:
 	if list, err := k.clientset().CoreV1().ConfigMaps("elsewhere").List(ctx, metav1.ListOptions{LabelSelector: "move=yes"}); err != nil || len(list.Items) > 0 {
 		t.Errorf("configmaps moved to elsewhere: %v (%v)", list, err)
 	}
+	checkWarningsTruncated(t, k)
 	scale, err := deployments.Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":-1}}`), metav1.PatchOptions{}, "scale")
 	if err != nil || scale == nil {
 		t.Fatalf("a scale to -1 a webhook sets to 7: %v", err)
 	}
 	if d, err := deployments.Get(ctx, "web", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 7 {
 		t.Errorf("the deployment's replicas after the webhook: %v (%v), want 7", d.Spec.Replicas, err)
+	}
+}
+
+// checkWarningsTruncated: past 4,096 characters of warnings, each is cut
+// to 256 and those past 4,096 again are dropped, as kube-apiserver's
+// recorder does.
+func checkWarningsTruncated(t *testing.T, k *kapi) {
+	t.Helper()
+	body := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"chatty","labels":{"chatty":"yes"}}}`)
+	resp, data := rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", "", body)
+	warnings := resp.Header.Values("Warning")
+	if resp.StatusCode != http.StatusCreated || len(warnings) != 16 {
+		t.Fatalf("a create a webhook warns of 20 times: %d, %d warnings, want 16: %s", resp.StatusCode, len(warnings), data)
+	}
+	for _, w := range warnings {
+		if want := `299 - "` + w[7:9] + " " + strings.Repeat("w", 253) + `"`; w != want {
+			t.Errorf("warning %.20s... of %d characters, want it cut to 256", w, len(w))
+		}
 	}
 }
 
