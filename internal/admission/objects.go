@@ -26,6 +26,8 @@ type Objects struct {
 	storedAs map[schema.GroupResource]schema.GroupResource
 	// custom converts a custom resource to another version of its kind.
 	custom func(obj runtime.Object, to schema.GroupVersionKind) (runtime.Object, error)
+	// customDefaults sets a custom resource's defaults.
+	customDefaults func(obj runtime.Object)
 }
 
 // NewObjects returns the objects of the built-in kinds; RegisterKind,
@@ -61,6 +63,14 @@ func (o *Objects) ConvertCustom(convert func(obj runtime.Object, to schema.Group
 	o.custom = convert
 }
 
+// DefaultCustom sets how custom resources get their schema's defaults,
+// which mutating admission's plugins set again on what they changed.
+func (o *Objects) DefaultCustom(setDefaults func(obj runtime.Object)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.customDefaults = setDefaults
+}
+
 // identity names a resource by what it is stored as.
 func (o *Objects) identity(gr schema.GroupResource) string {
 	o.mu.RLock()
@@ -76,6 +86,25 @@ func (o *Objects) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper
 }
 func (o *Objects) GetObjectCreater() runtime.ObjectCreater     { return creater{} }
 func (o *Objects) GetObjectConvertor() runtime.ObjectConvertor { return convertor{o} }
+func (o *Objects) GetObjectDefaulter() runtime.ObjectDefaulter { return defaulter{o} }
+
+// defaulter defaults built-in objects through the scheme, and custom
+// resources by their schema, as kube-apiserver's request scope of each
+// does.
+type defaulter struct{ o *Objects }
+
+func (d defaulter) Default(obj runtime.Object) {
+	if _, custom := obj.(*unstructured.Unstructured); !custom {
+		objectInterfaces.GetObjectDefaulter().Default(obj)
+		return
+	}
+	d.o.mu.RLock()
+	setDefaults := d.o.customDefaults
+	d.o.mu.RUnlock()
+	if setDefaults != nil {
+		setDefaults(obj)
+	}
+}
 
 // creater makes built-in objects from the scheme, and custom resources as
 // unstructured objects of their kind.

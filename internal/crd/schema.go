@@ -77,6 +77,13 @@ func (s *versionSchema) FromStorage(obj runtime.Object) {
 	s.Converted(u)
 }
 
+// Default sets the schema's defaults on obj.
+func (s *versionSchema) Default(obj runtime.Object) {
+	if u, ok := obj.(*unstructured.Unstructured); ok && s.structural != nil {
+		structuraldefaulting.Default(u.Object, s.structural)
+	}
+}
+
 // Converted prunes and repairs an object converted to this version from
 // the one it is stored in, as kube-apiserver's converter of custom
 // resources does: without this version's defaults.

@@ -217,6 +217,9 @@ type Schema interface {
 	// schema's version from the one it is stored in; it gets no
 	// defaults of this version.
 	Converted(obj runtime.Object)
+	// Default sets the schema's defaults, as kube's defaulter of custom
+	// resources does after mutating admission changed an object.
+	Default(obj runtime.Object)
 }
 
 // Put adds backends, or replaces those of the same group-resources (whose

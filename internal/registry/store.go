@@ -182,6 +182,14 @@ func (s *Store) Default(obj runtime.Object) {
 	}
 }
 
+// DefaultBySchema sets the defaults of a custom resource's schema (none
+// for a built-in kind).
+func (s *Store) DefaultBySchema(obj runtime.Object) {
+	if s.schema != nil {
+		s.schema.Default(obj)
+	}
+}
+
 // Bookmark is a watch bookmark: an object of the resource's kind holding
 // only a resource version.
 func (s *Store) Bookmark(rev int64) runtime.Object {

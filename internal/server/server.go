@@ -502,6 +502,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		return store.Backend().Convert(obj, to.GroupVersion())
 	})
+	plugins.objects.DefaultCustom(func(obj runtime.Object) {
+		if store := reg.Snapshot().ForKind(obj.GetObjectKind().GroupVersionKind()); store != nil {
+			store.DefaultBySchema(obj)
+		}
+	})
 	kinds := reg.Follow(func(snap *registry.Snapshot) { registerKinds(snap, plugins.objects) })
 	s.background(func() { kinds(runCtx) })
 	if err := crd.Run(runCtx, crd.Config{

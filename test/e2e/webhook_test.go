@@ -33,7 +33,8 @@ import (
 // AdmissionReviews at /mutate (adds a label with a JSON patch and a
 // warning), /deny (refuses objects with a "forbidden" key), /move (moves
 // the object to namespace elsewhere), /seven (sets spec.replicas to 7),
-// /chatty (warns 20 times, 303 characters each), /slow (answers after three seconds) and records the requests it gets.
+// /extra (adds an empty spec.extra), /chatty (warns 20 times, 303
+// characters each), /slow (answers after three seconds) and records the requests it gets.
 type admissionServer struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -73,6 +74,11 @@ func startAdmissionServer(t *testing.T) *admissionServer {
 	}))
 	mux.HandleFunc("/seven", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		patch := `[{"op":"replace","path":"/spec/replicas","value":7}]`
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
+	}))
+	mux.HandleFunc("/extra", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		patch := `[{"op":"add","path":"/spec/extra","value":{}}]`
 		pt := admissionv1.PatchTypeJSONPatch
 		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
 	}))
@@ -334,6 +340,11 @@ webhooks:
   clientConfig: {url: %[1]s/chatty, caBundle: %[2]s}
   rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
   objectSelector: {matchLabels: {chatty: "yes"}}
+- name: extra.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {url: %[1]s/extra, caBundle: %[2]s}
+  rules: [{apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [gizmos]}]
 - name: seven.example.com
   admissionReviewVersions: [v1]
   sideEffects: None
@@ -353,12 +364,42 @@ webhooks:
 		t.Errorf("configmaps moved to elsewhere: %v (%v)", list, err)
 	}
 	checkWarningsTruncated(t, k)
+	checkDefaultsAfterMutation(t, k)
 	scale, err := deployments.Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":-1}}`), metav1.PatchOptions{}, "scale")
 	if err != nil || scale == nil {
 		t.Fatalf("a scale to -1 a webhook sets to 7: %v", err)
 	}
 	if d, err := deployments.Get(ctx, "web", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 7 {
 		t.Errorf("the deployment's replicas after the webhook: %v (%v), want 7", d.Spec.Replicas, err)
+	}
+}
+
+// checkDefaultsAfterMutation: what a webhook adds to a custom resource
+// gets the schema's defaults, as kube's defaulter sets them after
+// mutating admission.
+func checkDefaultsAfterMutation(t *testing.T, k *kapi) {
+	t.Helper()
+	createCRD(t, k, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.example.com}
+spec:
+  group: example.com
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {extra: {type: object, properties: {mode: {type: string, default: auto}}}}}
+`, "gizmos.example.com")
+	gizmo := `{"apiVersion":"example.com/v1","kind":"Gizmo","metadata":{"name":"g"},"spec":{}}`
+	resp, data := rawDo(t, k, http.MethodPost, "/apis/example.com/v1/namespaces/default/gizmos", "application/json", "", []byte(gizmo))
+	if resp.StatusCode != http.StatusCreated || !strings.Contains(string(data), `"spec":{"extra":{"mode":"auto"}}`) {
+		t.Errorf("a gizmo a webhook gave spec.extra: %d %s, want the schema's default in it", resp.StatusCode, data)
 	}
 }
 
