@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager"
+	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -157,7 +159,22 @@ func (p *Pipeline) admit(ctx context.Context, opts Options, attrs *admission.Att
 	if opts.Unadmitted {
 		return nil
 	}
-	return p.admission.Admit(ctx, attrs)
+	m, err := meta.Accessor(attrs.Object)
+	if err != nil { // a delete's admission has no object
+		return p.admission.Admit(ctx, attrs)
+	}
+	before := m.GetManagedFields()
+	if err := p.admission.Admit(ctx, attrs); err != nil {
+		return err
+	}
+	// As kube-apiserver's handlers wrap admission: managed fields that
+	// admission left invalid are put back as they were, with a warning.
+	m = mustAccessor(attrs.Object)
+	if err := managedfields.ValidateManagedFields(m.GetManagedFields()); err != nil {
+		m.SetManagedFields(before)
+		warning.AddWarning(ctx, "", fmt.Sprintf(fieldmanager.InvalidManagedFieldsAfterMutatingAdmissionWarningFormat, err))
+	}
+	return nil
 }
 
 // validate runs validating admission on a write, unless kube-apiserver's

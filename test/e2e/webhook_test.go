@@ -33,7 +33,8 @@ import (
 // AdmissionReviews at /mutate (adds a label with a JSON patch and a
 // warning), /deny (refuses objects with a "forbidden" key), /move (moves
 // the object to namespace elsewhere), /seven (sets spec.replicas to 7),
-// /extra (adds an empty spec.extra), /chatty (warns 20 times, 303
+// /extra (adds an empty spec.extra), /badfields (leaves managed fields
+// invalid), /chatty (warns 20 times, 303
 // characters each), /slow (answers after three seconds) and records the requests it gets.
 type admissionServer struct {
 	*httptest.Server
@@ -79,6 +80,11 @@ func startAdmissionServer(t *testing.T) *admissionServer {
 	}))
 	mux.HandleFunc("/extra", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		patch := `[{"op":"add","path":"/spec/extra","value":{}}]`
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
+	}))
+	mux.HandleFunc("/badfields", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		patch := `[{"op":"add","path":"/metadata/managedFields","value":[{"manager":"m","operation":"Update","fieldsType":"Bogus"}]}]`
 		pt := admissionv1.PatchTypeJSONPatch
 		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
 	}))
@@ -340,6 +346,12 @@ webhooks:
   clientConfig: {url: %[1]s/chatty, caBundle: %[2]s}
   rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
   objectSelector: {matchLabels: {chatty: "yes"}}
+- name: badfields.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {url: %[1]s/badfields, caBundle: %[2]s}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  objectSelector: {matchLabels: {badfields: "yes"}}
 - name: extra.example.com
   admissionReviewVersions: [v1]
   sideEffects: None
@@ -365,6 +377,12 @@ webhooks:
 	}
 	checkWarningsTruncated(t, k)
 	checkDefaultsAfterMutation(t, k)
+	body := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"badfields","labels":{"badfields":"yes"}}}`)
+	resp, data := rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", "", body)
+	if resp.StatusCode != http.StatusCreated || !strings.Contains(resp.Header.Get("Warning"), ".metadata.managedFields was in an invalid state after admission") ||
+		strings.Contains(string(data), "Bogus") {
+		t.Errorf("a create a webhook left invalid managed fields: %d %q %s, want them as before admission, with kube's warning", resp.StatusCode, resp.Header.Get("Warning"), data)
+	}
 	scale, err := deployments.Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":-1}}`), metav1.PatchOptions{}, "scale")
 	if err != nil || scale == nil {
 		t.Fatalf("a scale to -1 a webhook sets to 7: %v", err)
