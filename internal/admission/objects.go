@@ -107,11 +107,12 @@ func (d defaulter) Default(obj runtime.Object) {
 }
 
 // creater makes built-in objects from the scheme, and custom resources as
-// unstructured objects of their kind.
+// unstructured objects of their kind. A kind of a built-in group the
+// scheme does not know (a webhook's patch to apiVersion v2) is its error.
 type creater struct{}
 
 func (creater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
-	if legacyscheme.Scheme.Recognizes(gvk) {
+	if legacyscheme.Scheme.Recognizes(gvk) || legacyscheme.Scheme.IsGroupRegistered(gvk.Group) {
 		return legacyscheme.Scheme.New(gvk)
 	}
 	u := &unstructured.Unstructured{}

@@ -34,7 +34,7 @@ import (
 // warning), /deny (refuses objects with a "forbidden" key), /move (moves
 // the object to namespace elsewhere), /seven (sets spec.replicas to 7),
 // /extra (adds an empty spec.extra), /badfields (leaves managed fields
-// invalid), /chatty (warns 20 times, 303
+// invalid), /v2 (makes the object's apiVersion v2), /chatty (warns 20 times, 303
 // characters each), /slow (answers after three seconds) and records the requests it gets.
 type admissionServer struct {
 	*httptest.Server
@@ -85,6 +85,11 @@ func startAdmissionServer(t *testing.T) *admissionServer {
 	}))
 	mux.HandleFunc("/badfields", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		patch := `[{"op":"add","path":"/metadata/managedFields","value":[{"manager":"m","operation":"Update","fieldsType":"Bogus"}]}]`
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
+	}))
+	mux.HandleFunc("/v2", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		patch := `[{"op":"replace","path":"/apiVersion","value":"v2"}]`
 		pt := admissionv1.PatchTypeJSONPatch
 		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
 	}))
@@ -352,6 +357,12 @@ webhooks:
   clientConfig: {url: %[1]s/badfields, caBundle: %[2]s}
   rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
   objectSelector: {matchLabels: {badfields: "yes"}}
+- name: v2.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {url: %[1]s/v2, caBundle: %[2]s}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  objectSelector: {matchLabels: {v2: "yes"}}
 - name: extra.example.com
   admissionReviewVersions: [v1]
   sideEffects: None
@@ -377,6 +388,11 @@ webhooks:
 	}
 	checkWarningsTruncated(t, k)
 	checkDefaultsAfterMutation(t, k)
+	v2 := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"v2","labels":{"v2":"yes"}}}`)
+	if resp, data := rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", "", v2); resp.StatusCode != http.StatusInternalServerError ||
+		!strings.Contains(string(data), `"message":"Internal error occurred: no kind \"ConfigMap\" is registered for version \"v2\"`) {
+		t.Errorf("a create a webhook gave apiVersion v2: %d %s, want kube's internal error", resp.StatusCode, data)
+	}
 	body := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"badfields","labels":{"badfields":"yes"}}}`)
 	resp, data := rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", "", body)
 	if resp.StatusCode != http.StatusCreated || !strings.Contains(resp.Header.Get("Warning"), ".metadata.managedFields was in an invalid state after admission") ||
