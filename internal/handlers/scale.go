@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	kstorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -108,10 +109,8 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 		if err != nil {
 			return nil, err
 		}
-		uidIsPrecondition := req.Verb == "update" || !scale.UIDOnlyReplaced
-		if uid := mustAccessor(current).GetUID(); uidIsPrecondition && wanted.UID != "" && wanted.UID != uid {
-			return nil, apierrors.NewConflict(store.GroupResource(), req.Name,
-				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", wanted.UID, uid))
+		if err := checkScaleUID(req, store, scale, current, wanted.UID); err != nil {
+			return nil, err
 		}
 		next, err := scale.WithReplicas(current, wanted.Spec.Replicas)
 		if err != nil {
@@ -231,6 +230,26 @@ func (s scaleWrite) apply(opts applyOpts) (scaleChange, error) {
 		}
 		return checkScaleName(wanted, s.req)
 	}, nil
+}
+
+// checkScaleUID holds the workload to the uid the written Scale names, as
+// kube does: a replaced Scale's is its storage's precondition; a patched
+// one's is its patch handler's check (of the scale sub-resource), which
+// custom resources' storage leaves out.
+func checkScaleUID(req *request.Info, store *registry.Store, scale *registry.Scale, current runtime.Object, uid types.UID) error {
+	if uid == "" || uid == mustAccessor(current).GetUID() {
+		return nil
+	}
+	if req.Verb == "update" {
+		err := (&kstorage.Preconditions{UID: &uid}).Check(store.KubeKey(req.Namespace, req.Name), current)
+		return apierrors.NewConflict(store.GroupResource(), req.Name, err)
+	}
+	if scale.UIDOnlyReplaced {
+		return nil
+	}
+	gr := store.GroupResource()
+	gr.Resource += "/scale"
+	return apierrors.NewConflict(gr, req.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, mustAccessor(current).GetUID()))
 }
 
 // tracked records the write of wanted over current in its managed fields.
