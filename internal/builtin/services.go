@@ -400,19 +400,14 @@ func numberIP(n uint32) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 }
 
-// claimIP records ip as the Service's with an IPAddress object.
+// claimIP records ip as the Service's with an IPAddress object. A dry
+// run claims nothing and, as kube's allocator, does not look whether
+// another Service holds it (only its range was checked).
 func (s *services) claimIP(ctx context.Context, svc *corev1.Service, ip netip.Addr, dry bool) error {
-	store := s.p.Registry().Snapshot().Lookup(ipAddressesGVR)
 	if dry {
-		_, err := store.Get(ctx, "", ip.String())
-		if err == nil {
-			return apierrors.NewAlreadyExists(store.GroupResource(), ip.String())
-		}
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
+		return nil
 	}
+	store := s.p.Registry().Snapshot().Lookup(ipAddressesGVR)
 	address := &networkingv1.IPAddress{
 		ObjectMeta: metav1.ObjectMeta{Name: ip.String(), Labels: map[string]string{
 			"ipaddress.kubernetes.io/ip-family":  "IPv4",
@@ -622,7 +617,7 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 		case p.NodePort != 0 && old != nil && mine[p.NodePort]: // as kube's update, which allocates it once
 		case p.NodePort != 0 && used[p.NodePort]:
 			errs = append(errs, field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort, "provided port is already allocated"))
-		case p.NodePort != 0 && (p.NodePort < nodePortMin || p.NodePort > nodePortMax):
+		case p.NodePort != 0 && !dry && (p.NodePort < nodePortMin || p.NodePort > nodePortMax): // kube's dry run checks only that it is free
 			errs = append(errs, field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort,
 				fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax)))
 		case p.NodePort == 0:
@@ -690,7 +685,7 @@ func requestedNodePort(port int32, ports []corev1.ServicePort) int32 {
 func allocateHealthCheckNodePort(svc *corev1.Service, used, taken map[int32]bool, dry bool) error {
 	if port := svc.Spec.HealthCheckNodePort; port != 0 {
 		switch {
-		case port < nodePortMin || port > nodePortMax:
+		case !dry && (port < nodePortMin || port > nodePortMax): // as for node ports
 			return apierrors.NewInternalError(fmt.Errorf("failed to allocate requested HealthCheck NodePort %d: provided port is not in the valid range. The range of valid ports is %d-%d", port, nodePortMin, nodePortMax))
 		case used[port]:
 			return apierrors.NewInternalError(fmt.Errorf("failed to allocate requested HealthCheck NodePort %d: provided port is already allocated", port))

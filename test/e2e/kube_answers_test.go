@@ -859,6 +859,19 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 	if got := k.mustKubectl("get", "service", "lb2", "-o", "jsonpath={.spec.healthCheckNodePort}"); got == "" || got == "0" {
 		t.Errorf("a LoadBalancer made local has health check node port %q", got)
 	}
+	// As kube's allocators, a dry run checks less than the write: not
+	// whether another Service holds the ClusterIP, nor a node port's
+	// range.
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	for _, spec := range []corev1.ServiceSpec{
+		{Ports: port80, ClusterIP: lb.Spec.ClusterIP},
+		{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80, NodePort: 80}}},
+		{Type: corev1.ServiceTypeLoadBalancer, Ports: port80, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, HealthCheckNodePort: 80},
+	} {
+		if _, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "dry"}, Spec: spec}, dryRun); err != nil {
+			t.Errorf("a dry run of %+v: %v", spec, err)
+		}
+	}
 	requireDual := corev1.IPFamilyPolicyRequireDualStack
 	for _, tc := range []struct {
 		spec corev1.ServiceSpec
