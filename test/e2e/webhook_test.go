@@ -68,31 +68,11 @@ func startAdmissionServer(t *testing.T) *admissionServer {
 		pt := admissionv1.PatchTypeJSONPatch
 		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
 	}))
-	mux.HandleFunc("/move", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-		patch := `[{"op":"replace","path":"/metadata/namespace","value":"elsewhere"}]`
-		pt := admissionv1.PatchTypeJSONPatch
-		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
-	}))
-	mux.HandleFunc("/seven", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-		patch := `[{"op":"replace","path":"/spec/replicas","value":7}]`
-		pt := admissionv1.PatchTypeJSONPatch
-		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
-	}))
-	mux.HandleFunc("/extra", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-		patch := `[{"op":"add","path":"/spec/extra","value":{}}]`
-		pt := admissionv1.PatchTypeJSONPatch
-		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
-	}))
-	mux.HandleFunc("/badfields", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-		patch := `[{"op":"add","path":"/metadata/managedFields","value":[{"manager":"m","operation":"Update","fieldsType":"Bogus"}]}]`
-		pt := admissionv1.PatchTypeJSONPatch
-		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
-	}))
-	mux.HandleFunc("/v2", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-		patch := `[{"op":"replace","path":"/apiVersion","value":"v2"}]`
-		pt := admissionv1.PatchTypeJSONPatch
-		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
-	}))
+	mux.HandleFunc("/move", s.review(patching(`[{"op":"replace","path":"/metadata/namespace","value":"elsewhere"}]`)))
+	mux.HandleFunc("/seven", s.review(patching(`[{"op":"replace","path":"/spec/replicas","value":7}]`)))
+	mux.HandleFunc("/extra", s.review(patching(`[{"op":"add","path":"/spec/extra","value":{}}]`)))
+	mux.HandleFunc("/badfields", s.review(patching(`[{"op":"add","path":"/metadata/managedFields","value":[{"manager":"m","operation":"Update","fieldsType":"Bogus"}]}]`)))
+	mux.HandleFunc("/v2", s.review(patching(`[{"op":"replace","path":"/apiVersion","value":"v2"}]`)))
 	mux.HandleFunc("/chatty", s.review(func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		var warnings []string
 		for i := range 20 {
@@ -137,6 +117,14 @@ func selfSignedCert(t *testing.T, dnsName string) tls.Certificate {
 		t.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+// patching answers every review with the JSON patch.
+func patching(patch string) func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	return func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		pt := admissionv1.PatchTypeJSONPatch
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
+	}
 }
 
 func (s *admissionServer) review(decide func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) http.HandlerFunc {
@@ -335,45 +323,21 @@ func TestAdmissionMutationsCheckedAfter(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`) {
 		t.Errorf("a scale to -1: %v", err)
 	}
-	apply(t, k, fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata: {name: checked-after}
-webhooks:
-- name: move.example.com
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  clientConfig: {url: %[1]s/move, caBundle: %[2]s}
-  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
-  objectSelector: {matchLabels: {move: "yes"}}
-- name: chatty.example.com
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  clientConfig: {url: %[1]s/chatty, caBundle: %[2]s}
-  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
-  objectSelector: {matchLabels: {chatty: "yes"}}
-- name: badfields.example.com
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  clientConfig: {url: %[1]s/badfields, caBundle: %[2]s}
-  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
-  objectSelector: {matchLabels: {badfields: "yes"}}
-- name: v2.example.com
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  clientConfig: {url: %[1]s/v2, caBundle: %[2]s}
-  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
-  objectSelector: {matchLabels: {v2: "yes"}}
-- name: extra.example.com
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  clientConfig: {url: %[1]s/extra, caBundle: %[2]s}
-  rules: [{apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [gizmos]}]
-- name: seven.example.com
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  clientConfig: {url: %[1]s/seven, caBundle: %[2]s}
-  rules: [{apiGroups: [apps], apiVersions: [v1], operations: [UPDATE], resources: [deployments/scale]}]
-`, hooks.URL, base64PEM(hooks.caBundle())))
+	// Each webhook of the server's paths is called for the configmaps
+	// labelled with its name; extra for gizmos, seven for Scales.
+	config := "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: checked-after}\nwebhooks:\n"
+	for _, hook := range []struct{ name, rule, selector string }{
+		{"move", `{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}`, "{matchLabels: {move: 'yes'}}"},
+		{"chatty", `{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}`, "{matchLabels: {chatty: 'yes'}}"},
+		{"badfields", `{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}`, "{matchLabels: {badfields: 'yes'}}"},
+		{"v2", `{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}`, "{matchLabels: {v2: 'yes'}}"},
+		{"extra", "{apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [gizmos]}", "{}"},
+		{"seven", "{apiGroups: [apps], apiVersions: [v1], operations: [UPDATE], resources: [deployments/scale]}", "{}"},
+	} {
+		config += fmt.Sprintf("- {name: %s.example.com, admissionReviewVersions: [v1], sideEffects: None, clientConfig: {url: '%s/%s', caBundle: %s}, rules: [%s], objectSelector: %s}\n",
+			hook.name, hooks.URL, hook.name, base64PEM(hooks.caBundle()), hook.rule, hook.selector)
+	}
+	apply(t, k, config)
 	k.mustKubectl("create", "namespace", "elsewhere")
 	cms := k.clientset().CoreV1().ConfigMaps("default")
 	waitFor(t, 10*time.Second, "the webhook to move configmaps", func() bool {
