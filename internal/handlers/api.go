@@ -140,7 +140,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// whatever the path then answers.
 		warnDeprecated(r, store)
 	}
-	if store == nil || !routable(store.Info, req, takesPath(connecter)) {
+	// kube-apiserver's /watch/ routes of built-in resources take no
+	// sub-resources (apiextensions' handler answers its 405).
+	if store == nil || !routable(store.Info, req, takesPath(connecter)) || store.Typed() && req.WatchPath && req.Subresource != "" {
 		noRoute(w, r, req, store)
 		return
 	}
@@ -179,10 +181,6 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if err := checkObjectPath(r, req, store); err != nil {
-		writeError(w, r, err)
-		return
-	}
 	if store.Typed() && store.Backend().Hooks.Streams[req.Subresource] == nil {
 		if err := checkRoute(r, req, store); err != nil {
 			writeError(w, r, err)
@@ -201,6 +199,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, err)
 			return
 		}
+	}
+	// After the route's media types, as kube's storage keys the name.
+	if err := checkObjectPath(r, req, store); err != nil {
+		writeError(w, r, err)
+		return
 	}
 	if c := store.Backend().Hooks.Computed; c != nil && req.Subresource == "" && (req.Verb == "get" || req.Verb == "list") {
 		a.computed(w, r, req, store, c)
@@ -244,7 +247,8 @@ func checkObjectPath(r *http.Request, req *request.Info, store *registry.Store) 
 	if req.Name == "" && !store.Typed() && (req.Verb == "update" || req.Verb == "patch") {
 		return apierrors.NewBadRequest("name must be provided")
 	}
-	if req.Verb != "update" {
+	// A computed resource's storage (componentstatuses) keys no name.
+	if req.Verb != "update" && store.Backend().Hooks.Computed == nil {
 		if err := checkPathName(req, store); err != nil {
 			return err
 		}
@@ -356,8 +360,7 @@ func routable(info *resources.Info, req *request.Info, pathFollows bool) bool {
 		return false
 	}
 	if req.Subresource != "" {
-		// The /watch/ prefix has no routes of sub-resources.
-		return !req.WatchPath && (len(req.Extra) == 0 || pathFollows) && info.Subresource(req.Subresource) != nil
+		return (len(req.Extra) == 0 || pathFollows) && info.Subresource(req.Subresource) != nil
 	}
 	// A resource only created (an access review) has no object paths.
 	return req.Name == "" || slices.ContainsFunc(info.Verbs, takesName)

@@ -1297,6 +1297,10 @@ func TestPathNamesAsKube(t *testing.T) {
 			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}`, http.StatusBadRequest, "name must be provided"},
 		{http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets", merge, `{}`, http.StatusBadRequest, "name must be provided"},
 		{http.MethodGet, "/apis/example.com/v1/widgets/w", "", "", http.StatusNotFound, "404 page not found"},
+		// The route's media types are checked first, as kube's router does.
+		{http.MethodPatch, cms + "a%25b", "text/plain", `{}`, http.StatusUnsupportedMediaType, "415: Unsupported Media Type"},
+		// apiextensions' handler answers a sub-resource under /watch/.
+		{http.MethodGet, "/apis/example.com/v1/watch/namespaces/default/widgets/w/status", "", "", http.StatusMethodNotAllowed, ""},
 	} {
 		resp, body := rawDo(t, k, tc.method, tc.path, tc.contentType, "", []byte(tc.body))
 		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.message) {
