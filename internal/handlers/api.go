@@ -280,6 +280,9 @@ func checkPathName(req *request.Info, store *registry.Store) error {
 // refuseExport refuses a read asking for export, which kube-apiserver
 // stopped supporting (any value but false or 0, the first one read).
 func refuseExport(r *http.Request) error {
+	if !strings.Contains(r.URL.RawQuery, "export") {
+		return nil // most reads: no query to parse
+	}
 	values := r.URL.Query()["export"]
 	if len(values) == 0 {
 		return nil

@@ -169,12 +169,24 @@ func (p *Pipeline) admit(ctx context.Context, opts Options, attrs *admission.Att
 	}
 	// As kube-apiserver's handlers wrap admission: managed fields that
 	// admission left invalid are put back as they were, with a warning.
+	// Those it left alone (the same entries) were valid: decoding them
+	// again would cost every write.
 	m = mustAccessor(attrs.Object)
-	if err := managedfields.ValidateManagedFields(m.GetManagedFields()); err != nil {
+	after := m.GetManagedFields()
+	if sameEntries(before, after) {
+		return nil
+	}
+	if err := managedfields.ValidateManagedFields(after); err != nil {
 		m.SetManagedFields(before)
 		warning.AddWarning(ctx, "", fmt.Sprintf(fieldmanager.InvalidManagedFieldsAfterMutatingAdmissionWarningFormat, err))
 	}
 	return nil
+}
+
+// sameEntries reports whether two managed fields lists are one list, not
+// a copy: admission that decodes and patches an object makes new ones.
+func sameEntries(a, b []metav1.ManagedFieldsEntry) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // validate runs validating admission on a write, unless kube-apiserver's
