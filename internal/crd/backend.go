@@ -184,6 +184,7 @@ func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv
 	names := crd.Status.AcceptedNames
 	info := &resources.Info{
 		Group: crd.Spec.Group, Version: v.Name, Resource: names.Plural, Singular: names.Singular, Kind: names.Kind,
+		ListKind:   names.ListKind,
 		Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
 		ShortNames: names.ShortNames, Categories: names.Categories, Verbs: verbs,
 		Generation: true,

@@ -107,12 +107,12 @@ var (
 )
 
 func jsonFrame(store *registry.Store, listMeta *metav1.ListMeta) (head, tail []byte, err error) {
-	gvk := store.Info.GroupVersionKind()
+	gvk := store.Info.ListGroupVersionKind()
 	metaJSON, err := listMetaJSON(store, listMeta)
 	if err != nil {
 		return nil, nil, err
 	}
-	head = fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, gvk.Kind+"List", gvk.GroupVersion().String(), metaJSON)
+	head = fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, gvk.Kind, gvk.GroupVersion().String(), metaJSON)
 	return head, listCloser, nil
 }
 
@@ -174,9 +174,8 @@ func protobufFrame(store *registry.Store, listMeta *metav1.ListMeta, itemsSize i
 	if err != nil {
 		return nil, nil, err
 	}
-	gvk := store.Info.GroupVersionKind()
 	size := fieldSize(1, len(metaBytes)) + itemsSize
-	head = appendEnvelopeHeader(nil, gvk.GroupVersion().WithKind(gvk.Kind+"List"), size)
+	head = appendEnvelopeHeader(nil, store.Info.ListGroupVersionKind(), size)
 	return appendField(head, 1, metaBytes), unknownTrailer, nil
 }
 

@@ -143,9 +143,7 @@ func (t readTarget) transform(store *registry.Store, obj runtime.Object, items [
 		lm.SetContinue(listMeta.Continue)
 		lm.SetRemainingItemCount(listMeta.RemainingItemCount)
 	}
-	gvk := store.Info.GroupVersionKind()
-	gvk.Kind += "List"
-	return list, gvk, nil
+	return list, store.Info.ListGroupVersionKind(), nil
 }
 
 // notAcceptable is kube-apiserver's 406 for a conversion that does not
@@ -186,10 +184,7 @@ func objectMetaOf(m metav1.Object) *metav1.ObjectMeta {
 // table prints obj, or when it is nil the list of items, as a Table, each
 // row carrying what includeObject asks for, encoded as JSON.
 func (t readTarget) table(store *registry.Store, obj runtime.Object, items []runtime.Object) (*metav1.Table, error) {
-	printer, err := printerFor(store.Info)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
+	printer := printerFor(store.Info)
 	now := time.Now()
 	var rows []metav1.TableRow
 	if obj != nil {
@@ -258,13 +253,17 @@ func (t readTarget) watchObject(store *registry.Store, typ watch.EventType, obj 
 
 // printerFor is the Table printer of a resource: its printer columns when
 // it defines them, else the built-in printer (or Name and Created At).
-func printerFor(info *resources.Info) (*printers.Printer, error) {
+func printerFor(info *resources.Info) *printers.Printer {
 	if len(info.PrinterColumns) == 0 {
-		return printers.For(info.GroupVersionKind(), schema.GroupResource{Group: info.Group, Resource: info.Resource}), nil
+		return printers.For(info.GroupVersionKind(), schema.GroupResource{Group: info.Group, Resource: info.Resource})
 	}
 	columns := make([]printers.CustomColumn, len(info.PrinterColumns))
 	for i, c := range info.PrinterColumns {
 		columns[i] = printers.CustomColumn(c)
 	}
-	return printers.ForColumns(columns)
+	// A column whose path does not parse (the CRD's validation lets some
+	// through) drops it and the columns after it, as kube-apiserver
+	// serves such a resource's tables.
+	printer, _ := printers.ForColumns(columns)
+	return printer
 }

@@ -31,15 +31,16 @@ import (
 
 // Extension names kube-apiserver's definitions carry.
 const (
-	extGVK           = "x-kubernetes-group-version-kind"
-	extPatchStrategy = "x-kubernetes-patch-strategy"
-	extPatchMergeKey = "x-kubernetes-patch-merge-key"
-	extListType      = "x-kubernetes-list-type"
-	extListMapKeys   = "x-kubernetes-list-map-keys"
-	extMapType       = "x-kubernetes-map-type"
-	extUnions        = "x-kubernetes-unions"
-	extPreserve      = "x-kubernetes-preserve-unknown-fields"
-	extAction        = "x-kubernetes-action"
+	extGVK              = "x-kubernetes-group-version-kind"
+	extPatchStrategy    = "x-kubernetes-patch-strategy"
+	extPatchMergeKey    = "x-kubernetes-patch-merge-key"
+	extListType         = "x-kubernetes-list-type"
+	extListMapKeys      = "x-kubernetes-list-map-keys"
+	extMapType          = "x-kubernetes-map-type"
+	extUnions           = "x-kubernetes-unions"
+	extPreserve         = "x-kubernetes-preserve-unknown-fields"
+	extSelectableFields = "x-kubernetes-selectable-fields"
+	extAction           = "x-kubernetes-action"
 )
 
 // Interfaces the generated code of k8s.io/api and k8s.io/apimachinery gives
@@ -198,7 +199,7 @@ func rootKinds(reg *resources.Registry) []schema.GroupVersionKind {
 				gvk := info.GroupVersionKind()
 				out = append(out, gvk)
 				if contains(info.Verbs, "list") {
-					out = append(out, gvk.GroupVersion().WithKind(gvk.Kind+"List"))
+					out = append(out, info.ListGroupVersionKind())
 				}
 				for _, sub := range info.Subresources {
 					if sub.Served {
@@ -673,7 +674,8 @@ func (b *builder) addUntyped(reg *resources.Registry) {
 				if _, done := b.defs[name]; done {
 					continue
 				}
-				listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
+				listGVK := info.ListGroupVersionKind()
+				listName := CustomDefinitionName(listGVK)
 				// A kind whose definitions cannot be made is published as
 				// an object of any shape; its writes fail on the error.
 				v3, v2, _ := info.Schemas()
@@ -684,8 +686,8 @@ func (b *builder) addUntyped(reg *resources.Registry) {
 				b.byGVK[gvk] = name
 
 				list := &spec.Schema{}
-				list.Description = gvk.Kind + "List is a list of " + gvk.Kind
-				if d, ok := typeDescriptions[name+"List"]; ok {
+				list.Description = listGVK.Kind + " is a list of " + gvk.Kind
+				if d, ok := typeDescriptions[listName]; ok {
 					list.Description = d
 				}
 				list.Type = []string{"object"}
@@ -700,8 +702,15 @@ func (b *builder) addUntyped(reg *resources.Registry) {
 					"Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
 				list.Required = []string{"items"}
 				list.AddExtension(extGVK, []interface{}{gvkExtension(listGVK)})
-				b.defs[name+"List"] = list
-				b.byGVK[listGVK] = name + "List"
+				if v2 != nil {
+					// As apiextensions' builder, the list names the fields
+					// a selector may use too.
+					if fields, ok := v2.Extensions[extSelectableFields]; ok {
+						list.AddExtension(extSelectableFields, fields)
+					}
+				}
+				b.defs[listName] = list
+				b.byGVK[listGVK] = listName
 			}
 		}
 	}

@@ -205,7 +205,7 @@ func groupVersionPaths(group, version string, infos []*resources.Info, defName f
 		gvk := info.GroupVersionKind()
 		kind := info.Kind
 		obj := defName(gvk)
-		list := defName(gvk.GroupVersion().WithKind(kind + "List"))
+		list := defName(info.ListGroupVersionKind())
 		if obj == "" || (list == "" && contains(info.Verbs, "list")) {
 			continue
 		}

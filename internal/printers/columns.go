@@ -22,7 +22,9 @@ type CustomColumn struct {
 
 // ForColumns returns a printer with a Name column followed by the given
 // columns, printed by apiextensions' table convertor of custom resources
-// (dates as ages, values of the wrong type left empty).
+// (dates as ages, values of the wrong type left empty). A column whose
+// JSONPath does not parse ends the columns there, as in kube-apiserver,
+// whose convertor keeps the columns before it; the error says which.
 func ForColumns(columns []CustomColumn) (*Printer, error) {
 	defs := make([]apiextensionsv1.CustomResourceColumnDefinition, len(columns))
 	for i, c := range columns {
@@ -30,10 +32,7 @@ func ForColumns(columns []CustomColumn) (*Printer, error) {
 			Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority, JSONPath: c.JSONPath,
 		}
 	}
-	convertor, err := tableconvertor.New(defs)
-	if err != nil {
-		return nil, err
-	}
+	convertor, invalid := tableconvertor.New(defs)
 	empty, err := convertor.ConvertToTable(context.Background(), &unstructured.UnstructuredList{}, nil)
 	if err != nil {
 		return nil, err
@@ -46,5 +45,5 @@ func ForColumns(columns []CustomColumn) (*Printer, error) {
 		}
 		return table.Rows[0].Cells
 	}
-	return p, nil
+	return p, invalid
 }

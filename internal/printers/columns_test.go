@@ -34,8 +34,12 @@ func TestForColumns(t *testing.T) {
 		t.Fatalf("columns = %+v", p.Columns)
 	}
 	for _, bad := range []string{".a[x", "{.a}"} {
-		if _, err := ForColumns([]CustomColumn{{Name: "x", JSONPath: bad}}); err == nil {
+		p, err := ForColumns([]CustomColumn{{Name: "kept", JSONPath: ".a"}, {Name: "x", JSONPath: bad}, {Name: "after", JSONPath: ".b"}})
+		if err == nil {
 			t.Errorf("path %q accepted", bad)
+		}
+		if len(p.Columns) != 2 || p.Columns[1].Name != "kept" {
+			t.Errorf("path %q: columns = %+v, want Name and the column before it", bad, p.Columns)
 		}
 	}
 }

@@ -157,7 +157,7 @@ var InternalType = func(schema.GroupVersionKind) string { return "" }
 func (s *Store) TypeName(list bool) string {
 	gvk := s.gvk
 	if list {
-		gvk.Kind += "List"
+		gvk = s.Info.ListGroupVersionKind()
 	}
 	if s.typed {
 		if name := InternalType(gvk); name != "" {
@@ -215,7 +215,7 @@ func (s *Store) New() runtime.Object {
 }
 
 func (s *Store) newList() runtime.Object {
-	listGVK := s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List")
+	listGVK := s.Info.ListGroupVersionKind()
 	if s.typed {
 		if obj, err := codecs.Scheme.New(listGVK); err == nil {
 			return obj
@@ -298,8 +298,9 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 		into, _ = codecs.Scheme.New(gvk)
 	}
 	obj, err := s.decodeStored(kv.Value, &gvk, into)
+	upgraded := false
 	if err == nil {
-		obj, err = s.upgrade(obj, gvk.GroupVersion())
+		obj, upgraded, err = s.upgrade(obj, gvk.GroupVersion())
 	}
 	var m metav1.Object
 	if err == nil {
@@ -313,7 +314,13 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 		return nil, err
 	}
 	if s.convert == nil && s.schema != nil {
-		s.schema.FromStorage(obj)
+		if upgraded {
+			// Defaulted by the version it was stored in, as kube's storage
+			// codec defaults before it converts; not by this one.
+			s.schema.Converted(obj)
+		} else {
+			s.schema.FromStorage(obj)
+		}
 	}
 	m, _ = meta.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
@@ -327,11 +334,11 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 // it is decoded in (stored before its CRD's storage version changed) into
 // that version, as kube-apiserver's storage codec does: defaulted by its
 // own version's schema, then converted. A version the CRD no longer has
-// does not convert.
-func (s *Store) upgrade(obj runtime.Object, want schema.GroupVersion) (runtime.Object, error) {
+// does not convert. upgraded tells whether obj was in another version.
+func (s *Store) upgrade(obj runtime.Object, want schema.GroupVersion) (out runtime.Object, upgraded bool, err error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok || s.backend == nil || u.GetAPIVersion() == want.String() {
-		return obj, nil
+		return obj, false, nil
 	}
 	if gv, err := schema.ParseGroupVersion(u.GetAPIVersion()); err == nil && gv.Group == want.Group {
 		if own := s.backend.Stores[gv.Version]; own != nil && own.schema != nil {
@@ -339,9 +346,10 @@ func (s *Store) upgrade(obj runtime.Object, want schema.GroupVersion) (runtime.O
 		}
 	}
 	if s.backend.convert == nil {
-		return u, nil
+		return u, true, nil
 	}
-	return s.backend.convert.Convert(u, want) // its error, as kube's storage says it
+	out, err = s.backend.convert.Convert(u, want) // its error, as kube's storage says it
+	return out, true, err
 }
 
 // AsStored is obj, a dry run's answer, as it would read once stored:
@@ -501,7 +509,7 @@ func (s *Store) List(ctx context.Context, namespace string, keep func(runtime.Ob
 	}
 	lm, _ := meta.ListAccessor(list)
 	lm.SetResourceVersion(strconv.FormatInt(res.Revision, 10))
-	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List"))
+	list.GetObjectKind().SetGroupVersionKind(s.Info.ListGroupVersionKind())
 	return list, nil
 }
 
@@ -519,7 +527,7 @@ func (s *Store) NewListOf(items []runtime.Object) (runtime.Object, error) {
 			return nil
 		})
 	}
-	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List"))
+	list.GetObjectKind().SetGroupVersionKind(s.Info.ListGroupVersionKind())
 	return list, nil
 }
 

@@ -15,11 +15,14 @@ import (
 // Info is what discovery reports about one resource, plus the few facts the
 // generic handlers need to treat it the way kube-apiserver does.
 type Info struct {
-	Group      string
-	Version    string
-	Resource   string // plural name used in URLs
-	Singular   string
-	Kind       string
+	Group    string
+	Version  string
+	Resource string // plural name used in URLs
+	Singular string
+	Kind     string
+	// ListKind is the kind of its lists; empty means Kind + "List" (a
+	// custom resource's spec.names.listKind may name another).
+	ListKind   string
 	Namespaced bool
 	ShortNames []string
 	Categories []string
@@ -133,6 +136,15 @@ func (i *Info) GroupResource() schema.GroupResource {
 // GroupVersionKind returns the resource's GVK.
 func (i *Info) GroupVersionKind() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: i.Group, Version: i.Version, Kind: i.Kind}
+}
+
+// ListGroupVersionKind is the group, version and kind of its lists.
+func (i *Info) ListGroupVersionKind() schema.GroupVersionKind {
+	kind := i.ListKind
+	if kind == "" {
+		kind = i.Kind + "List"
+	}
+	return schema.GroupVersionKind{Group: i.Group, Version: i.Version, Kind: kind}
 }
 
 // Subresource returns the named served sub-resource, or nil.

@@ -708,6 +708,42 @@ spec:
 	if err == nil || !strings.Contains(out, "must have exactly one version marked as storage version") || !strings.Contains(out, "undefined field 'nope'") {
 		t.Errorf("an invalid CRD: %v\n%s", err, out)
 	}
+	checkListKindAndBrokenColumn(t, k)
+}
+
+// checkListKindAndBrokenColumn: a CRD's listKind names its lists, and a
+// printer column whose JSONPath does not parse (the CRD's validation lets
+// it through) drops that column and those after it from tables, as in
+// kube-apiserver; kapi failed every table of the resource with a 500.
+func checkListKindAndBrokenColumn(t *testing.T, k *kapi) {
+	createCRD(t, k, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetCollection}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Broken, type: string, jsonPath: ".spec["}
+    - {name: After, type: string, jsonPath: .spec.after}
+`, "gadgets.example.com")
+	k.mustKubectl("create", "-f", writeTemp(t, "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g1}\nspec: {size: 3, after: x}\n"))
+	for _, path := range []string{"/apis/example.com/v1/namespaces/default/gadgets", "/apis/example.com/v1/namespaces/default/gadgets?limit=1", "/apis/example.com/v1/gadgets"} {
+		out := k.mustKubectl("get", "--raw", path)
+		if !strings.Contains(out, `"kind":"GadgetCollection"`) || strings.Contains(out, "GadgetList") {
+			t.Errorf("GET %s: the list's kind is not the CRD's listKind:\n%s", path, out)
+		}
+	}
+	out := k.mustKubectl("get", "gadgets")
+	if !strings.Contains(out, "SIZE") || strings.Contains(out, "BROKEN") || strings.Contains(out, "AFTER") || !strings.Contains(out, "g1") {
+		t.Errorf("kubectl get with a column whose path does not parse: want NAME and SIZE only:\n%s", out)
+	}
 }
 
 // TestCustomResourceDiscoveredOnceEstablished: discovery lists a CRD's
@@ -856,7 +892,7 @@ spec:
   - name: v2
     served: true
     storage: %t
-    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {a: {type: string}}}}}}
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {a: {type: string}, b: {type: string, default: B2}}}}}}
 `
 	createCRD(t, k, fmt.Sprintf(manifest, true, false), "shifts.example.com")
 	d := dynamicClient(t, k)
@@ -872,8 +908,14 @@ spec:
 		got, err := v2.Get(ctx, "early", metav1.GetOptions{})
 		return err == nil && got.GetAPIVersion() == "example.com/v2"
 	})
-	if _, found, _ := unstructured.NestedString(mustGet(t, v2, "early").Object, "spec", "old"); found {
+	early := mustGet(t, v2, "early")
+	if _, found, _ := unstructured.NestedString(early.Object, "spec", "old"); found {
 		t.Errorf("read through v2, the object kept v1's field")
+	}
+	// Stored in v1, it has v1's defaults, not those of v2 it is read as
+	// (kube's storage codec defaults in the stored version, then converts).
+	if b, found, _ := unstructured.NestedString(early.Object, "spec", "b"); found {
+		t.Errorf("stored in v1 and read through v2, the object got v2's default spec.b=%q", b)
 	}
 	patched, err := v2.Patch(ctx, "early", types.MergePatchType, []byte(`{"spec":{"a":"y"}}`), metav1.PatchOptions{})
 	if err != nil || patched.GetAPIVersion() != "example.com/v2" {
