@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
+	pdbhelper "k8s.io/component-helpers/apps/poddisruptionbudget"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -65,14 +66,15 @@ func (e *evictor) evict(ctx context.Context, namespace, _ string, obj runtime.Ob
 		return &metav1.Status{Status: metav1.StatusFailure, Code: 500,
 			Message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."}, nil
 	case len(budgets) == 0:
-		return success(), e.deletePod(ctx, pod, opts, dry, false)
+		return success(), e.deletePod(ctx, pod, opts, dry)
 	}
 	budget := budgets[0]
 	if !podutil.IsPodReady(pod) && unhealthyEvictable(budget) {
 		// An unhealthy pod does not take a disruption; it must still be
-		// the pod the budget's decision saw.
-		err := e.deletePod(ctx, pod, opts, dry, true)
-		if apierrors.IsConflict(err) && (opts.Preconditions == nil || opts.Preconditions.ResourceVersion == nil) {
+		// the pod the budget's decision saw, whatever version the client
+		// named (kube-apiserver replaces it).
+		err := e.deletePod(ctx, pod, atVersion(opts, pod.ResourceVersion), dry)
+		if apierrors.IsConflict(err) && versionUnset(opts) {
 			return nil, stillProcessing(budget.Name)
 		}
 		return success(), err
@@ -80,7 +82,23 @@ func (e *evictor) evict(ctx context.Context, namespace, _ string, obj runtime.Ob
 	if err := e.takeDisruption(ctx, pod, budget, dry); err != nil {
 		return nil, err
 	}
-	return success(), e.deletePod(ctx, pod, opts, dry, false)
+	return success(), e.deletePod(ctx, pod, opts, dry)
+}
+
+// versionUnset tells whether a deletion names no resourceVersion
+// precondition (an empty one is named, and checked as none).
+func versionUnset(opts *metav1.DeleteOptions) bool {
+	return opts.Preconditions == nil || opts.Preconditions.ResourceVersion == nil
+}
+
+// atVersion is opts with a precondition on the resource version rv.
+func atVersion(opts *metav1.DeleteOptions, rv string) *metav1.DeleteOptions {
+	opts = opts.DeepCopy()
+	if opts.Preconditions == nil {
+		opts.Preconditions = &metav1.Preconditions{}
+	}
+	opts.Preconditions.ResourceVersion = &rv
+	return opts
 }
 
 func success() *metav1.Status { return &metav1.Status{Status: metav1.StatusSuccess} }
@@ -95,7 +113,7 @@ var evictionRetry = wait.Backoff{Steps: 20, Duration: 500 * time.Millisecond, Fa
 // named the version to delete.
 func (e *evictor) deleteIfBudgetIgnored(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions, dry bool) (pod *corev1.Pod, deleted bool, err error) {
 	retryOn := apierrors.IsConflict
-	if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
+	if !versionUnset(opts) {
 		retryOn = func(error) bool { return false }
 	}
 	pods := e.p.Registry().Snapshot().Lookup(podsGVR)
@@ -108,7 +126,12 @@ func (e *evictor) deleteIfBudgetIgnored(ctx context.Context, namespace, name str
 		if !canIgnoreBudget(pod) {
 			return nil
 		}
-		if err := e.deletePod(ctx, pod, opts, dry, enforceResourceVersion(pod)); err != nil {
+		deleteOpts := opts
+		if enforceResourceVersion(pod) && versionUnset(opts) {
+			// A version the client named, though older, is kept.
+			deleteOpts = atVersion(opts, pod.ResourceVersion)
+		}
+		if err := e.deletePod(ctx, pod, deleteOpts, dry); err != nil {
 			return err
 		}
 		deleted = true
@@ -163,13 +186,18 @@ func (e *evictor) budgetsOf(ctx context.Context, pod *corev1.Pod) ([]*policyv1.P
 // the pod among its disrupted pods, or refuses the eviction.
 func (e *evictor) takeDisruption(ctx context.Context, pod *corev1.Pod, budget *policyv1.PodDisruptionBudget, dry bool) error {
 	store := e.p.Registry().Snapshot().Lookup(pdbsGVR)
-	_, err := e.p.Update(ctx, store, budget.Namespace, budget.Name, pipeline.Options{DryRun: dry, Subresource: "status"},
+	// kube-apiserver writes the budget's status through its loopback
+	// client, whose writes are the manager kube-apiserver's.
+	_, err := e.p.Update(ctx, store, budget.Namespace, budget.Name, pipeline.Options{DryRun: dry, Subresource: "status", Manager: "kube-apiserver"},
 		func(obj runtime.Object) (runtime.Object, error) {
 			pdb := obj.(*policyv1.PodDisruptionBudget).DeepCopy()
 			if err := budgetAllows(pdb); err != nil {
 				return nil, err
 			}
 			pdb.Status.DisruptionsAllowed--
+			if pdb.Status.DisruptionsAllowed == 0 {
+				pdbhelper.UpdateDisruptionAllowedCondition(pdb)
+			}
 			if pdb.Status.DisruptedPods == nil {
 				pdb.Status.DisruptedPods = map[string]metav1.Time{}
 			}
@@ -234,25 +262,19 @@ func stillProcessing(name string) error {
 }
 
 // deletePod marks the pod as a disruption target and deletes it with the
-// eviction's options; with atVersion, only the version the eviction saw.
-func (e *evictor) deletePod(ctx context.Context, pod *corev1.Pod, opts *metav1.DeleteOptions, dry, atVersion bool) error {
-	if atVersion && (opts.Preconditions == nil || opts.Preconditions.ResourceVersion == nil) {
-		opts = opts.DeepCopy()
-		if opts.Preconditions == nil {
-			opts.Preconditions = &metav1.Preconditions{}
-		}
-		rv := pod.ResourceVersion
-		opts.Preconditions.ResourceVersion = &rv
-	}
+// eviction's options, as kube-apiserver's eviction storage does: the
+// options' preconditions are checked on the pod the condition goes onto
+// (an empty one is none), and a version they name moves on with the
+// condition's write.
+func (e *evictor) deletePod(ctx context.Context, pod *corev1.Pod, opts *metav1.DeleteOptions, dry bool) error {
 	store := e.p.Registry().Snapshot().Lookup(podsGVR)
 	if !dry {
 		// The pipeline retries its own write conflicts; a precondition that
 		// no longer holds is the eviction's conflict to report.
-		_, err := e.p.Update(ctx, store, pod.Namespace, pod.Name, pipeline.Options{Subresource: "status", Unadmitted: true}, func(obj runtime.Object) (runtime.Object, error) {
+		updated, err := e.p.Update(ctx, store, pod.Namespace, pod.Name, pipeline.Options{Subresource: "status", Unadmitted: true}, func(obj runtime.Object) (runtime.Object, error) {
 			current := obj.(*corev1.Pod).DeepCopy()
-			if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil && *opts.Preconditions.ResourceVersion != current.ResourceVersion {
-				return nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, current.Name,
-					fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *opts.Preconditions.ResourceVersion, current.ResourceVersion))
+			if err := checkPreconditions(opts.Preconditions, current); err != nil {
+				return nil, err
 			}
 			podutil.UpdatePodCondition(&current.Status, &corev1.PodCondition{
 				Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
@@ -263,12 +285,29 @@ func (e *evictor) deletePod(ctx context.Context, pod *corev1.Pod, opts *metav1.D
 		if err != nil {
 			return err
 		}
-		// The condition moved the pod's version on.
-		if atVersion {
-			opts.Preconditions.ResourceVersion = nil
+		if !versionUnset(opts) {
+			opts = atVersion(opts, updated.(*corev1.Pod).ResourceVersion)
 		}
 	}
 	// As kube's eviction storage, the pod's storage deletes it past admission.
 	_, _, err := e.p.Delete(ctx, store, pod.Namespace, pod.Name, opts, pipeline.Options{DryRun: dry, Unadmitted: true})
 	return err
+}
+
+// checkPreconditions is kube's check of an eviction's preconditions on
+// the pod it is about to mark, naming the kind as kube-apiserver's does.
+func checkPreconditions(pre *metav1.Preconditions, pod *corev1.Pod) error {
+	if pre == nil {
+		return nil
+	}
+	podKind := schema.GroupResource{Resource: "Pod"}
+	if uid := pre.UID; uid != nil && *uid != "" && *uid != pod.UID {
+		return apierrors.NewConflict(podKind, pod.Name,
+			fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *uid, pod.UID))
+	}
+	if rv := pre.ResourceVersion; rv != nil && *rv != "" && *rv != pod.ResourceVersion {
+		return apierrors.NewConflict(podKind, pod.Name,
+			fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *rv, pod.ResourceVersion))
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -173,13 +174,65 @@ func TestEviction(t *testing.T) {
 		out, _ := k.kubectl("get", "pdb", "web", "-o", "jsonpath={.status.disruptionsAllowed}")
 		return out == "1"
 	})
-	if err := evict("web"); err != nil {
-		t.Fatalf("evicting with a disruption allowed: %v", err)
+	// The pod's own version as a precondition: the DisruptionTarget
+	// condition moves it on, and the deletion follows it (kapi refused
+	// with a 409 after taking the disruption).
+	web, err := cs.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().Pods("default").EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &web.ResourceVersion}}}); err != nil {
+		t.Fatalf("evicting with a disruption allowed, at the pod's version: %v", err)
 	}
 	waitFor(t, 20*time.Second, "the evicted pod to go", func() bool {
 		_, err := cs.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
+	pdb, err := cs.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := false
+	for _, m := range pdb.ManagedFields {
+		recorded = recorded || m.Manager == "kube-apiserver" && m.Subresource == "status"
+	}
+	if !recorded {
+		t.Errorf("the eviction's write of the budget's status is not in its managed fields as kube-apiserver's: %+v", pdb.ManagedFields)
+	}
+
+	// Running pods no budget covers, evicted with a precondition on their
+	// version (an empty one is none).
+	for name, rv := range map[string]func(*corev1.Pod) string{"named": func(p *corev1.Pod) string { return p.ResourceVersion }, "empty": func(*corev1.Pod) string { return "" }} {
+		k.mustKubectl("run", name, "--image=x")
+		k.mustKubectl("patch", "pod", name, "--subresource=status", "--type=merge", "-p", `{"status":{"phase":"Running"}}`)
+		pod, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		version := rv(pod)
+		if err := cs.CoreV1().Pods("default").EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &version}}}); err != nil {
+			t.Errorf("evicting a running pod at version %q: %v", version, err)
+		}
+	}
+	stale := "1"
+	k.mustKubectl("run", "stale", "--image=x")
+	k.mustKubectl("patch", "pod", "stale", "--subresource=status", "--type=merge", "-p", `{"status":{"phase":"Running"}}`)
+	err = cs.CoreV1().Pods("default").EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "stale", Namespace: "default"},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &stale}}})
+	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `Operation cannot be fulfilled on Pod "stale": the ResourceVersion in the precondition (1) does not match`) {
+		t.Errorf("evicting at a stale version: %v, want kube's 409 naming Pod", err)
+	}
+	pod, err := cs.CoreV1().Pods("default").Get(ctx, "stale", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			t.Errorf("a refused eviction marked the pod: %+v", c)
+		}
+	}
 }
 
 // TestStorageObjectInUseProtection: PersistentVolumes and their claims are
