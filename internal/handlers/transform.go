@@ -43,13 +43,16 @@ const (
 
 // negotiateRead picks the representation of a get, list or watch.
 func negotiateRead(r *http.Request, infos []runtime.SerializerInfo, verb string) (readTarget, error) {
+	// An endpoint without tables passes over a Table option to the next
+	// one the client accepts (kubectl's plain JSON), as kube's does.
+	tables := printsTables(r)
 	allowed := func(c codecs.Conversion, mediaType string) bool {
 		if c.Group != metaGroup || (c.Version != "v1" && c.Version != "v1beta1") {
 			return false
 		}
 		switch c.As {
 		case asTable:
-			return mediaType != protobufMediaType
+			return tables && mediaType != protobufMediaType
 		case asPartial:
 			return verb == "get" || verb == "watch" || verb == "list"
 		case asPartialList:
@@ -62,9 +65,6 @@ func negotiateRead(r *http.Request, infos []runtime.SerializerInfo, verb string)
 	info, conv, err := codecs.NegotiateOutputConversion(r, infos, allowed)
 	if err != nil {
 		return readTarget{}, err
-	}
-	if conv.As == asTable && !printsTables(r) {
-		return readTarget{}, codecs.NotAcceptable(codecs.MediaTypes(infos))
 	}
 	t := readTarget{info: info, conv: conv, includeObject: defaultIncludeRows}
 	if v := r.URL.Query().Get("includeObject"); v != "" {

@@ -218,6 +218,13 @@ func TestEviction(t *testing.T) {
 	}
 	stale := "1"
 	k.mustKubectl("run", "stale", "--image=x")
+	// kubectl asks sub-resources without tables for a Table first, then
+	// JSON, which they answer (kapi refused with a 406).
+	for _, sub := range []string{"ephemeralcontainers", "resize", "status"} {
+		if out, err := k.kubectl("get", "pod", "stale", "--subresource="+sub); err != nil || !strings.Contains(out, "stale") {
+			t.Errorf("kubectl get pod --subresource=%s: %v\n%s", sub, err, out)
+		}
+	}
 	k.mustKubectl("patch", "pod", "stale", "--subresource=status", "--type=merge", "-p", `{"status":{"phase":"Running"}}`)
 	err = cs.CoreV1().Pods("default").EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "stale", Namespace: "default"},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &stale}}})
