@@ -25,6 +25,7 @@ import (
 	flowcontrolbootstrap "k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
+	apimux "k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/apiserver/pkg/storage"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	fcmetrics "k8s.io/apiserver/pkg/util/flowcontrol/metrics"
@@ -92,6 +93,15 @@ func New(config *rest.Config, factory informers.SharedInformerFactory, counts Ob
 	estimate := flowcontrolrequest.NewWorkEstimator(stats, controller.GetInterestedWatchCount,
 		flowcontrolrequest.DefaultWorkEstimatorConfig(), controller.GetMaxSeats)
 	return &FlowControl{controller: controller, informers: factory, client: client.FlowcontrolV1(), estimate: estimate, logger: logger}, nil
+}
+
+// InstallDebug serves kube-apiserver's dumps of priority and fairness
+// state (/debug/api_priority_and_fairness/dump_priority_levels,
+// dump_queues and dump_requests, in CSV), its controller's own handlers.
+func (f *FlowControl) InstallDebug(mux *http.ServeMux) {
+	dumps := apimux.NewPathRecorderMux("priority-and-fairness")
+	f.controller.Install(dumps)
+	mux.Handle("/debug/api_priority_and_fairness/", dumps)
 }
 
 // Filter queues each request for its priority level's seats, as

@@ -409,7 +409,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	chain := filters.Chain(s.routes(agg.Handler(api), ver), filters.Config{
+	chain := filters.Chain(s.routes(agg.Handler(api), ver, fairness), filters.Config{
 		Audit:         auditing,
 		Authenticator: authn,
 		Authorizer:    authorizer,
@@ -779,7 +779,7 @@ func clientAddress(addr *net.TCPAddr) string {
 	return net.JoinHostPort(ip.String(), fmt.Sprint(addr.Port))
 }
 
-func (s *Server) routes(api http.Handler, ver version.Info) http.Handler {
+func (s *Server) routes(api http.Handler, ver version.Info, fairness *flowcontrol.FlowControl) http.Handler {
 	mux := http.NewServeMux()
 	s.health.install(mux)
 	// /version is kube-apiserver's own route, with its router's answers to
@@ -798,6 +798,7 @@ func (s *Server) routes(api http.Handler, ver version.Info) http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	fairness.InstallDebug(mux)
 	mux.Handle(satoken.OpenIDConfigPath, s.tokens.Discovery)
 	mux.Handle(satoken.JWKSPath, s.tokens.Discovery)
 	s.installZPages(mux, ver)

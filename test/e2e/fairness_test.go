@@ -48,6 +48,15 @@ func TestPriorityAndFairness(t *testing.T) {
 	if got, want := admin.Header.Get("X-Kubernetes-PF-FlowSchema-UID"), uid("flowschema", "exempt"); got != want {
 		t.Errorf("system:masters went by FlowSchema %q, want exempt's %q", got, want)
 	}
+	// kube-apiserver's dumps of the levels' state, in CSV.
+	for path, header := range map[string]string{
+		"dump_priority_levels": "PriorityLevelName,", "dump_queues": "PriorityLevelName,", "dump_requests": "PriorityLevelName,",
+	} {
+		out := k.mustKubectl("get", "--raw", "/debug/api_priority_and_fairness/"+path)
+		if !strings.HasPrefix(strings.TrimSpace(out), header) || (path == "dump_priority_levels" && !strings.Contains(out, "global-default")) {
+			t.Errorf("/debug/api_priority_and_fairness/%s:\n%s", path, out)
+		}
+	}
 
 	// A level of a single share that neither borrows nor queues, for
 	// eddie, whose writes in the flood namespace take 3 s each (a slow
