@@ -308,7 +308,8 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		// with the state too, as kube's storage watch does, with no
 		// bookmark ending it.
 		watcher, initial, initialEnc, startRev, err = c.WatchWithState(ctx, filter, opts.AllowWatchBookmarks)
-	case opts.ResourceVersion == "":
+	case opts.ResourceVersion == "" || opts.ResourceVersion == "0":
+		// "0" is any version, as in kube's watch cache: from now on.
 		watcher, backlog, err = c.WatchFrom(ctx, c.Revision(), filter, opts.AllowWatchBookmarks)
 	default:
 		watcher, backlog, err = c.WatchFrom(ctx, rev, filter, opts.AllowWatchBookmarks)

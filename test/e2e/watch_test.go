@@ -638,6 +638,15 @@ func TestStreamingListByHand(t *testing.T) {
 	if ev := w.expect("ADDED", "live"); objRV(ev.Object) != created.ResourceVersion {
 		t.Fatalf("live ADDED rv %s, want %s", objRV(ev.Object), created.ResourceVersion)
 	}
+
+	// Without initial events, version "0" is any version, as in kube's
+	// watch cache: the watch starts now (kapi replayed the history from
+	// its beginning, or answered 410 once it was compacted).
+	quiet := openWatch(t, k, "/api/v1/namespaces/stream/configmaps?watch=1&sendInitialEvents=false&resourceVersion=0&resourceVersionMatch=NotOlderThan")
+	createConfigMap(t, cms, "after", nil)
+	if ev := quiet.next(); ev.Type != "ADDED" || objName(ev.Object) != "after" {
+		t.Fatalf("a watch from version 0 without initial events: first event %s %s, want ADDED after", ev.Type, objName(ev.Object))
+	}
 }
 
 // ---------------------------------------------------------------------------
