@@ -154,6 +154,12 @@ func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 		return
 	}
 	spec.Hidden = want.hidden
+	// A CRD that starts terminating keeps serving the same objects: its
+	// watchers stay to see them deleted.
+	if have, ok := s.served[crd.Name]; ok && have.resource == want.resource && !have.ending && want.ending &&
+		reflect.DeepEqual(have.spec, want.spec) && reflect.DeepEqual(have.names, want.names) {
+		spec.KeepCache = true
+	}
 	if have, ok := s.served[crd.Name]; ok && have.resource != want.resource {
 		s.cfg.Registry.Remove(have.resource)
 	}

@@ -200,6 +200,13 @@ type Spec struct {
 	// stores some resources in an older version than kapi does (one it
 	// does not serve by default), and clients compare the hashes.
 	HashedVersion string
+	// KeepCache is set when the objects, and how they are read, are
+	// those of the backend this one replaces, and only how they are
+	// served changes (a CRD that starts terminating refuses creates and
+	// lists fewer verbs): that backend's cache, and the watches on it,
+	// carry on, as kube-apiserver keeps a CRD's storage until the CRD
+	// is gone, and its watchers see its objects deleted.
+	KeepCache bool
 }
 
 // Schema is what the schema of a version defined by data does when its
@@ -223,15 +230,16 @@ type Schema interface {
 }
 
 // Put adds backends, or replaces those of the same group-resources (whose
-// caches are rebuilt), in one new snapshot: a spec stored as another's
-// objects may follow that spec in the same call. A new backend serves once
-// its cache is ready.
+// caches are rebuilt, unless the spec keeps them), in one new snapshot: a
+// spec stored as another's objects may follow that spec in the same call.
+// A new backend serves once its cache is ready.
 func (r *Registry) Put(specs ...Spec) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.snap.Load()
 	added := map[schema.GroupResource]*Backend{}
 	hide := map[schema.GroupResource]bool{}
+	kept := map[schema.GroupResource]bool{}
 	for _, spec := range specs {
 		b, err := r.newBackend(spec, func(gr schema.GroupResource) *Backend {
 			if b := added[gr]; b != nil {
@@ -242,6 +250,10 @@ func (r *Registry) Put(specs ...Spec) error {
 		if err != nil {
 			return err
 		}
+		if prev := old.backends[b.GroupResource]; spec.KeepCache && prev != nil {
+			b.Cache, b.stop, b.sharedCache = prev.Cache, prev.stop, prev.sharedCache
+			kept[b.GroupResource] = true
+		}
 		added[b.GroupResource] = b
 		hide[b.GroupResource] = spec.Hidden
 	}
@@ -250,6 +262,9 @@ func (r *Registry) Put(specs ...Spec) error {
 	}
 	next := old.with(r.hidden, func(backends map[schema.GroupResource]*Backend) { maps.Copy(backends, added) })
 	for gr, b := range added {
+		if kept[gr] {
+			continue // the cache runs on
+		}
 		if r.running != nil {
 			b.start(r.running, &r.caches)
 		}

@@ -199,6 +199,16 @@ func TestCustomResourcesServed(t *testing.T) {
 	}
 }
 
+// listWidgets lists every widget.
+func listWidgets(t *testing.T, client dynamic.Interface) *unstructured.UnstructuredList {
+	t.Helper()
+	l, err := client.Resource(widgets).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // TestCustomResourceWatchAndCleanup: an informer on custom resources sees
 // their events; deleting the CRD deletes every custom resource, then the
 // CRD, and its resources are no longer served.
@@ -247,9 +257,27 @@ func TestCustomResourceWatchAndCleanup(t *testing.T) {
 		return exists
 	})
 
+	// A watch open as the CRD goes sees its widgets deleted before it
+	// ends, as in kube-apiserver (kapi ended it as the CRD began to
+	// terminate).
+	w := openWatch(t, k, "/apis/example.com/v1/widgets?watch=1&resourceVersion="+listWidgets(t, client).GetResourceVersion())
 	k.mustKubectl("delete", "crd", "widgets.example.com", "--wait=true", "--timeout=60s")
 	if _, err := k.kubectl("get", "crd", "widgets.example.com"); err == nil {
 		t.Error("the CRD is still there after kubectl delete --wait")
+	}
+	deleted := map[string]bool{}
+	for timeout := time.After(20 * time.Second); len(deleted) < n+1; {
+		select {
+		case ev, ok := <-w.events:
+			if !ok {
+				t.Fatalf("the watch ended after %d of %d DELETED events: %v", len(deleted), n+1, w.err)
+			}
+			if ev.Type == "DELETED" {
+				deleted[objName(ev.Object)] = true
+			}
+		case <-timeout:
+			t.Fatalf("%d of %d DELETED events came", len(deleted), n+1)
+		}
 	}
 	waitFor(t, 10*time.Second, "widgets to stop being served", func() bool {
 		_, err := client.Resource(widgets).List(ctx, metav1.ListOptions{})
