@@ -142,7 +142,12 @@ func NegotiateOutputConversion(r *http.Request, infos []runtime.SerializerInfo, 
 			if c.mediaType != "*/*" && info.MediaType != c.mediaType && !inRange(c.mediaType, info.MediaType) {
 				continue
 			}
-			if hasConversion(c.params) && (allowed == nil || !allowed(conv, info.MediaType)) {
+			switch {
+			case hasConversion(c.params):
+				if allowed == nil || !allowed(conv, info.MediaType) {
+					continue
+				}
+			case conversionOnly(info):
 				continue
 			}
 			return info, conv, nil
@@ -190,6 +195,7 @@ func NegotiateInput(contentType string, infos []runtime.SerializerInfo) (runtime
 	if strings.TrimSpace(contentType) == "" {
 		return infos[0], nil
 	}
+	infos = slices.DeleteFunc(slices.Clone(infos), conversionOnly)
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err == nil {
 		for _, info := range infos {

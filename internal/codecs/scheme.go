@@ -72,6 +72,26 @@ func init() {
 	TypedSerializers = typedSerializers(Factory.SupportedMediaTypes())
 }
 
+// MetaProtobuf serves resources without protobuf (custom resources) as
+// kube-apiserver's handler of custom resources serves them in protobuf:
+// the meta.k8s.io kinds a client may ask for instead of the objects
+// (PartialObjectMetadata and its list, as metadata informers ask) only.
+// Listed among their media types, it never encodes an object itself nor
+// decodes a request body (see conversionOnly).
+var MetaProtobuf = runtime.SerializerInfo{
+	MediaType: runtime.ContentTypeProtobuf, MediaTypeType: "application", MediaTypeSubType: "vnd.kubernetes.protobuf",
+	Serializer: protobuf.NewSerializer(Scheme, Scheme),
+	StreamSerializer: &runtime.StreamSerializerInfo{
+		Serializer: protobuf.NewRawSerializer(Scheme, Scheme),
+		Framer:     protobuf.LengthDelimitedFramer,
+	},
+}
+
+// conversionOnly tells whether info serves only conversions (MetaProtobuf).
+func conversionOnly(info runtime.SerializerInfo) bool {
+	return info.Serializer == MetaProtobuf.Serializer
+}
+
 // UnstructuredSerializers serve objects kapi has no Go type for: JSON and
 // YAML only, as kube-apiserver serves custom resources.
 var UnstructuredSerializers = func() []runtime.SerializerInfo {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 
+	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
 )
 
@@ -52,6 +53,7 @@ func newVersionSchema(gk schema.GroupKind, structural *structuralschema.Structur
 			MediaType: runtime.ContentTypeYAML, MediaTypeType: "application", MediaTypeSubType: "yaml", EncodesAsText: true,
 			Serializer: s.decoder(serializer(json.SerializerOptions{Yaml: true}), false), StrictSerializer: s.decoder(yamlStrict, true),
 		},
+		codecs.MetaProtobuf,
 		{
 			MediaType: cborInfo.MediaType, MediaTypeType: cborInfo.MediaTypeType, MediaTypeSubType: cborInfo.MediaTypeSubType,
 			Serializer: s.decoder(cborInfo.Serializer, false), StrictSerializer: s.decoder(cborInfo.StrictSerializer, true),

@@ -791,7 +791,8 @@ func (s *Store) interpret(err error, name string) error {
 const ConflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
 
 // Serializers lists the media types the resource is served in, the default
-// first. Custom resources have no protobuf.
+// first. Custom resources have protobuf for the meta.k8s.io kinds asked
+// for instead of them only (codecs.MetaProtobuf).
 func (s *Store) Serializers() []runtime.SerializerInfo {
 	if s.schema != nil {
 		return s.schema.Serializers()

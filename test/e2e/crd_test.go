@@ -712,6 +712,21 @@ func TestCustomResourceRepresentations(t *testing.T) {
 			t.Errorf("GET with Accept %s: Content-Type %s", accept, resp.Header.Get("Content-Type"))
 		}
 	}
+	// Metadata in protobuf, as metadata informers ask for it first; never
+	// the objects themselves, nor request bodies.
+	for _, as := range []string{"PartialObjectMetadata", "PartialObjectMetadataList"} {
+		accept := "application/vnd.kubernetes.protobuf;as=" + as + ";g=meta.k8s.io;v=v1"
+		if as == "PartialObjectMetadataList" {
+			url = strings.TrimSuffix(url, "/w1")
+		}
+		if resp := do(http.MethodGet, accept, "", ""); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/vnd.kubernetes.protobuf" {
+			t.Errorf("GET with Accept %s: %s %s", accept, resp.Status, resp.Header.Get("Content-Type"))
+		}
+	}
+	if resp := do(http.MethodPost, "", "application/vnd.kubernetes.protobuf", "k8s\x00"); resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("a protobuf body: %s, want 415", resp.Status)
+	}
+	url += "/w1"
 	if resp := do(http.MethodPatch, "", "application/strategic-merge-patch+json", `{"spec":{"color":"blue"}}`); resp.StatusCode != http.StatusUnsupportedMediaType {
 		t.Errorf("strategic merge patch: %s, want 415", resp.Status)
 	}
