@@ -44,6 +44,11 @@ type kubeStrategy struct {
 
 var _ registry.Strategy = (*kubeStrategy)(nil)
 
+// GenerateName is the name kube's strategy makes of a generateName: most
+// append five random characters, some take it as it is (an IPAddress's
+// name is the address).
+func (s *kubeStrategy) GenerateName(base string) string { return s.create.GenerateName(base) }
+
 // resetFields are the fields kube's strategy of a sub-resource resets
 // (rest.ResetFieldsStrategy or ResetFieldsFilterStrategy), which the
 // managed fields of its writes leave out, as kube-apiserver's installer

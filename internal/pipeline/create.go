@@ -80,7 +80,7 @@ func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj r
 	m := mustAccessor(obj)
 	fillSystemFields(m)
 	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(generateName(m.GetGenerateName()))
+		m.SetName(generateName(strategyOf(store), m.GetGenerateName()))
 	}
 	attrs := attributes(admission.Create, store, m.GetNamespace(), m.GetName(), obj, nil, opts)
 	// The type's hook (a Service's allocations) runs before its strategy
@@ -184,9 +184,13 @@ func fillSystemFields(m metav1.Object) {
 	m.SetSelfLink("")
 }
 
-// generateName appends five random characters to base, trimming base so
-// that the result is at most 63 characters, as kube-apiserver does.
-func generateName(base string) string {
+// generateName is the strategy's name of base, or base with five random
+// characters appended, trimmed so that the result is at most 63
+// characters, as kube-apiserver's generator makes it.
+func generateName(strategy registry.Strategy, base string) string {
+	if g, ok := strategy.(registry.NameGenerator); ok {
+		return g.GenerateName(base)
+	}
 	const maxBase = 63 - 5
 	if len(base) > maxBase {
 		base = base[:maxBase]

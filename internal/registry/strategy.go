@@ -37,6 +37,12 @@ type Strategy interface {
 	GarbageCollectionPolicy(ctx context.Context, w Write) string
 }
 
+// NameGenerator is a Strategy that makes names of generateName its own
+// way; without it a name is the base and five random characters.
+type NameGenerator interface {
+	GenerateName(base string) string
+}
+
 // GracefulDeleter is a Strategy whose type may keep deleted objects for a
 // grace period (pods, which their kubelet deletes once stopped), with
 // kube-apiserver's rules (rest.BeforeDelete and the type's

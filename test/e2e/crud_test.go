@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -438,6 +439,15 @@ func TestServiceAllocations(t *testing.T) {
 	back := k.mustKubectl("get", "service", "turns", "-o", "jsonpath={.spec.clusterIP}")
 	if addr, err := cs.NetworkingV1().IPAddresses().Get(ctx, back, metav1.GetOptions{}); err != nil || addr.Spec.ParentRef.Name != "turns" {
 		t.Errorf("service back to ClusterIP: address %q, IPAddress %+v, %v", back, addr, err)
+	}
+	// An IPAddress's strategy takes a generateName as the name itself (the
+	// address), where other types append random characters.
+	made, err := cs.NetworkingV1().IPAddresses().Create(ctx, &networkingv1.IPAddress{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "10.250.3.7"},
+		Spec:       networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{Resource: "services", Namespace: "default", Name: "elsewhere"}},
+	}, metav1.CreateOptions{})
+	if err != nil || made.Name != "10.250.3.7" {
+		t.Errorf("an IPAddress from generateName: %v %v", made, err)
 	}
 }
 
