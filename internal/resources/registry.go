@@ -200,6 +200,8 @@ var nameValidators = map[schema.GroupResource]func(string, bool) []string{
 // serves without a table convertor, so that a Table of it is a 406.
 var statusPrintsNoTable = map[schema.GroupResource]bool{
 	{Group: "resource.k8s.io", Resource: "resourceclaims"}: true, {Group: "resource.k8s.io", Resource: "devicetaintrules"}: true,
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             true,
 }
 
 // PrintsTable tells whether kube-apiserver answers a Table of a resource's

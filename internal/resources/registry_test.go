@@ -571,6 +571,7 @@ func TestPrintsTable(t *testing.T) {
 		{pods, "", true}, {pods, "status", true}, {pods, "log", false}, {pods, "ephemeralcontainers", false},
 		{schema.GroupResource{Group: "apps", Resource: "deployments"}, "scale", true},
 		{claims, "", true}, {claims, "status", false},
+		{schema.GroupResource{Group: "apiregistration.k8s.io", Resource: "apiservices"}, "status", false},
 	} {
 		if got := PrintsTable(c.gr, c.sub); got != c.want {
 			t.Errorf("%s/%s: %v, want %v", c.gr, c.sub, got, c.want)
