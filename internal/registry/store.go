@@ -448,18 +448,28 @@ func (s *Store) encode(obj runtime.Object) ([]byte, runtime.Object, error) {
 }
 
 // readBack is the answer to a write of obj, stored as stored at revision
-// rev: for a custom resource of another version than the stored one, the
-// stored object read back as kube-apiserver reads it (the storage
-// version's defaults, then converted and pruned), which loses what the
-// storage version does not keep; otherwise obj itself, without the empty
-// lists and maps that storage in protobuf does not keep.
+// rev: for an object of another version than the stored one, the stored
+// object read back as kube-apiserver reads it (the storage version's
+// defaults, then converted, and for a custom resource pruned), which
+// loses what the storage version does not keep and has what it defaults
+// (the scale-up rules of autoscaling/v2 in a v1 HorizontalPodAutoscaler's
+// behavior annotation); otherwise obj itself, without the empty lists and
+// maps that storage in protobuf does not keep.
 func (s *Store) readBack(obj, stored runtime.Object, rev int64) (runtime.Object, error) {
 	if s.protobuf {
 		clearEmptyCollections(obj)
 	}
-	if _, custom := stored.(*unstructured.Unstructured); custom && s.convert != nil {
-		if schema := s.backend.Storage().schema; schema != nil {
-			schema.FromStorage(stored)
+	// Objects kept as another resource's (events.k8s.io Events as core
+	// ones) are answered as written.
+	if s.convert != nil && s.backend.StoredAs.Empty() {
+		storage := s.backend.Storage()
+		if _, custom := stored.(*unstructured.Unstructured); !custom {
+			storage.defaultStored(stored)
+			if s.protobuf {
+				clearEmptyCollections(stored)
+			}
+		} else if storage.schema != nil {
+			storage.schema.FromStorage(stored)
 		}
 		out, err := s.FromStorage(stored)
 		if err != nil {
