@@ -145,7 +145,7 @@ func strategies(p *pipeline.Pipeline, az authorizer.UnconditionalAuthorizer) map
 		gr("apps", "replicasets"):         strategy(replicaset.Strategy, status(replicaset.StatusStrategy)),
 		gr("apps", "statefulsets"):        roundTripping(strategy(statefulset.Strategy, status(statefulset.StatusStrategy))),
 
-		gr("autoscaling", "horizontalpodautoscalers"): strategy(horizontalpodautoscaler.Strategy, status(horizontalpodautoscaler.StatusStrategy)),
+		gr("autoscaling", "horizontalpodautoscalers"): roundTripping(strategy(horizontalpodautoscaler.Strategy, status(horizontalpodautoscaler.StatusStrategy))),
 		gr("batch", "cronjobs"):                       strategy(cronjob.Strategy, status(cronjob.StatusStrategy)),
 		gr("batch", "jobs"):                           strategy(job.Strategy, status(job.StatusStrategy)),
 		gr("policy", "poddisruptionbudgets"):          strategy(poddisruptionbudget.Strategy, status(poddisruptionbudget.StatusStrategy)),

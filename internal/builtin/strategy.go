@@ -109,7 +109,9 @@ func (k *kubeStrategy) Default(obj runtime.Object) {
 // back; it reads stored objects the same way. A Secret's stringData is
 // merged into its data; a DaemonSet's template generation is written as
 // its annotation; a StatefulSet's claim templates get their apiVersion
-// and kind (which protobuf storage does not keep).
+// and kind (which protobuf storage does not keep); an autoscaling/v1
+// HorizontalPodAutoscaler gets its CPU target's default, which its field
+// manager then owns.
 func roundTripping(s *kubeStrategy) *kubeStrategy {
 	s.roundTrips = true
 	return s

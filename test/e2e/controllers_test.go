@@ -7,6 +7,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -62,6 +63,22 @@ func TestAutoscalerWithoutMetrics(t *testing.T) {
 	}
 	if hpa.Status.DesiredReplicas != 2 || hpa.Status.CurrentReplicas != 2 {
 		t.Errorf("the autoscaler's status: %+v", hpa.Status)
+	}
+
+	// An autoscaling/v1 autoscaler without a CPU target gets its default
+	// as kube decodes it (through the internal version), before its field
+	// manager, which then owns it.
+	v1, err := cs.AutoscalingV1().HorizontalPodAutoscalers("default").Create(ctx, &autoscalingv1.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "v1"},
+		Spec: autoscalingv1.HorizontalPodAutoscalerSpec{MaxReplicas: 3,
+			ScaleTargetRef: autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "elsewhere"}},
+	}, metav1.CreateOptions{FieldManager: "maker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1.Spec.TargetCPUUtilizationPercentage == nil || *v1.Spec.TargetCPUUtilizationPercentage != 80 ||
+		len(v1.ManagedFields) != 1 || !strings.Contains(string(v1.ManagedFields[0].FieldsV1.Raw), "f:targetCPUUtilizationPercentage") {
+		t.Errorf("a v1 autoscaler without a CPU target: %v %s", v1.Spec.TargetCPUUtilizationPercentage, v1.ManagedFields)
 	}
 }
 
