@@ -355,12 +355,13 @@ func (s *Store) upgrade(obj runtime.Object, want schema.GroupVersion) (out runti
 // AsStored is obj, a dry run's answer, as it would read once stored:
 // kube-apiserver's dry run passes it through its storage codec, which
 // sets its defaults (a Job's labels from its template) and, in protobuf,
-// loses empty lists; a custom resource of another version than the
-// stored one goes to the storage version and back (its conversion
-// webhook called, what the storage version does not keep lost).
+// loses empty lists; an object of another version than the stored one
+// goes to the storage version and back (a custom resource's conversion
+// webhook called, what the storage version does not keep lost, what it
+// defaults set).
 func (s *Store) AsStored(obj runtime.Object) (runtime.Object, error) {
 	s.defaultStored(obj)
-	if _, custom := obj.(*unstructured.Unstructured); !custom || s.convert == nil {
+	if s.convert == nil || !s.backend.StoredAs.Empty() {
 		if s.protobuf {
 			clearEmptyCollections(obj)
 		}

@@ -80,6 +80,18 @@ func TestAutoscalerWithoutMetrics(t *testing.T) {
 		len(v1.ManagedFields) != 1 || !strings.Contains(string(v1.ManagedFields[0].FieldsV1.Raw), "f:targetCPUUtilizationPercentage") {
 		t.Errorf("a v1 autoscaler without a CPU target: %v %s", v1.Spec.TargetCPUUtilizationPercentage, v1.ManagedFields)
 	}
+	// Its answer is what storage, in v2, reads back: v2's scale-up rules
+	// join the behavior given by annotation, dry run or not.
+	for _, dryRun := range [][]string{{metav1.DryRunAll}, nil} {
+		v1.ObjectMeta = metav1.ObjectMeta{Name: "behaved", Annotations: map[string]string{"autoscaling.alpha.kubernetes.io/behavior": `{"ScaleDown":{"StabilizationWindowSeconds":30,"Policies":[{"Type":"Pods","Value":2,"PeriodSeconds":60}]}}`}}
+		made, err := cs.AutoscalingV1().HorizontalPodAutoscalers("default").Create(ctx, v1, metav1.CreateOptions{DryRun: dryRun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := made.Annotations["autoscaling.alpha.kubernetes.io/behavior"]; !strings.Contains(got, `"ScaleUp":{"StabilizationWindowSeconds":0,"SelectPolicy":"Max"`) {
+			t.Errorf("a v1 autoscaler's behavior (dry run %v): %s", dryRun, got)
+		}
+	}
 }
 
 func condition(hpa *autoscalingv2.HorizontalPodAutoscaler, typ autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
