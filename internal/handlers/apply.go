@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -124,7 +125,7 @@ func applyOptions(r *http.Request) (applyOpts, error) {
 		return applyOpts{}, err
 	}
 	q := r.URL.Query()
-	opts := applyOpts{dry: dry, validation: validation, manager: q.Get("fieldManager"), force: q.Get("force") == "true"}
+	opts := applyOpts{dry: dry, validation: validation, manager: q.Get("fieldManager"), force: queryTrue(q["force"])}
 	if opts.manager == "" {
 		return opts, optionsInvalid(r, field.Required(field.NewPath("fieldManager"), "is required for apply patch"))
 	}
@@ -191,4 +192,11 @@ func checkApplied(obj runtime.Object, req *request.Info, store *registry.Store) 
 		return errNameMismatch(m.GetName(), req.Name)
 	}
 	return nil
+}
+
+// queryTrue is a boolean query parameter as kube-apiserver's parameter
+// codec reads it: absent, "0" or "false" (in any case) is false, any
+// other value (True, 1, an empty one) true; the first value counts.
+func queryTrue(values []string) bool {
+	return len(values) > 0 && values[0] != "0" && !strings.EqualFold(values[0], "false")
 }

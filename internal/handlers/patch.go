@@ -44,7 +44,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		a.apply(w, r, req, store)
 		return
 	}
-	if r.URL.Query().Get("force") != "" {
+	if r.URL.Query().Has("force") { // any value, false too, as kube decodes it
 		writeError(w, r, optionsInvalid(r, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")))
 		return
 	}

@@ -47,6 +47,20 @@ func TestServerSideApplyWithClientGo(t *testing.T) {
 	if err != nil || cm.Data["a"] != "9" {
 		t.Fatalf("forced apply: %v %v", err, cm.Data)
 	}
+	// The Python client sends force=True: any value but false or 0 forces,
+	// as kube's parameter codec reads it.
+	err = k.clientset().CoreV1().RESTClient().Patch(types.ApplyPatchType).Namespace("default").Resource("configmaps").Name("app").
+		Param("fieldManager", "mgr-c").Param("force", "True").Body([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app"},"data":{"a":"10"}}`)).
+		Do(ctx).Into(cm)
+	if err != nil || cm.Data["a"] != "10" {
+		t.Fatalf("an apply with force=True: %v %v", err, cm.Data)
+	}
+	// Any force on another patch is refused, false too.
+	err = k.clientset().CoreV1().RESTClient().Patch(types.MergePatchType).Namespace("default").Resource("configmaps").Name("app").
+		Param("force", "false").Body([]byte(`{}`)).Do(ctx).Error()
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "force: Forbidden: may not be specified for non-apply patch") {
+		t.Errorf("a merge patch with force=false: %v", err)
+	}
 
 	// A manager that stops applying a field it alone owns removes it.
 	cm, err = cms.Apply(ctx, corev1ac.ConfigMap("app", "default").WithData(map[string]string{}),
@@ -54,7 +68,7 @@ func TestServerSideApplyWithClientGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, kept := cm.Data["b"]; kept || cm.Data["a"] != "9" {
+	if _, kept := cm.Data["b"]; kept || cm.Data["a"] != "10" {
 		t.Fatalf("after mgr-a stopped applying b: %v", cm.Data)
 	}
 
