@@ -264,6 +264,8 @@ func printerFor(info *resources.Info) *printers.Printer {
 	// A column whose path does not parse (the CRD's validation lets some
 	// through) drops it and the columns after it, as kube-apiserver
 	// serves such a resource's tables.
-	printer, _ := printers.ForColumns(columns)
-	return printer
+	if printer, _ := printers.ForColumns(columns); printer != nil {
+		return printer
+	}
+	return printers.For(info.GroupVersionKind(), schema.GroupResource{Group: info.Group, Resource: info.Resource})
 }

@@ -799,8 +799,12 @@ func (s *Server) routes(api http.Handler, ver version.Info, fairness *flowcontro
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	fairness.InstallDebug(mux)
-	mux.Handle(satoken.OpenIDConfigPath, s.tokens.Discovery)
-	mux.Handle(satoken.JWKSPath, s.tokens.Discovery)
+	// With a trailing slash too, as kube-apiserver answers them (the
+	// Python client asks so).
+	for _, path := range []string{satoken.OpenIDConfigPath, satoken.JWKSPath} {
+		mux.Handle(path, s.tokens.Discovery)
+		mux.Handle(path+"/", s.tokens.Discovery)
+	}
 	s.installZPages(mux, ver)
 	mux.HandleFunc("/{$}", s.rootPaths)
 	mux.Handle("/", api)

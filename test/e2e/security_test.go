@@ -339,6 +339,12 @@ func TestServiceAccountTokens(t *testing.T) {
 	if !strings.Contains(config, `"issuer":"https://kubernetes.default.svc.cluster.local"`) {
 		t.Errorf("openid configuration: %s", config)
 	}
+	// With a trailing slash, as the Python client asks for them.
+	for path, want := range map[string]string{"/openid/v1/jwks/": `"keys"`, "/.well-known/openid-configuration/": `"issuer"`} {
+		if out, err := k.kubectl("get", "--raw", path); err != nil || !strings.Contains(out, want) {
+			t.Errorf("GET %s: %v %s", path, err, out)
+		}
+	}
 
 	k.mustKubectl("delete", "serviceaccount", "bot")
 	waitFor(t, 10*time.Second, "the deleted service account's token to stop working", func() bool {
