@@ -503,6 +503,9 @@ func waitForStart(ctx context.Context, c *cache.Cache, rv string, rev int64, ini
 		return c.WaitFresh(ctx)
 	case initialEvents && rev > 0:
 		return c.WaitNotOlderThan(ctx, rev)
+	case rv == "0":
+		// Any version, from the cache's once it is built (a new CRD's).
+		return c.WaitReady(ctx)
 	}
 	return nil
 }
