@@ -152,8 +152,10 @@ func TestResourcesNegotiateAsKube(t *testing.T) {
 		// YAML, agreed on first, does not stream: the JSON after it is not
 		// taken instead.
 		{"GET", configMaps + "?watch=1", "application/yaml, application/json", "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch, application/cbor;stream=watch"},
-		{"GET", widgetList, "text/plain", "only the following media types are accepted: application/json, application/yaml, application/cbor"},
-		{"GET", widgetList + "?watch=1", "application/vnd.kubernetes.protobuf", "only the following media types are accepted: application/json, application/yaml, application/cbor"},
+		// Custom resources list protobuf, which serves only their metadata
+		// (PartialObjectMetadata), as kube's custom resource handler does.
+		{"GET", widgetList, "text/plain", "only the following media types are accepted: " + typed},
+		{"GET", widgetList + "?watch=1", "application/vnd.kubernetes.protobuf", "only the following media types are accepted: " + typed},
 		{"GET", "/apis/example.com/v1", "text/plain", handlerRefusal},
 	} {
 		a := k.ask(t, c.method, c.path, "Accept", c.accept)
