@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
@@ -45,12 +46,12 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		writeError(w, r, err)
 		return
 	}
-	logRequestPatch(r, body)
-	applied, err := decodeApplied(r, body)
+	applied, asJSON, err := decodeApplied(r, body)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	logRequestPatch(r, asJSON)
 	fm, err := a.pipeline.FieldManager(store.Info, req.Subresource)
 	if err != nil {
 		writeError(w, r, apierrors.NewInternalError(err))
@@ -135,27 +136,33 @@ func applyOptions(r *http.Request) (applyOpts, error) {
 // decodeApplied reads an applied configuration (YAML or CBOR), integers
 // as int64, as kube-apiserver reads it. Its kind is checked by the field
 // manager, its name and namespace once it is merged (checkApplied).
-func decodeApplied(r *http.Request, body []byte) (*unstructured.Unstructured, error) {
-	applied := &unstructured.Unstructured{Object: map[string]interface{}{}}
+func decodeApplied(r *http.Request, body []byte) (applied *unstructured.Unstructured, asJSON []byte, err error) {
+	applied = &unstructured.Unstructured{Object: map[string]interface{}{}}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt == applyCBORType {
 		info, _ := runtime.SerializerInfoForMediaType(codecs.UnstructuredSerializers, runtime.ContentTypeCBOR)
 		if _, _, err := info.Serializer.Decode(body, nil, applied); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 		}
-		return applied, nil
+		asJSON, err := json.Marshal(applied.Object)
+		if err != nil {
+			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
+		}
+		return applied, asJSON, nil
 	}
-	// kube-apiserver first turns the configuration into JSON, for audit.
-	if _, err := utilyaml.ToJSON(body); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
+	// kube-apiserver first turns the configuration into JSON, which its
+	// audit events carry.
+	asJSON, err = utilyaml.ToJSON(body)
+	if err != nil {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error encoding patch: %v", err))
 	}
 	if err := utilyaml.Unmarshal(body, &applied.Object); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 	}
 	if applied.Object == nil {
 		applied.Object = map[string]interface{}{}
 	}
-	return applied, nil
+	return applied, asJSON, nil
 }
 
 // checkAppliedStrictly reports the duplicate keys of an applied YAML

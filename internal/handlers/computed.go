@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/audit"
 
-	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -48,7 +47,7 @@ func (a *API) computed(w http.ResponseWriter, r *http.Request, req *request.Info
 		writeError(w, r, err)
 		return
 	}
-	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), codecs.Factory)
+	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), auditSerializer(out))
 	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 

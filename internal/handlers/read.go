@@ -9,7 +9,6 @@ import (
 	"k8s.io/apiserver/pkg/audit"
 
 	"github.com/kapi-dev/kapi/internal/cache"
-	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
 )
@@ -134,7 +133,7 @@ func (a *API) writeList(w http.ResponseWriter, r *http.Request, store *registry.
 		writeError(w, r, err)
 		return
 	}
-	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), codecs.Factory)
+	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), auditSerializer(out))
 	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 

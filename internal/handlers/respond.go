@@ -37,7 +37,7 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.O
 		writeError(w, r, err)
 		return
 	}
-	audit.LogResponseObject(r.Context(), obj, gvk.GroupVersion(), codecs.Factory)
+	audit.LogResponseObject(r.Context(), obj, gvk.GroupVersion(), auditSerializer(obj))
 	writeEncoded(w, r, code, obj, gvk, info)
 }
 
@@ -61,7 +61,7 @@ func writeTransformed(w http.ResponseWriter, r *http.Request, code int, obj runt
 		writeError(w, r, err)
 		return
 	}
-	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), codecs.Factory)
+	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), auditSerializer(out))
 	writeEncoded(w, r, code, out, gvk, target.info)
 }
 
@@ -73,7 +73,7 @@ func auditList(r *http.Request, store *registry.Store, items []runtime.Object, l
 		return
 	}
 	if list, err := listOf(store, items, listMeta); err == nil {
-		audit.LogResponseObject(r.Context(), list, store.Info.GroupVersionKind().GroupVersion(), codecs.Factory)
+		audit.LogResponseObject(r.Context(), list, store.Info.GroupVersionKind().GroupVersion(), auditSerializer(list))
 	}
 }
 
@@ -101,9 +101,23 @@ func writeShared(w http.ResponseWriter, r *http.Request, store *registry.Store, 
 // the object's kind.
 func auditObject(r *http.Request, store *registry.Store, obj runtime.Object) {
 	if auditsResponse(r) {
-		audit.LogResponseObject(r.Context(), obj.DeepCopyObject(), store.Info.GroupVersionKind().GroupVersion(), codecs.Factory)
+		obj = obj.DeepCopyObject()
+		audit.LogResponseObject(r.Context(), obj, store.Info.GroupVersionKind().GroupVersion(), auditSerializer(obj))
 	}
 }
+
+// auditSerializer encodes obj for the request's audit event: the scheme's
+// codecs for built-in and meta.k8s.io kinds; a custom resource (or a list
+// of them), which the scheme cannot encode, in JSON as it is (the lists
+// went missing from the events).
+func auditSerializer(obj runtime.Object) runtime.NegotiatedSerializer {
+	if _, custom := obj.(runtime.Unstructured); custom {
+		return unstructuredAudit
+	}
+	return codecs.Factory
+}
+
+var unstructuredAudit = runtime.NewSimpleNegotiatedSerializer(codecs.UnstructuredSerializers[0])
 
 // auditsResponse reports whether the request's audit event records its
 // response.

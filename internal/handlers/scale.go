@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apiserver/pkg/audit"
 	kstorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -147,7 +148,7 @@ type scaleChange func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error
 // patch, as its object has none.
 func (s scaleWrite) change(store *registry.Store, apply applyOpts) (scaleChange, error) {
 	if s.req.Verb == "update" {
-		return s.put()
+		return s.put(store)
 	}
 	patchType, err := negotiatePatchType(s.r, store)
 	if err != nil {
@@ -159,8 +160,10 @@ func (s scaleWrite) change(store *registry.Store, apply applyOpts) (scaleChange,
 	return s.patch(patchType)
 }
 
-// put takes the Scale sent as the wanted one.
-func (s scaleWrite) put() (scaleChange, error) {
+// put takes the Scale sent as the wanted one, which the request's audit
+// event records as kube's update handler does: under the workload's
+// resource and the sub-resource.
+func (s scaleWrite) put(store *registry.Store) (scaleChange, error) {
 	info, err := codecs.NegotiateInput(s.r.Header.Get("Content-Type"), codecs.Factory.SupportedMediaTypes())
 	if err != nil {
 		return nil, err
@@ -172,6 +175,9 @@ func (s scaleWrite) put() (scaleChange, error) {
 	sent, ok := obj.(*autoscalingv1.Scale)
 	if !ok { // a body of another kind the scheme knows
 		return nil, decodeError(notConvertible(obj, scaleGVK), actual, "Scale", s.body)
+	}
+	if audit.AuditContextFrom(s.r.Context()).Enabled() {
+		audit.LogRequestObject(s.r.Context(), sent, scaleGVK.GroupVersion(), store.Info.GroupVersionResource(), s.req.Subresource, codecs.Factory)
 	}
 	if _, err := checkScaleName(sent, s.req); err != nil {
 		return nil, err
@@ -187,6 +193,7 @@ func (s scaleWrite) patch(patchType types.PatchType) (scaleChange, error) {
 	if err != nil {
 		return nil, err
 	}
+	logRequestPatch(s.r, s.body)
 	jsonInfo := codecs.Factory.SupportedMediaTypes()[0]
 	return func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 		var original bytes.Buffer
@@ -212,10 +219,11 @@ func (s scaleWrite) patch(patchType types.PatchType) (scaleChange, error) {
 // apply merges an applied configuration of a Scale, as an apply to any
 // object: its conflicts are with the managers of the replicas.
 func (s scaleWrite) apply(opts applyOpts) (scaleChange, error) {
-	applied, err := decodeApplied(s.r, s.body)
+	applied, asJSON, err := decodeApplied(s.r, s.body)
 	if err != nil {
 		return nil, err
 	}
+	logRequestPatch(s.r, asJSON)
 	return func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 		obj, err := s.fm.Apply(current, applied.DeepCopy(), opts.manager, opts.force)
 		if err != nil {

@@ -484,7 +484,10 @@ rules:
 - level: None
   nonResourceURLs: ["/healthz*", "/readyz*", "/livez*"]
 - level: RequestResponse
-  resources: [{group: "", resources: ["configmaps", "namespaces"]}]
+  resources:
+  - {group: "", resources: ["configmaps", "namespaces"]}
+  - {group: "apps", resources: ["deployments/scale"]}
+  - {group: "example.com", resources: ["widgets"]}
 - level: Metadata
 `); err != nil {
 		t.Fatal(err)
@@ -518,6 +521,28 @@ rules:
 		return err == nil
 	})
 	k.mustKubectl("create", "token", "default")
+	// An apply in YAML is recorded as JSON (an event that could not be
+	// encoded went missing), a Scale written through its sub-resource as
+	// the Scale, and a list of custom resources as their list.
+	err = k.clientset().CoreV1().RESTClient().Patch(types.ApplyYAMLPatchType).Namespace("default").Resource("configmaps").Name("applied").
+		Param("fieldManager", "yaml").Body([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: applied}\ndata: {a: b}\n")).Do(ctx).Error()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.mustKubectl("create", "deployment", "scaled", "--image=x")
+	scale, err := k.clientset().AppsV1().Deployments("default").GetScale(ctx, "scaled", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 2
+	if _, err := k.clientset().AppsV1().Deployments("default").UpdateScale(ctx, "scaled", scale, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createCRD(t, k, widgetsCRD, "widgets.example.com")
+	k.mustKubectl("create", "-f", writeTemp(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: audited}\nspec: {color: red}\n"))
+	if _, err := dynamicClient(t, k).Resource(widgets).Namespace("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	type event struct {
 		Level, Verb, Stage, RequestURI string
@@ -542,6 +567,13 @@ rules:
 	check := func(e event) (name string, ok bool) {
 		configMaps := e.ObjectRef != nil && e.ObjectRef.Resource == "configmaps"
 		switch {
+		case e.Verb == "patch" && configMaps && e.ObjectRef.Name == "applied":
+			return "yaml apply", e.Level == "RequestResponse" && e.ResponseStatus.Code == 201 &&
+				e.RequestObject["kind"] == "ConfigMap" && e.ResponseObject["kind"] == "ConfigMap"
+		case e.Verb == "update" && e.ObjectRef != nil && e.ObjectRef.Resource == "deployments" && e.ObjectRef.Subresource == "scale":
+			return "scale update", e.Level == "RequestResponse" && e.RequestObject["kind"] == "Scale" && e.ResponseObject["kind"] == "Scale"
+		case e.Verb == "list" && e.ObjectRef != nil && e.ObjectRef.Resource == "widgets" && e.ResponseObject["kind"] != "Table":
+			return "custom resource list", e.Level == "RequestResponse" && e.ResponseObject["kind"] == "WidgetList" && holdsAudited(e, "items", "metadata.name")
 		case e.Verb == "create" && configMaps:
 			// kube-apiserver's authorisation filter notes its decision.
 			return "create", e.Level == "RequestResponse" && e.User.Username == "kapi-admin" && e.ResponseStatus.Code == 201 &&
@@ -577,7 +609,8 @@ rules:
 		}
 		return "", true
 	}
-	expected := []string{"create", "get", "secrets list", "table", "list", "deletecollection", "unauthorized", "namespace create", "watch by name", "token request"}
+	expected := []string{"create", "get", "secrets list", "table", "list", "deletecollection", "unauthorized", "namespace create", "watch by name", "token request",
+		"yaml apply", "scale update", "custom resource list"}
 	var events []event
 	seen := map[string]bool{}
 	waitFor(t, 10*time.Second, "the audit events", func() bool {
