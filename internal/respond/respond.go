@@ -5,6 +5,7 @@ package respond
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,16 +55,23 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 // only (kube-apiserver's own routes write no CBOR).
 func ErrorIn(w http.ResponseWriter, r *http.Request, err error, infos []runtime.SerializerInfo) {
 	status := Status(err)
+	if r.Context().Err() == context.DeadlineExceeded {
+		// The request's time ran out: kube-apiserver's timeout filter
+		// answers for the handler, whatever it then fails with.
+		status = Status(apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0))
+	}
 	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(status.Details.RetryAfterSeconds)))
 	}
 	info, negErr := codecs.NegotiateOutput(r, infos)
 	status.SetGroupVersionKind(StatusGVK)
-	audit.LogResponseObject(r.Context(), status, StatusGVK.GroupVersion(), codecs.Factory)
 	if negErr != nil {
+		// As kube's, an error the client accepts no representation of is
+		// written as JSON, and its audit event records no response.
 		writeRawJSON(w, status)
 		return
 	}
+	audit.LogResponseObject(r.Context(), status, StatusGVK.GroupVersion(), codecs.Factory)
 	serializer := info.Serializer
 	if info.PrettySerializer != nil && Pretty(r) {
 		serializer = info.PrettySerializer
