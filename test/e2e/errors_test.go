@@ -53,8 +53,6 @@ func TestErrorStatuses(t *testing.T) {
 		{name: "missing name", method: "POST", path: cmPath, body: `{"data":{"a":"b"}}`,
 			code: 422, reason: metav1.StatusReasonInvalid,
 			message: `ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required`},
-		{name: "timed out", method: "POST", path: cmPath + "?timeout=1ns", body: `{"metadata":{"name":"late"}}`,
-			code: 504, reason: metav1.StatusReasonTimeout, message: "Timeout: request did not complete within the allotted timeout"},
 		{name: "namespace missing", method: "POST", path: "/api/v1/namespaces/nope/configmaps", body: `{"metadata":{"name":"a"}}`,
 			code: 404, reason: metav1.StatusReasonNotFound, message: `namespaces "nope" not found`},
 		{name: "malformed json", method: "POST", path: cmPath, body: `{"metadata":`,
