@@ -185,10 +185,15 @@ func (e *evictor) budgetsOf(ctx context.Context, pod *corev1.Pod) ([]*policyv1.P
 // takeDisruption takes one of the disruptions the budget allows, noting
 // the pod among its disrupted pods, or refuses the eviction.
 func (e *evictor) takeDisruption(ctx context.Context, pod *corev1.Pod, budget *policyv1.PodDisruptionBudget, dry bool) error {
+	if dry {
+		// As kube's, a dry run checks the budget as read and writes
+		// nothing (no admission sees a status write).
+		return budgetAllows(budget)
+	}
 	store := e.p.Registry().Snapshot().Lookup(pdbsGVR)
 	// kube-apiserver writes the budget's status through its loopback
 	// client, whose writes are the manager kube-apiserver's.
-	_, err := e.p.Update(ctx, store, budget.Namespace, budget.Name, pipeline.Options{DryRun: dry, Subresource: "status", Manager: "kube-apiserver"},
+	_, err := e.p.Update(ctx, store, budget.Namespace, budget.Name, pipeline.Options{Subresource: "status", Manager: "kube-apiserver"},
 		func(obj runtime.Object) (runtime.Object, error) {
 			pdb := obj.(*policyv1.PodDisruptionBudget).DeepCopy()
 			if err := budgetAllows(pdb); err != nil {

@@ -195,16 +195,15 @@ func NegotiateInput(contentType string, infos []runtime.SerializerInfo) (runtime
 	if strings.TrimSpace(contentType) == "" {
 		return infos[0], nil
 	}
-	infos = slices.DeleteFunc(slices.Clone(infos), conversionOnly)
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err == nil {
 		for _, info := range infos {
-			if info.MediaType == mt {
+			if info.MediaType == mt && !conversionOnly(info) {
 				return info, nil
 			}
 		}
 	}
-	return runtime.SerializerInfo{}, UnsupportedMediaType(MediaTypes(infos))
+	return runtime.SerializerInfo{}, UnsupportedMediaType(MediaTypes(slices.DeleteFunc(slices.Clone(infos), conversionOnly)))
 }
 
 // StatusError is an error that carries the Status a client should see.

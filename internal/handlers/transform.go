@@ -36,7 +36,6 @@ const (
 	asTable            = "Table"
 	asPartial          = "PartialObjectMetadata"
 	asPartialList      = "PartialObjectMetadataList"
-	protobufMediaType  = runtime.ContentTypeProtobuf
 	metaGroup          = metav1.GroupName
 	defaultIncludeRows = metav1.IncludeMetadata
 )
@@ -52,7 +51,8 @@ func negotiateRead(r *http.Request, infos []runtime.SerializerInfo, verb string)
 		}
 		switch c.As {
 		case asTable:
-			return tables && mediaType != protobufMediaType
+			// In JSON or YAML only, as kube-apiserver prints them.
+			return tables && (mediaType == runtime.ContentTypeJSON || mediaType == runtime.ContentTypeYAML)
 		case asPartial:
 			return verb == "get" || verb == "watch" || verb == "list"
 		case asPartialList:
