@@ -449,38 +449,44 @@ func (s *Store) encode(obj runtime.Object) ([]byte, runtime.Object, error) {
 }
 
 // readBack is the answer to a write of obj, stored as stored at revision
-// rev: for an object of another version than the stored one, the stored
-// object read back as kube-apiserver reads it (the storage version's
-// defaults, then converted, and for a custom resource pruned), which
-// loses what the storage version does not keep and has what it defaults
-// (the scale-up rules of autoscaling/v2 in a v1 HorizontalPodAutoscaler's
-// behavior annotation); otherwise obj itself, without the empty lists and
-// maps that storage in protobuf does not keep.
+// rev: obj itself, without the empty lists and maps that storage in
+// protobuf does not keep; or, for an object of another version than the
+// stored one, the stored object read back (readBackConverted).
 func (s *Store) readBack(obj, stored runtime.Object, rev int64) (runtime.Object, error) {
-	if s.protobuf {
-		clearEmptyCollections(obj)
-	}
 	// Objects kept as another resource's (events.k8s.io Events as core
-	// ones) are answered as written.
+	// ones) would read back as written: core Events have no defaults and
+	// convert without loss.
 	if s.convert != nil && s.backend.StoredAs.Empty() {
-		storage := s.backend.Storage()
-		if _, custom := stored.(*unstructured.Unstructured); !custom {
-			storage.defaultStored(stored)
-			if s.protobuf {
-				clearEmptyCollections(stored)
-			}
-		} else if storage.schema != nil {
-			storage.schema.FromStorage(stored)
-		}
-		out, err := s.FromStorage(stored)
-		if err != nil {
+		var err error
+		if obj, err = s.readBackConverted(stored); err != nil {
 			return nil, err
 		}
-		obj = out
+	} else if s.protobuf {
+		clearEmptyCollections(obj)
 	}
 	m, _ := meta.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	return obj, nil
+}
+
+// readBackConverted is stored, an object of the storage version, read
+// back in this store's version as kube-apiserver reads it: the storage
+// version's defaults, then converted (a custom resource pruned), which
+// loses what the storage version does not keep and has what it defaults.
+// Among built-in kinds only HorizontalPodAutoscalers have a storage
+// version of their own: a v1 one's behavior annotation gets the scale-up
+// rules of autoscaling/v2.
+func (s *Store) readBackConverted(stored runtime.Object) (runtime.Object, error) {
+	storage := s.backend.Storage()
+	if _, custom := stored.(*unstructured.Unstructured); !custom {
+		storage.defaultStored(stored)
+		if storage.protobuf {
+			clearEmptyCollections(stored)
+		}
+	} else if storage.schema != nil {
+		storage.schema.FromStorage(stored)
+	}
+	return s.FromStorage(stored)
 }
 
 // Get reads one object at the current revision.

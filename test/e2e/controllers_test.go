@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -91,6 +92,14 @@ func TestAutoscalerWithoutMetrics(t *testing.T) {
 		if got := made.Annotations["autoscaling.alpha.kubernetes.io/behavior"]; !strings.Contains(got, `"ScaleUp":{"StabilizationWindowSeconds":0,"SelectPolicy":"Max"`) {
 			t.Errorf("a v1 autoscaler's behavior (dry run %v): %s", dryRun, got)
 		}
+	}
+	patched, err := cs.AutoscalingV1().HorizontalPodAutoscalers("default").Patch(ctx, "v1", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"autoscaling.alpha.kubernetes.io/behavior":"{\"ScaleDown\":{\"SelectPolicy\":\"Min\",\"Policies\":[{\"Type\":\"Pods\",\"Value\":1,\"PeriodSeconds\":60}]}}"}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := patched.Annotations["autoscaling.alpha.kubernetes.io/behavior"]; !strings.Contains(got, `"ScaleUp":{"StabilizationWindowSeconds":0,"SelectPolicy":"Max"`) {
+		t.Errorf("a v1 autoscaler's behavior patched in: %s", got)
 	}
 }
 
