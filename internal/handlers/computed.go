@@ -6,7 +6,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/audit"
 
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
@@ -47,7 +46,7 @@ func (a *API) computed(w http.ResponseWriter, r *http.Request, req *request.Info
 		writeError(w, r, err)
 		return
 	}
-	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), auditSerializer(out))
+	logResponse(r, out, gvk.GroupVersion())
 	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 

@@ -137,7 +137,7 @@ func (a *API) writeDeleted(w http.ResponseWriter, r *http.Request, store *regist
 		writeError(w, r, err)
 		return
 	}
-	audit.LogResponseObject(r.Context(), status, statusGVK.GroupVersion(), auditSerializer(status))
+	logResponse(r, status, statusGVK.GroupVersion())
 	writeEncoded(w, r, code, status, statusGVK, target.info)
 }
 

@@ -6,7 +6,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/audit"
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -133,7 +132,7 @@ func (a *API) writeList(w http.ResponseWriter, r *http.Request, store *registry.
 		writeError(w, r, err)
 		return
 	}
-	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), auditSerializer(out))
+	logResponse(r, out, gvk.GroupVersion())
 	writeEncoded(w, r, http.StatusOK, out, gvk, target.info)
 }
 

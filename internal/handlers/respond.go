@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
@@ -37,7 +38,7 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.O
 		writeError(w, r, err)
 		return
 	}
-	audit.LogResponseObject(r.Context(), obj, gvk.GroupVersion(), auditSerializer(obj))
+	logResponse(r, obj, gvk.GroupVersion())
 	writeEncoded(w, r, code, obj, gvk, info)
 }
 
@@ -61,7 +62,7 @@ func writeTransformed(w http.ResponseWriter, r *http.Request, code int, obj runt
 		writeError(w, r, err)
 		return
 	}
-	audit.LogResponseObject(r.Context(), out, gvk.GroupVersion(), auditSerializer(out))
+	logResponse(r, out, gvk.GroupVersion())
 	writeEncoded(w, r, code, out, gvk, target.info)
 }
 
@@ -73,7 +74,7 @@ func auditList(r *http.Request, store *registry.Store, items []runtime.Object, l
 		return
 	}
 	if list, err := listOf(store, items, listMeta); err == nil {
-		audit.LogResponseObject(r.Context(), list, store.Info.GroupVersionKind().GroupVersion(), auditSerializer(list))
+		logResponse(r, list, store.Info.GroupVersionKind().GroupVersion())
 	}
 }
 
@@ -102,8 +103,35 @@ func writeShared(w http.ResponseWriter, r *http.Request, store *registry.Store, 
 func auditObject(r *http.Request, store *registry.Store, obj runtime.Object) {
 	if auditsResponse(r) {
 		obj = obj.DeepCopyObject()
-		audit.LogResponseObject(r.Context(), obj, store.Info.GroupVersionKind().GroupVersion(), auditSerializer(obj))
+		logResponse(r, obj, store.Info.GroupVersionKind().GroupVersion())
 	}
+}
+
+// logResponse records obj, the answer of r, in the request's audit event
+// when its level records responses. A Table's rows carry their objects as
+// bytes: they go to the event decoded, so that the policy's
+// omitManagedFields drops their managed fields, as from kube's rows.
+func logResponse(r *http.Request, obj runtime.Object, gv schema.GroupVersion) {
+	if table, ok := obj.(*metav1.Table); ok && auditsResponse(r) {
+		obj = withDecodedRows(table)
+	}
+	audit.LogResponseObject(r.Context(), obj, gv, auditSerializer(obj))
+}
+
+// withDecodedRows is a copy of table whose rows hold their objects decoded.
+func withDecodedRows(table *metav1.Table) *metav1.Table {
+	out := *table
+	out.Rows = make([]metav1.TableRow, len(table.Rows))
+	for i, row := range table.Rows {
+		if row.Object.Object == nil && len(row.Object.Raw) > 0 {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(row.Object.Raw); err == nil {
+				row.Object = runtime.RawExtension{Object: u}
+			}
+		}
+		out.Rows[i] = row
+	}
+	return &out
 }
 
 // auditSerializer encodes obj for the request's audit event: the scheme's
