@@ -112,6 +112,12 @@ type served struct {
 	hidden   bool // not established yet: served, but not in discovery
 }
 
+// sameObjects tells whether want serves the objects have does, read the
+// same way: the same resource, spec and names.
+func (have served) sameObjects(want served) bool {
+	return have.resource == want.resource && reflect.DeepEqual(have.spec, want.spec) && reflect.DeepEqual(have.names, want.names)
+}
+
 // sync serves crd's resources once its names are accepted (or it is
 // established), as kube-apiserver's custom resource handler does, and
 // asks for it to be established once its names are accepted. Until it is
@@ -139,8 +145,7 @@ func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 		ending: !crd.DeletionTimestamp.IsZero() || apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating),
 		hidden: !established,
 	}
-	if have, ok := s.served[crd.Name]; ok && have.resource == want.resource && have.ending == want.ending &&
-		reflect.DeepEqual(have.spec, want.spec) && reflect.DeepEqual(have.names, want.names) {
+	if have, ok := s.served[crd.Name]; ok && have.sameObjects(want) && have.ending == want.ending {
 		if have.hidden != want.hidden {
 			s.cfg.Registry.SetHidden(want.resource, want.hidden)
 			s.served[crd.Name] = want
@@ -156,8 +161,7 @@ func (s *server) sync(crd *apiextensionsv1.CustomResourceDefinition) {
 	spec.Hidden = want.hidden
 	// A CRD that starts terminating keeps serving the same objects: its
 	// watchers stay to see them deleted.
-	if have, ok := s.served[crd.Name]; ok && have.resource == want.resource && !have.ending && want.ending &&
-		reflect.DeepEqual(have.spec, want.spec) && reflect.DeepEqual(have.names, want.names) {
+	if have, ok := s.served[crd.Name]; ok && have.sameObjects(want) && !have.ending && want.ending {
 		spec.KeepCache = true
 	}
 	if have, ok := s.served[crd.Name]; ok && have.resource != want.resource {

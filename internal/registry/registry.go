@@ -250,10 +250,7 @@ func (r *Registry) Put(specs ...Spec) error {
 		if err != nil {
 			return err
 		}
-		if prev := old.backends[b.GroupResource]; spec.KeepCache && prev != nil {
-			b.Cache, b.stop, b.sharedCache = prev.Cache, prev.stop, prev.sharedCache
-			kept[b.GroupResource] = true
-		}
+		kept[b.GroupResource] = spec.KeepCache && old.backends[b.GroupResource] != nil
 		added[b.GroupResource] = b
 		hide[b.GroupResource] = spec.Hidden
 	}
@@ -331,11 +328,16 @@ func (r *Registry) newBackend(spec Spec, served func(schema.GroupResource) *Back
 			store.protobuf = storageStore.protobuf
 		}
 	}
-	if owner := cacheOwner(spec, served); owner != nil {
+	owner := cacheOwner(spec, served)
+	switch prev := served(gr); {
+	case owner != nil:
 		// One cache of the shared objects, in the owner's kind, which
 		// this backend's stores convert from as they read.
 		b.Cache, b.sharedCache = owner.Cache, true
-	} else {
+	case spec.KeepCache && prev != nil:
+		// The cache runs on, stopped as this backend is.
+		b.Cache, b.stop, b.sharedCache = prev.Cache, prev.stop, prev.sharedCache
+	default:
 		opts := r.cacheOpts
 		opts.Resource = gr
 		if storageStore.Typed() {
