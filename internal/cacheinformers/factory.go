@@ -3,9 +3,12 @@
 // informer factory whose informers of the built-in types the caches hold
 // list and watch those caches directly and keep the cache's objects,
 // instead of having every object encoded for the loopback connection,
-// decoded again and held once more per informer. Everything else (other
-// types, and informers their users build themselves with InformerFor)
-// goes through the factory it wraps, over the loopback connection.
+// decoded again and held once more per informer. Those informers are
+// this package's (informer.go): client-go's behaviour for their handlers,
+// without the goroutines client-go's machinery keeps per informer and per
+// handler. Everything else (other types, and informers their users build
+// themselves with InformerFor) goes through the factory it wraps, over
+// the loopback connection.
 //
 // An informer's objects are the cache's: nobody may change them, as
 // nobody may change an informer's objects anyway.
@@ -102,9 +105,7 @@ func (f *Factory) InformerWithOptions(obj runtime.Object, opts internalinterface
 	created := false
 	informer := f.SharedInformerFactory.InformerFor(obj, func(_ kubernetes.Interface, resync time.Duration) toolscache.SharedIndexInformer {
 		created = true
-		return toolscache.NewSharedIndexInformerWithOptions(lw, obj, toolscache.SharedIndexInformerOptions{
-			ResyncPeriod: resync, Indexers: opts.Indexers, Identifier: opts.InformerName.WithResource(lw.gvr()),
-		})
+		return newInformer(lw, obj, resync, opts.Indexers)
 	})
 	if created {
 		// The factory's transform swaps a decoded object for the cache's;

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -49,14 +48,6 @@ func newListWatch(reg *registry.Registry, obj runtime.Object, tweak func(*metav1
 		return nil
 	}
 	return &listWatch{reg: reg, typ: typ, tweak: tweak}
-}
-
-// gvr names the resource in the informer's metrics.
-func (lw *listWatch) gvr() schema.GroupVersionResource {
-	if b := lw.reg.Snapshot().Holding(lw.typ); b != nil {
-		return b.Storage().Info.GroupVersionResource()
-	}
-	return schema.GroupVersionResource{}
 }
 
 // filter is the cache filter of the options, tweaked.
