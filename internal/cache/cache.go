@@ -712,19 +712,65 @@ func (c *Cache) Revision() int64 {
 	return c.rev
 }
 
-// WaitReady blocks until the index has been built once.
+// WaitReady blocks until the index has been built once, or the cache
+// stops before it is (an ErrUnready), or ctx ends: what the server's
+// start waits for.
 func (c *Cache) WaitReady(ctx context.Context) error {
 	if c.Ready() {
 		// Whatever ctx says: a watch whose deadline passed while it waited
 		// for a revision still starts, and ends at once, as kube-apiserver's.
 		return nil
 	}
+	return c.waitReady(ctx, nil)
+}
+
+// readyWait is how long a request waits for an index still being built
+// (a new custom resource's, built in milliseconds) before it is told to
+// come back.
+const readyWait = 3 * time.Second
+
+// WaitServing is WaitReady for a request: kube-apiserver answers a
+// request to a cache not yet built with 429 at once (KEP-4568), so that
+// it holds no seat of priority and fairness; kapi's caches of a new
+// resource are built within milliseconds, so a request waits for up to
+// readyWait first. A cache that stops unbuilt (its resource changed
+// again, or went) ends the wait too: its requests come back to its
+// successor.
+func (c *Cache) WaitServing(ctx context.Context) error {
+	if c.Ready() {
+		return nil
+	}
+	timer := c.opts.Clock.NewTimer(readyWait)
+	defer timer.Stop()
+	return c.waitReady(ctx, timer.C())
+}
+
+func (c *Cache) waitReady(ctx context.Context, deadline <-chan time.Time) error {
 	select {
 	case <-c.ready:
 		return nil
+	case <-c.done:
+		if c.Ready() {
+			return nil
+		}
+		return &ErrUnready{Stopped: true}
+	case <-deadline:
+		return &ErrUnready{}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// ErrUnready means a request found the cache not yet built, or stopped
+// before it was: kube-apiserver's answer is 429 with Retry-After, which
+// clients retry.
+type ErrUnready struct{ Stopped bool }
+
+func (e *ErrUnready) Error() string {
+	if e.Stopped {
+		return "apiserver cacher is stopped"
+	}
+	return "storage is (re)initializing"
 }
 
 // Ready reports whether the index has been built once.
@@ -747,7 +793,7 @@ func (e *ErrTooLarge) Error() string {
 // waitFor blocks until the index is current at rev or later, asking the
 // storage watch for progress so that a quiet resource catches up too.
 func (c *Cache) waitFor(ctx context.Context, rev int64, timeout time.Duration) error {
-	if err := c.WaitReady(ctx); err != nil {
+	if err := c.WaitServing(ctx); err != nil {
 		return err
 	}
 	deadline := c.opts.Clock.NewTimer(timeout)

@@ -16,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kapi-dev/kapi/internal/storage"
+	"github.com/kapi-dev/kapi/internal/storage/pebble"
 )
 
 // TestBookmarksFollowTheClock: a watcher that asked for bookmarks gets one
@@ -552,4 +553,70 @@ func TestReplacedObjectsLetGoOfEncodings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("deleted", 2*len("encoded"))
+}
+
+// TestRequestsDoNotWaitForAnUnbuiltCacheForever: a request to a cache not
+// yet built waits up to three seconds on the cache's clock, then gets
+// ErrUnready (kube-apiserver's 429 "storage is (re)initializing"); one
+// waiting when the cache stops unbuilt (replaced, as when a CRD changes
+// again at once) is told so at once. Before, both waited for as long as
+// the client did, a watch holding its seat of priority and fairness.
+func TestRequestsDoNotWaitForAnUnbuiltCacheForever(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	s, err := pebble.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c := New(s, prefix, decodeConfigMap, Options{Clock: fc}) // never run: never built
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := c.WatchFrom(context.Background(), 1, Filter{Prefix: prefix}, false)
+		done <- err
+	}()
+	giveUp := time.Now().Add(10 * time.Second)
+	for !fc.HasWaiters() {
+		if time.Now().After(giveUp) {
+			t.Fatal("the wait set no timer on the cache's clock")
+		}
+		runtime.Gosched()
+	}
+	fc.Step(3 * time.Second)
+	select {
+	case err := <-done:
+		if unready, ok := err.(*ErrUnready); !ok || unready.Stopped {
+			t.Fatalf("got %v, want ErrUnready", err)
+		}
+		if status := apiStatusOf(t, err); status.Code != 429 || status.Message != "storage is (re)initializing" || status.Details.RetryAfterSeconds != 1 {
+			t.Errorf("answered %d %q retry after %d", status.Code, status.Message, status.Details.RetryAfterSeconds)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wait did not end when the clock passed three seconds")
+	}
+
+	stopping := New(s, prefix, decodeConfigMap, Options{Clock: fc})
+	go func() { done <- stopping.WaitServing(context.Background()) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	stopping.Run(ctx) // stops at once, unbuilt
+	select {
+	case err := <-done:
+		if unready, ok := err.(*ErrUnready); !ok || !unready.Stopped {
+			t.Fatalf("got %v, want ErrUnready of a stopped cache", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a request waiting for a cache that stopped unbuilt still waits")
+	}
+	if err := stopping.WaitReady(context.Background()); err == nil {
+		t.Error("the server's start waits for a cache that stopped unbuilt as if built")
+	}
+}
+
+func apiStatusOf(t *testing.T, err error) metav1.Status {
+	t.Helper()
+	status, ok := APIError(err).(interface{ Status() metav1.Status })
+	if !ok {
+		t.Fatalf("%v is no API status", APIError(err))
+	}
+	return status.Status()
 }

@@ -28,6 +28,8 @@ func APIError(err error) error {
 		return status
 	case *ErrExpired:
 		return apierrors.NewResourceExpired(e.Error())
+	case *ErrUnready:
+		return apierrors.NewTooManyRequests(e.Error(), 1)
 	case *ErrCorrupt:
 		return e.status()
 	}

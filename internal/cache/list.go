@@ -75,7 +75,7 @@ const (
 
 // List serves one page.
 func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) {
-	if err := c.WaitReady(ctx); err != nil {
+	if err := c.WaitServing(ctx); err != nil {
 		return nil, err
 	}
 	start := ""

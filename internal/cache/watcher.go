@@ -209,7 +209,7 @@ func (w *Watcher) push(d Delivery) {
 // bookmarks, ctx's deadline is taken as the watch's, for the bookmark that
 // comes before it.
 func (c *Cache) WatchFrom(ctx context.Context, rev int64, filter Filter, bookmarks bool) (*Watcher, []Delivery, error) {
-	if err := c.WaitReady(ctx); err != nil {
+	if err := c.WaitServing(ctx); err != nil {
 		return nil, nil, err
 	}
 	c.mu.Lock()
@@ -294,7 +294,7 @@ func (c *Cache) readAt(ctx context.Context, key string, rev, asRev int64) (runti
 // synthetic ADDED events that start it. Its deadline is ctx's, as for
 // WatchFrom.
 func (c *Cache) WatchWithState(ctx context.Context, filter Filter, bookmarks bool) (*Watcher, []runtime.Object, []*Encodings, int64, error) {
-	if err := c.WaitReady(ctx); err != nil {
+	if err := c.WaitServing(ctx); err != nil {
 		return nil, nil, nil, 0, err
 	}
 	c.mu.Lock()

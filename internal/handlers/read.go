@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,11 +65,18 @@ func (a *API) getAt(r *http.Request, req *request.Info, store *registry.Store, r
 		return nil, nil, err
 	}
 	if rev > 0 {
-		if err := c.WaitNotOlderThan(r.Context(), rev); err != nil {
-			return nil, nil, cacheError(err)
-		}
-	} else if err := c.WaitReady(r.Context()); err != nil {
-		return nil, nil, err
+		err = c.WaitNotOlderThan(r.Context(), rev)
+	} else {
+		err = c.WaitServing(r.Context())
+	}
+	if unready := (*cache.ErrUnready)(nil); errors.As(err, &unready) {
+		// As kube-apiserver's: a get finding the cache unbuilt reads
+		// storage.
+		obj, err := store.Get(r.Context(), req.Namespace, req.Name)
+		return obj, nil, err
+	}
+	if err != nil {
+		return nil, nil, cacheError(err)
 	}
 	obj, enc := c.GetEncoded(key)
 	if obj == nil {

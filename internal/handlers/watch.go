@@ -315,6 +315,12 @@ func (a *API) watch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		watcher, backlog, err = c.WatchFrom(ctx, rev, filter, opts.AllowWatchBookmarks)
 	}
 
+	if unready := (*cache.ErrUnready)(nil); errors.As(err, &unready) {
+		// As kube-apiserver's: a watch of a cache not built is refused
+		// before it starts, with a 429 its client retries.
+		writeError(w, r, cacheError(err))
+		return
+	}
 	run := &watchRun{
 		store: store, target: target, info: info, opts: opts, err: err,
 		watcher: watcher, initial: initial, initialEnc: initialEnc, backlog: backlog,
@@ -505,7 +511,7 @@ func waitForStart(ctx context.Context, c *cache.Cache, rv string, rev int64, ini
 		return c.WaitNotOlderThan(ctx, rev)
 	case rv == "0":
 		// Any version, from the cache's once it is built (a new CRD's).
-		return c.WaitReady(ctx)
+		return c.WaitServing(ctx)
 	}
 	return nil
 }

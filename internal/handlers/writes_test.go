@@ -294,3 +294,52 @@ func TestRequestBodyLimit(t *testing.T) {
 		t.Errorf("undeclared length within the limit: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestUnbuiltCachesAnswerAsKubeApiserver: a server whose watch caches are
+// not built (here they stopped before they were, as a CRD's replaced at
+// once) refuses watches and lists with 429 and a Retry-After its clients
+// honour, and reads a get from storage, as kube-apiserver does with a
+// cacher not ready; none waits for as long as the client would.
+func TestUnbuiltCachesAnswerAsKubeApiserver(t *testing.T) {
+	s, err := pebble.OpenInMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	built := newTestAPI(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	built.reg.Run(ctx)
+	t.Cleanup(func() { cancel(); built.reg.Wait() })
+	if err := built.reg.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	do(t, built, "POST", "/api/v1/namespaces", `{"metadata":{"name":"default"}}`, http.StatusCreated)
+	do(t, built, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"a"}}`, http.StatusCreated)
+
+	unbuilt := newTestAPI(t, s)
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	unbuilt.reg.Run(stopped)
+	unbuilt.reg.Wait()
+	for _, path := range []string{
+		"/api/v1/namespaces/default/configmaps?watch=1",
+		"/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0",
+		"/api/v1/namespaces/default/configmaps",
+		"/api/v1/namespaces/default/configmaps?resourceVersion=0",
+	} {
+		req := httptest.NewRequest("GET", path, nil)
+		rec := httptest.NewRecorder()
+		unbuilt.ServeHTTP(rec, req)
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" || !strings.Contains(rec.Body.String(), "apiserver cacher is stopped") {
+			t.Errorf("GET %s: %d, Retry-After %q: %s", path, rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+		}
+	}
+	for _, path := range []string{
+		"/api/v1/namespaces/default/configmaps/a?resourceVersion=0",
+		"/api/v1/namespaces/default/configmaps/a",
+	} {
+		if body := do(t, unbuilt, "GET", path, "", http.StatusOK); !strings.Contains(string(body), `"name":"a"`) {
+			t.Errorf("GET %s: %s", path, body)
+		}
+	}
+}

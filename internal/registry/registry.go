@@ -3,8 +3,8 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"k8s.io/apiserver/pkg/endpoints/discovery"
 	"maps"
 	"reflect"
 	"slices"
@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/endpoints/discovery"
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/codecs"
@@ -464,9 +465,21 @@ func (b *Backend) start(ctx context.Context, running *sync.WaitGroup) {
 // Run has ended.
 func (r *Registry) Wait() { r.caches.Wait() }
 
-// WaitReady blocks until every backend's watch cache has been built.
+// WaitReady blocks until every backend's watch cache has been built. A
+// cache that stopped unbuilt was replaced, if the registry changed since:
+// the newer snapshot's are waited for instead.
 func (r *Registry) WaitReady(ctx context.Context) error {
-	for _, b := range r.Snapshot().backends {
+	for {
+		snap := r.Snapshot()
+		err := snap.waitReady(ctx)
+		if unready := (*cache.ErrUnready)(nil); !errors.As(err, &unready) || r.Snapshot() == snap {
+			return err
+		}
+	}
+}
+
+func (s *Snapshot) waitReady(ctx context.Context) error {
+	for _, b := range s.backends {
 		if err := b.Cache.WaitReady(ctx); err != nil {
 			return err
 		}
