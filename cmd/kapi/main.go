@@ -107,9 +107,10 @@ func main() {
 		os.Exit(2)
 	}
 
-	logger := logging.New(os.Stderr, *verbosity)
+	logVerbosity := logging.NewVerbosity(*verbosity)
+	logger := logging.NewVariable(os.Stderr, logVerbosity)
 	slog.SetDefault(logger) // what logs through the log package or slog's default logger
-	if err := logging.RouteKlog(logger, *verbosity); err != nil {
+	if err := logging.RouteKlog(logger, logVerbosity); err != nil {
 		fmt.Fprintf(os.Stderr, "--v: %v\n", err)
 		os.Exit(2)
 	}
@@ -124,7 +125,7 @@ func main() {
 	go memory.ReleaseFree(ctx, 10*time.Second, 64<<20)
 
 	srv, err := server.Start(ctx, server.Config{
-		DataDir: *dataDir, PKIDir: *pkiDir, Listen: *listen, Logger: logger, SharedStorage: *storageName == "etcd",
+		DataDir: *dataDir, PKIDir: *pkiDir, Listen: *listen, Logger: logger, Verbosity: logVerbosity, SharedStorage: *storageName == "etcd",
 		HistoryWindow: *window, EventTTL: *eventTTL, MinRequestTimeout: *minTimeout, MaxWatches: *maxWatches, BookmarkInterval: *bookmarks,
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise, SimulatedNodes: *simulatedNodes,
 		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,

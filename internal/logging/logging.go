@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"sync"
 
 	"k8s.io/klog/v2"
 )
@@ -32,21 +33,68 @@ import (
 // records of level -verbosity and above: logr's V(n) lines for n up to
 // verbosity.
 func New(w io.Writer, verbosity int) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: Level(verbosity)}))
+	return NewVariable(w, NewVerbosity(verbosity))
+}
+
+// NewVariable is New with a verbosity that may change while the logger
+// is in use.
+func NewVariable(w io.Writer, verbosity *Verbosity) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: &verbosity.level}))
 }
 
 // Level is the slog level that logr's V(verbosity) lines have.
 func Level(verbosity int) slog.Level { return slog.Level(-verbosity) }
 
-// RouteKlog sends the lines of klog's global logger to logger and sets
-// klog's own verbosity, which klog.V checks before logging, to verbosity.
-// It changes the whole process's klog: call it once, from main.
-func RouteKlog(logger *slog.Logger, verbosity int) error {
+// Verbosity is a log's --v, which kube-apiserver lets an administrator
+// change while it runs (PUT /debug/flags/v): the loggers made with it
+// show V(n) lines up to its current value, and klog, once RouteKlog made
+// it follow, checks the same value.
+type Verbosity struct {
+	level slog.LevelVar
+
+	mu   sync.Mutex
+	klog *flag.FlagSet // klog's flags, once it follows
+}
+
+func NewVerbosity(verbosity int) *Verbosity {
+	v := &Verbosity{}
+	v.level.Set(Level(verbosity))
+	return v
+}
+
+// Set sets the verbosity from text, a number, and says so, in the words
+// of kube-apiserver's handler of /debug/flags/v (component-base's
+// GlogSetter).
+func (v *Verbosity) Set(text string) (string, error) {
+	n, err := strconv.ParseUint(text, 10, 32)
+	if err != nil {
+		return "", err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.klog != nil {
+		if err := v.klog.Set("v", text); err != nil {
+			return "", fmt.Errorf("failed set klog.logging.verbosity %s: %v", text, err)
+		}
+	}
+	v.level.Set(Level(int(n)))
+	return fmt.Sprintf("successfully set klog.logging.verbosity to %s", text), nil
+}
+
+// RouteKlog sends the lines of klog's global logger to logger and has
+// klog's own verbosity, which klog.V checks before logging, follow
+// verbosity. It changes the whole process's klog: call it once, from
+// main.
+func RouteKlog(logger *slog.Logger, verbosity *Verbosity) error {
 	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(flags)
-	if err := flags.Set("v", strconv.Itoa(verbosity)); err != nil {
-		return fmt.Errorf("klog verbosity %d: %w", verbosity, err)
+	verbosity.mu.Lock()
+	defer verbosity.mu.Unlock()
+	current := strconv.Itoa(int(-verbosity.level.Level()))
+	if err := flags.Set("v", current); err != nil {
+		return fmt.Errorf("klog verbosity %s: %w", current, err)
 	}
+	verbosity.klog = flags
 	klog.SetSlogLogger(logger)
 	return nil
 }

@@ -1,6 +1,7 @@
 package logging
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -61,7 +62,7 @@ func TestVerbosity(t *testing.T) {
 func TestRouteKlog(t *testing.T) {
 	out := &syncBuilder{}
 	// The handler would show V(3); klog's own verbosity, 2, must not.
-	if err := RouteKlog(New(out, 3), 2); err != nil {
+	if err := RouteKlog(New(out, 3), NewVerbosity(2)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -124,4 +125,48 @@ func (s *syncBuilder) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestVerbosityChangesWhileRunning: setting the verbosity (what PUT
+// /debug/flags/v does) changes what both the slog logger and klog show,
+// and answers in kube's words; text that is no number changes nothing.
+func TestVerbosityChangesWhileRunning(t *testing.T) {
+	out := &syncBuilder{}
+	verbosity := NewVerbosity(1)
+	logger := NewVariable(out, verbosity)
+	if err := RouteKlog(logger, verbosity); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		klog.ClearLogger()
+		flags := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(flags)
+		flags.Set("v", "0")
+	})
+	klog.V(4).InfoS("klog before")
+	logger.Log(context.Background(), Level(4), "slog before")
+	said, err := verbosity.Set("4")
+	if err != nil || said != "successfully set klog.logging.verbosity to 4" {
+		t.Fatalf("Set(4): %q, %v", said, err)
+	}
+	klog.V(4).InfoS("klog after")
+	logger.Log(context.Background(), Level(4), "slog after")
+	for _, bad := range []string{"x", "-1", "4\n"} {
+		if _, err := verbosity.Set(bad); err == nil {
+			t.Errorf("Set(%q) was taken", bad)
+		}
+	}
+	klog.V(4).InfoS("klog still")
+	klog.Flush()
+	got := out.String()
+	for _, line := range []string{`msg="klog before"`, `msg="slog before"`} {
+		if hasMsg(got, line) {
+			t.Errorf("%q shown at verbosity 1:\n%s", line, got)
+		}
+	}
+	for _, line := range []string{`msg="klog after"`, `msg="slog after"`, `msg="klog still"`} {
+		if !hasMsg(got, line) {
+			t.Errorf("%q not shown at verbosity 4:\n%s", line, got)
+		}
+	}
 }

@@ -36,6 +36,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/server/flagz"
+	apiservermux "k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/apiserver/pkg/server/routes"
 	"k8s.io/apiserver/pkg/server/statusz"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -93,6 +94,9 @@ type Config struct {
 	// Logger is where the server and its controllers log (default: slog's
 	// text format on standard error, at level Info).
 	Logger *slog.Logger
+	// Verbosity, when given, is the Logger's, which PUT /debug/flags/v
+	// changes as kube-apiserver's does (default: the default Logger's).
+	Verbosity *logging.Verbosity
 	// HistoryWindow is how long past revisions stay readable and
 	// watchable (default 5 minutes).
 	HistoryWindow time.Duration
@@ -280,7 +284,8 @@ var bootstrapNamespaces = []string{
 // server accepts requests. A start that fails leaves nothing running.
 func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.Logger == nil {
-		cfg.Logger = logging.New(os.Stderr, 0)
+		cfg.Verbosity = logging.NewVerbosity(0)
+		cfg.Logger = logging.NewVariable(os.Stderr, cfg.Verbosity)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -799,6 +804,9 @@ func (s *Server) routes(api http.Handler, ver version.Info, fairness *flowcontro
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	fairness.InstallDebug(mux)
+	if s.cfg.Verbosity != nil {
+		installDebugFlags(mux, s.cfg.Verbosity)
+	}
 	// With a trailing slash too, as kube-apiserver answers them (the
 	// Python client asks so).
 	for _, path := range []string{satoken.OpenIDConfigPath, satoken.JWKSPath} {
@@ -933,4 +941,14 @@ func objectCounts(reg *registry.Registry) flowcontrol.ObjectCounts {
 		}
 		return int64(b.Cache.Len()), true
 	}
+}
+
+// installDebugFlags serves kube-apiserver's /debug/flags: its index, and
+// /debug/flags/v, whose PUT sets the log's verbosity (k8s.io/apiserver's
+// own handlers).
+func installDebugFlags(m *http.ServeMux, verbosity *logging.Verbosity) {
+	flags := apiservermux.NewPathRecorderMux("debug-flags")
+	routes.DebugFlags{}.Install(flags, "v", routes.StringFlagPutHandler(verbosity.Set))
+	m.Handle("/debug/flags", flags)
+	m.Handle("/debug/flags/", flags)
 }

@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // slogRecord is a line of log/slog's text format.
@@ -50,6 +53,22 @@ func TestLogging(t *testing.T) {
 		}
 		if strings.Contains(log, "level=DEBUG") {
 			t.Errorf("lines below V(0) at the default verbosity:\n%s", log)
+		}
+	})
+
+	// PUT /debug/flags/v changes the verbosity while kapi runs, as
+	// kube-apiserver's: its controllers' V(4) lines show from then on.
+	t.Run("debug flags", func(t *testing.T) {
+		k := startKapi(t, onlyLifecycleControllers, "--storage=memory")
+		ctx := context.Background()
+		said, err := k.clientset().CoreV1().RESTClient().Put().AbsPath("/debug/flags/v").Body([]byte("4")).DoRaw(ctx)
+		if err != nil || strings.TrimSpace(string(said)) != "successfully set klog.logging.verbosity to 4" {
+			t.Fatalf("PUT /debug/flags/v: %q, %v", said, err)
+		}
+		k.mustKubectl("create", "namespace", "verbose")
+		waitForLog(t, k, `level=DEBUG msg="Finished syncing namespace" namespace=verbose`)
+		if _, err := k.clientset().CoreV1().RESTClient().Put().AbsPath("/debug/flags/v").Body([]byte("four")).DoRaw(ctx); !apierrors.IsBadRequest(err) {
+			t.Errorf("PUT /debug/flags/v of no number: %v, want 400", err)
 		}
 	})
 
