@@ -37,9 +37,15 @@ type handler struct {
 	h       toolscache.ResourceEventHandler
 	tracker *synctrack.SingleFileTracker
 
-	// resync and nextResync are the informer's, under its lock.
-	resync     time.Duration
-	nextResync time.Time
+	// The handler's resync (resync.go), under the informer's lock:
+	// the period asked for and the one given, when it is next due, and
+	// whether it is resyncing.
+	requested, resync time.Duration
+	nextResync        time.Time
+	syncing           bool
+
+	// delivering is the informer's count of handlers' goroutines.
+	delivering *sync.WaitGroup
 
 	mu       sync.Mutex
 	queue    []notification
@@ -49,12 +55,15 @@ type handler struct {
 	finished chan struct{} // closed once removed and no longer delivering
 }
 
-func newHandler(h toolscache.ResourceEventHandler, resync time.Duration, upstream toolscache.DoneChecker) *handler {
+func newHandler(h toolscache.ResourceEventHandler, requested, resync time.Duration, upstream toolscache.DoneChecker, delivering *sync.WaitGroup) *handler {
 	return &handler{
 		h:          h,
 		tracker:    synctrack.NewSingleFileTracker(upstream.Name() + " + event handler"),
+		requested:  requested,
 		resync:     resync,
 		nextResync: time.Now().Add(resync),
+		syncing:    true,
+		delivering: delivering,
 		finished:   make(chan struct{}),
 	}
 }
@@ -72,7 +81,10 @@ func (h *handler) notify(n notification) {
 	}
 	h.queue = append(h.queue, n)
 	start := !h.running
-	h.running = true
+	if start {
+		h.running = true
+		h.delivering.Add(1)
+	}
 	h.mu.Unlock()
 	if start {
 		go h.deliver()
@@ -82,6 +94,7 @@ func (h *handler) notify(n notification) {
 // deliver hands the queued notifications to the handler until none is
 // left or the handler is removed.
 func (h *handler) deliver() {
+	defer h.delivering.Done()
 	for {
 		batch := h.take()
 		if batch == nil {

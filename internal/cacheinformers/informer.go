@@ -25,10 +25,6 @@ import (
 // follow a cache it could not (no cache holds its type for a moment).
 const retryAfter = time.Second
 
-// minimumResync is the shortest resync period a handler gets, as
-// client-go's.
-const minimumResync = time.Second
-
 // informer is a SharedIndexInformer that follows a watch cache in
 // process, with the behaviour client-go's shared informer gives its
 // handlers (the indexer, notifications in order per handler, the initial
@@ -49,14 +45,18 @@ type informer struct {
 	resync    time.Duration // the handlers' default
 	mutations toolscache.MutationDetector
 	synced    chan struct{} // closed once the first list is in the indexer
-	// wake tells Run that a handler's resync came due sooner.
-	wake chan struct{}
+	// delivering counts the handlers' goroutines: Run returns once they
+	// are done, as client-go's waits for its handlers.
+	delivering sync.WaitGroup
 
 	// mu orders every change of the indexer with the notifications it
 	// makes, so that a handler that joins while events flow gets the
 	// indexer's items as of one moment and every event after it.
-	mu                sync.Mutex
-	handlers          []*handler
+	mu       sync.Mutex
+	handlers []*handler
+	// resyncCheck is how often the handlers' resyncs are looked at
+	// (resync.go); fixed once the informer runs.
+	resyncCheck       time.Duration
 	started, stopped  bool
 	transform         toolscache.TransformFunc
 	watchErrorHandler toolscache.WatchErrorHandlerWithContext
@@ -65,11 +65,10 @@ type informer struct {
 
 func newInformer(lw *listWatch, objType runtime.Object, resync time.Duration, indexers toolscache.Indexers) *informer {
 	return &informer{
-		lw: lw, objType: objType, resync: resync,
+		lw: lw, objType: objType, resync: resync, resyncCheck: resync,
 		indexer:   toolscache.NewIndexer(toolscache.DeletionHandlingMetaNamespaceKeyFunc, indexers),
 		mutations: toolscache.NewCacheMutationDetector(fmt.Sprintf("%T", objType)),
 		synced:    make(chan struct{}),
-		wake:      make(chan struct{}, 1),
 	}
 }
 
@@ -131,15 +130,17 @@ func (inf *informer) start() bool {
 	return true
 }
 
-// stop takes no more handlers and ends the handlers' deliveries.
+// stop takes no more handlers, ends the handlers' deliveries and waits
+// for the calls under way.
 func (inf *informer) stop() {
 	inf.mu.Lock()
-	defer inf.mu.Unlock()
 	inf.stopped = true
 	for _, h := range inf.handlers {
 		h.remove()
 	}
 	inf.handlers = nil
+	inf.mu.Unlock()
+	inf.delivering.Wait()
 }
 
 func (inf *informer) watchFailed(ctx context.Context, err error) {
@@ -147,7 +148,9 @@ func (inf *informer) watchFailed(ctx context.Context, err error) {
 	handle := inf.watchErrorHandler
 	inf.mu.Unlock()
 	if handle != nil {
-		handle(ctx, nil, err)
+		// Handlers expect the reflector that failed: one that never runs
+		// names it.
+		handle(ctx, toolscache.NewNamedReflector(fmt.Sprintf("%T", inf.objType), inf.lw, inf.objType, inf.indexer, 0), err)
 		return
 	}
 	utilruntime.HandleErrorWithContext(ctx, err, "Following the watch cache failed", "type", fmt.Sprintf("%T", inf.objType))
@@ -166,7 +169,7 @@ func (inf *informer) follow(ctx context.Context, rev *int64) (*cache.Watcher, er
 		return nil, err
 	}
 	if *rev > 0 {
-		watcher, backlog, err := b.Cache.WatchFrom(ctx, *rev, filter, false)
+		watcher, backlog, err := b.Cache.WatchFrom(ctx, *rev, filter, true)
 		var expired *cache.ErrExpired
 		switch {
 		case err == nil:
@@ -179,7 +182,7 @@ func (inf *informer) follow(ctx context.Context, rev *int64) (*cache.Watcher, er
 	if err := b.Cache.WaitFresh(ctx); err != nil {
 		return nil, err
 	}
-	watcher, state, _, stateRev, err := b.Cache.WatchWithState(ctx, filter, false)
+	watcher, state, _, stateRev, err := b.Cache.WatchWithState(ctx, filter, true)
 	if err != nil {
 		return nil, err
 	}
@@ -189,15 +192,18 @@ func (inf *informer) follow(ctx context.Context, rev *int64) (*cache.Watcher, er
 }
 
 // consume applies the watcher's events until it ends (the cache ended it,
-// or rebuilt itself) or ctx does, and runs the handlers' resyncs as they
-// come due.
+// or rebuilt itself) or ctx does, and checks the handlers' resyncs every
+// resyncCheck.
 func (inf *informer) consume(ctx context.Context, watcher *cache.Watcher, rev *int64) {
 	defer watcher.Stop()
-	resync := time.NewTimer(time.Hour)
-	defer resync.Stop()
+	var resync <-chan time.Time
+	if period := inf.resyncCheckPeriod(); period > 0 {
+		ticker := time.NewTicker(period)
+		defer ticker.Stop()
+		resync = ticker.C
+	}
 	var batch []cache.Delivery
 	for {
-		inf.scheduleResync(resync)
 		select {
 		case <-watcher.Ready():
 			batch = watcher.Take(batch)
@@ -206,9 +212,8 @@ func (inf *informer) consume(ctx context.Context, watcher *cache.Watcher, rev *i
 			if watcher.Ended() {
 				return
 			}
-		case <-resync.C:
+		case <-resync:
 			inf.resyncDue()
-		case <-inf.wake:
 		case <-ctx.Done():
 			return
 		}
@@ -225,7 +230,11 @@ func (inf *informer) apply(deliveries []cache.Delivery, rev *int64) {
 	defer inf.mu.Unlock()
 	for _, d := range deliveries {
 		if d.Bookmark > 0 {
+			// The store's version moves on with the cache's, as with a
+			// reflector's bookmarks: the storage version migrator waits
+			// for the garbage collector's informers to pass a version.
 			*rev = d.Bookmark
+			inf.indexer.Bookmark(strconv.FormatInt(*rev, 10))
 			continue
 		}
 		*rev = d.Event.Rev
@@ -266,15 +275,18 @@ func (inf *informer) applyOne(typ watch.EventType, obj runtime.Object) {
 	inf.notifyAll(notification{new: item, kind: added})
 }
 
-// replace makes the indexer hold state, as of rev, as client-go's informer
-// handles a list: on the first, every object is an add in the initial
-// list; on a later one, an object that changed is an update, one that is
-// new an add, and one gone a deletion whose final state is unknown.
+// replace makes the indexer hold state, as of rev, then tells the
+// handlers, as client-go's informer handles a list: on the first, every
+// object is an add in the initial list; on a later one, the objects gone
+// first, as deletions whose final state is unknown, then each object in
+// the list, new ones as adds, the others as updates (an unchanged one,
+// as a resync's, only to the handlers resyncing).
 func (inf *informer) replace(state []runtime.Object, rev int64) {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
 	first := !inf.hasSynced()
 	items := make([]any, 0, len(state))
+	changes := make([]notification, 0, len(state))
 	seen := sets.New[string]()
 	for _, obj := range state {
 		item, ok := inf.transformed(obj)
@@ -289,25 +301,34 @@ func (inf *informer) replace(state []runtime.Object, rev int64) {
 		items = append(items, item)
 		seen.Insert(key)
 		inf.mutations.AddObject(item)
-		old, exists, _ := inf.indexer.GetByKey(key)
-		switch {
-		case !exists:
-			inf.notifyAll(notification{new: item, kind: added, initial: first})
-		case resourceVersion(old) != resourceVersion(item):
-			inf.notifyAll(notification{old: old, new: item, kind: updated})
+		if old, exists, _ := inf.indexer.GetByKey(key); exists {
+			changes = append(changes, notification{old: old, new: item, kind: updated})
+		} else {
+			changes = append(changes, notification{new: item, kind: added, initial: first})
 		}
 	}
+	var gone []notification
 	for _, key := range inf.indexer.ListKeys() {
 		if seen.Has(key) {
 			continue
 		}
 		if old, exists, _ := inf.indexer.GetByKey(key); exists {
-			inf.notifyAll(notification{old: toolscache.DeletedFinalStateUnknown{Key: key, Obj: old}, kind: deleted})
+			gone = append(gone, notification{old: toolscache.DeletedFinalStateUnknown{Key: key, Obj: old}, kind: deleted})
 		}
 	}
 	inf.lastRV = strconv.FormatInt(rev, 10)
 	if err := inf.indexer.Replace(items, inf.lastRV); err != nil {
 		utilruntime.HandleError(err)
+	}
+	for _, n := range gone {
+		inf.notifyAll(n)
+	}
+	for _, n := range changes {
+		if n.kind == updated && resourceVersion(n.old) == resourceVersion(n.new) {
+			inf.notifySyncing(n)
+			continue
+		}
+		inf.notifyAll(n)
 	}
 	if first {
 		close(inf.synced)
@@ -345,46 +366,6 @@ func (inf *informer) notifyAll(n notification) {
 	}
 }
 
-// scheduleResync sets timer to the earliest resync due.
-func (inf *informer) scheduleResync(timer *time.Timer) {
-	inf.mu.Lock()
-	next, ok := time.Time{}, false
-	for _, h := range inf.handlers {
-		if h.resync > 0 && (!ok || h.nextResync.Before(next)) {
-			next, ok = h.nextResync, true
-		}
-	}
-	inf.mu.Unlock()
-	if !ok {
-		timer.Reset(time.Hour)
-		return
-	}
-	timer.Reset(max(time.Until(next), 0))
-}
-
-// resyncDue sends the handlers whose resync is due every object held, as
-// an update from the object to itself, as client-go's resync does.
-func (inf *informer) resyncDue() {
-	inf.mu.Lock()
-	defer inf.mu.Unlock()
-	now := time.Now()
-	var due []*handler
-	for _, h := range inf.handlers {
-		if h.resync > 0 && !now.Before(h.nextResync) {
-			due = append(due, h)
-			h.nextResync = now.Add(h.resync)
-		}
-	}
-	if len(due) == 0 {
-		return
-	}
-	for _, item := range inf.indexer.List() {
-		for _, h := range due {
-			h.notify(notification{old: item, new: item, kind: updated})
-		}
-	}
-}
-
 func (inf *informer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
 	return inf.AddEventHandlerWithOptions(h, toolscache.HandlerOptions{})
 }
@@ -401,23 +382,14 @@ func (inf *informer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandle
 	if inf.stopped {
 		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", h)
 	}
-	resync := ptr.Deref(opts.ResyncPeriod, inf.resync)
-	if resync > 0 {
-		resync = max(resync, minimumResync)
-	}
-	reg := newHandler(h, resync, inf.HasSyncedChecker())
+	requested := inf.requestResync(ptr.Deref(opts.ResyncPeriod, inf.resync))
+	reg := newHandler(h, requested, effectiveResync(requested, inf.resyncCheck), inf.HasSyncedChecker(), &inf.delivering)
 	inf.handlers = append(inf.handlers, reg)
 	if inf.hasSynced() {
 		for _, item := range inf.indexer.List() {
 			reg.notify(notification{new: item, kind: added, initial: true})
 		}
 		reg.tracker.UpstreamHasSynced()
-	}
-	if resync > 0 {
-		select {
-		case inf.wake <- struct{}{}:
-		default:
-		}
 	}
 	return reg, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -80,6 +81,41 @@ func (r *recorder) waitFor(t *testing.T, unordered int, want ...string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// lookingRecorder is a recorder that also looks each object it is told
+// of up in the indexer, noting what the indexer did not yet hold.
+type lookingRecorder struct {
+	recorder
+	indexer toolscache.Indexer
+	stale   []string
+}
+
+func (r *lookingRecorder) check(obj any, wantHeld bool) {
+	if unknown, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = unknown.Obj
+	}
+	held, exists, _ := r.indexer.Get(obj)
+	if exists != wantHeld || exists && rv(held.(runtime.Object)) != rv(obj.(runtime.Object)) {
+		r.mu.Lock()
+		r.stale = append(r.stale, obj.(metav1.Object).GetName())
+		r.mu.Unlock()
+	}
+}
+
+func (r *lookingRecorder) OnAdd(obj any, initial bool) {
+	r.check(obj, true)
+	r.recorder.OnAdd(obj, initial)
+}
+
+func (r *lookingRecorder) OnUpdate(old, new any) {
+	r.check(new, true)
+	r.recorder.OnUpdate(old, new)
+}
+
+func (r *lookingRecorder) OnDelete(obj any) {
+	r.check(obj, false)
+	r.recorder.OnDelete(obj)
 }
 
 func configMap(name, rv string) *corev1.ConfigMap {
@@ -208,36 +244,65 @@ func TestHandlersSeeWhatClientGosSee(t *testing.T) {
 	}
 }
 
-// TestResyncTellsDueHandlersEveryObject: a handler with a resync period
-// is told every object held as an update from itself to itself each
-// period; one without is not.
-func TestResyncTellsDueHandlersEveryObject(t *testing.T) {
+// TestResyncsFollowClientGosRules: a handler asking for a resync period
+// shorter than the informer's default, before it runs, lowers the check
+// period to its own and is told every object held as an update from
+// itself to itself each period; a handler asking for none is not. With a
+// default of 0 (the server's factories'), no handler resyncs, whatever it
+// asks for, as with client-go's informer.
+func TestResyncsFollowClientGosRules(t *testing.T) {
 	p := pipelinetest.New(t, cache.Options{})
 	a := create(t, p, "a")
-	inf := runInformer(t, p, 0)
+	inf := newInformer(newListWatch(p.Registry(), &corev1.ConfigMap{}, nil), &corev1.ConfigMap{}, time.Hour, nil)
 	quiet, resyncing := &recorder{}, &recorder{}
-	if _, err := inf.AddEventHandler(quiet); err != nil {
+	if _, err := inf.AddEventHandlerWithResyncPeriod(quiet, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := inf.AddEventHandlerWithResyncPeriod(resyncing, time.Second); err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		inf.RunWithContext(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 	same := "update a " + rv(a) + "->" + rv(a)
 	resyncing.waitFor(t, 0, "add a initial", same)
 	resyncing.waitFor(t, 0, "add a initial", same, same)
 	if got := quiet.seen(); !slices.Equal(got, []string{"add a initial"}) {
-		t.Errorf("a handler without a resync period saw %q", got)
+		t.Errorf("a handler asking for no resync saw %q", got)
+	}
+	late := &recorder{}
+	reg, err := inf.AddEventHandlerWithResyncPeriod(late, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reg.(*handler).resync; got != time.Second {
+		t.Errorf("a handler joining a running informer with a shorter period got %v, want the check period 1s", got)
+	}
+
+	never := newInformer(nil, &corev1.ConfigMap{}, 0, nil)
+	reg, err = never.AddEventHandlerWithResyncPeriod(&recorder{}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reg.(*handler).resync; got != 0 || never.resyncCheckPeriod() != 0 {
+		t.Errorf("with a default of 0 a handler got a resync of %v, the informer a check period of %v", got, never.resyncCheckPeriod())
 	}
 }
 
 // TestRelistTellsWhatChanged: a list that replaces the indexer's objects
-// (after the informer's revision left the cache's window) tells an
-// object that changed as an update, a new one as an add (not in the
-// initial list), one gone as a deletion whose final state is unknown, and
-// an unchanged one not at all.
+// (after the informer's revision left the cache's window) tells, once the
+// indexer holds the list, an object gone as a deletion whose final state
+// is unknown, first, then an object that changed as an update, a new one
+// as an add (not in the initial list), and an unchanged one as an update
+// to itself, as client-go's informer does for the handlers resyncing
+// (every handler, while it has none due).
 func TestRelistTellsWhatChanged(t *testing.T) {
 	inf := newInformer(nil, &corev1.ConfigMap{}, 0, nil)
-	h := &recorder{}
+	h := &lookingRecorder{indexer: inf.GetIndexer()}
 	if _, err := inf.AddEventHandler(h); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +310,10 @@ func TestRelistTellsWhatChanged(t *testing.T) {
 	h.waitFor(t, 3, "add same initial", "add changed initial", "add gone initial")
 	inf.replace([]runtime.Object{configMap("same", "1"), configMap("changed", "4"), configMap("new", "5")}, 5)
 	h.waitFor(t, 3, "add same initial", "add changed initial", "add gone initial",
-		"update changed 2->4", "add new", "delete gone unknown")
+		"delete gone unknown", "update same 1->1", "update changed 2->4", "add new")
+	if len(h.stale) > 0 {
+		t.Errorf("handlers were told before the indexer held the list: %q", h.stale)
+	}
 	if keys := inf.GetStore().ListKeys(); len(keys) != 3 || inf.LastSyncResourceVersion() != "5" {
 		t.Errorf("after the relist the indexer holds %q at %q", keys, inf.LastSyncResourceVersion())
 	}
@@ -279,5 +347,30 @@ func TestAnInformerTooSlowForTheCacheResumes(t *testing.T) {
 	h.waitFor(t, 0, want...)
 	if got := len(inf.GetStore().ListKeys()); got != n {
 		t.Errorf("the indexer holds %d objects, want %d", got, n)
+	}
+}
+
+// TestAQuietInformersVersionMovesOn: an informer whose objects do not
+// change still moves its resource version on with the cache's bookmarks,
+// as a reflector does: the storage version migrator waits for the garbage
+// collector's informers to pass the version of its list.
+func TestAQuietInformersVersionMovesOn(t *testing.T) {
+	p := pipelinetest.New(t, cache.Options{BookmarkInterval: 20 * time.Millisecond})
+	create(t, p, "a")
+	inf := runInformer(t, p, 0)
+	eventually := time.Now().Add(10 * time.Second)
+	for !inf.HasSynced() && time.Now().Before(eventually) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	secret, err := p.CreateObject(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := strconv.ParseInt(rv(secret), 10, 64)
+	for got, _ := strconv.ParseInt(inf.LastSyncResourceVersion(), 10, 64); got < want; got, _ = strconv.ParseInt(inf.LastSyncResourceVersion(), 10, 64) {
+		if time.Now().After(eventually) {
+			t.Fatalf("the informer stayed at %s; the store is at %d", inf.LastSyncResourceVersion(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

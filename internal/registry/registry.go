@@ -466,16 +466,28 @@ func (b *Backend) start(ctx context.Context, running *sync.WaitGroup) {
 func (r *Registry) Wait() { r.caches.Wait() }
 
 // WaitReady blocks until every backend's watch cache has been built. A
-// cache that stopped unbuilt was replaced, if the registry changed since:
-// the newer snapshot's are waited for instead.
+// cache that stops unbuilt while the registry runs was replaced (it
+// stops just before the snapshot with its successor is published): the
+// newer snapshot's caches are waited for instead.
 func (r *Registry) WaitReady(ctx context.Context) error {
 	for {
 		snap := r.Snapshot()
 		err := snap.waitReady(ctx)
-		if unready := (*cache.ErrUnready)(nil); !errors.As(err, &unready) || r.Snapshot() == snap {
+		if unready := (*cache.ErrUnready)(nil); !errors.As(err, &unready) || !r.isRunning() {
 			return err
 		}
+		select {
+		case <-snap.Replaced():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+}
+
+func (r *Registry) isRunning() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.running != nil && r.running.Err() == nil
 }
 
 func (s *Snapshot) waitReady(ctx context.Context) error {
