@@ -187,7 +187,38 @@ func checkAddressFields(svc, old *corev1.Service) error {
 	if errs := validation.ValidateServiceClusterIPsRelatedFields(after, before); len(errs) > 0 {
 		return apierrors.NewInvalid(api.Kind("Service"), svc.Name, errs)
 	}
+	if errs := familyFieldErrors(after, before); len(errs) > 0 {
+		return apierrors.NewInvalid(api.Kind("Service"), svc.Name, errs)
+	}
 	return nil
+}
+
+// familyFieldErrors are kube's allocator's next checks, on a single-stack
+// (IPv4) cluster: a SingleStack policy with two cluster IPs or two
+// families (not the two a Service already had: an update to SingleStack
+// drops the second), and a cluster IP of a family the cluster lacks, named
+// at its index, rather than its family being refused later.
+func familyFieldErrors(svc, old *api.Service) field.ErrorList {
+	var errs field.ErrorList
+	spec := &svc.Spec
+	if *spec.IPFamilyPolicy == api.IPFamilyPolicySingleStack {
+		policyPath := field.NewPath("spec", "ipFamilyPolicy")
+		if len(spec.ClusterIPs) == 2 && (old == nil || !slices.Equal(old.Spec.ClusterIPs, spec.ClusterIPs)) {
+			errs = append(errs, field.Invalid(policyPath, spec.IPFamilyPolicy, "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified"))
+		}
+		if len(spec.IPFamilies) == 2 && (old == nil || !slices.Equal(old.Spec.IPFamilies, spec.IPFamilies)) {
+			errs = append(errs, field.Invalid(policyPath, spec.IPFamilyPolicy, "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified"))
+		}
+	}
+	for i, ip := range spec.ClusterIPs {
+		if ip == api.ClusterIPNone {
+			break
+		}
+		if addr, err := netip.ParseAddr(ip); err == nil && i >= len(spec.IPFamilies) && !addr.Unmap().Is4() {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(i), spec.ClusterIPs, "IPv6 is not configured on this cluster"))
+		}
+	}
+	return errs
 }
 
 // checkFamilies refuses, as kube's allocator does on a single-stack

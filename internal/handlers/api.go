@@ -77,6 +77,7 @@ type documents struct {
 // New returns the API over the backends p writes to.
 func New(p *pipeline.Pipeline, version string, opts Options) *API {
 	requestmetrics.Register() // the request body sizes readBody records
+	limitJSONPatchCopies()
 	if opts.MinRequestTimeout <= 0 {
 		opts.MinRequestTimeout = 30 * time.Minute
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +28,16 @@ import (
 
 // maxJSONPatchOperations bounds a JSON patch, as in kube-apiserver.
 const maxJSONPatchOperations = 10000
+
+// maxJSONPatchCopyBytes bounds what a JSON patch's copy operations copy
+// in all, as kube-apiserver's default does.
+const maxJSONPatchCopyBytes = 3 << 20
+
+// limitJSONPatchCopies sets the JSON patch library's limit, a variable
+// of the process as in kube-apiserver, unless something set one already.
+func limitJSONPatchCopies() {
+	atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, 0, maxJSONPatchCopyBytes)
+}
 
 // patchTypes lists the patch types a resource accepts: strategic merge
 // needs a Go type with patch strategies, so custom resources lack it.

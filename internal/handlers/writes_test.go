@@ -343,3 +343,99 @@ func TestUnbuiltCachesAnswerAsKubeApiserver(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectsTooLargeToStore: an object larger than etcd's request limit
+// is refused as kube-apiserver over etcd refuses it (500 with etcd's
+// words, no reason), unless only its managed fields make it too large:
+// creates, updates and patches then store it without them, as kube's
+// handlers do; an apply, whose fields are its managed fields, is refused.
+func TestObjectsTooLargeToStore(t *testing.T) {
+	api := writeAPI(t)
+	large := strings.Repeat("x", 1600<<10)
+	body := do(t, api, "POST", "/api/v1/namespaces/default/podtemplates",
+		`{"metadata":{"name":"big"},"template":{"spec":{"containers":[{"name":"c","image":"busybox","env":[{"name":"A","value":"`+large+`"}]}]}}}`,
+		http.StatusInternalServerError)
+	var status metav1.Status
+	if err := json.Unmarshal(body, &status); err != nil || status.Message != "etcdserver: request is too large" || status.Reason != "" {
+		t.Errorf("a pod template too large to store: %s", body)
+	}
+	// About 0.9 MB of keys, which managedFields name again.
+	keys := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			if i > from {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"%s%05d":""`, strings.Repeat("k", 240), i)
+		}
+		return b.String()
+	}
+	created := do(t, api, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"keys"},"data":{`+keys(0, 3600)+`}}`, http.StatusCreated)
+	if managed := managedFieldsOf(t, created); managed != 0 {
+		t.Errorf("a create fitting only without its managed fields kept %d entries of them", managed)
+	}
+	doAs(t, api, "PATCH", "/api/v1/namespaces/default/configmaps/applied?fieldManager=test", "application/apply-patch+yaml",
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied"},"data":{`+keys(0, 3600)+`}}`, http.StatusInternalServerError)
+	do(t, api, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"small"},"data":{"a":"b"}}`, http.StatusCreated)
+	patched := do(t, api, "PATCH", "/api/v1/namespaces/default/configmaps/small", `{"data":{`+keys(0, 3600)+`}}`, http.StatusOK)
+	if managed := managedFieldsOf(t, patched); managed != 0 {
+		t.Errorf("a patch fitting only without its managed fields kept %d entries of them", managed)
+	}
+	if got := do(t, api, "GET", "/api/v1/namespaces/default/configmaps/small", "", http.StatusOK); managedFieldsOf(t, got) != 0 || !strings.Contains(string(got), strings.Repeat("k", 240)+"03599") {
+		t.Error("the patched object read back is not what the patch stored")
+	}
+}
+
+func managedFieldsOf(t *testing.T, body []byte) int {
+	t.Helper()
+	var obj metav1.PartialObjectMetadata
+	if err := json.Unmarshal(body, &obj); err != nil {
+		t.Fatal(err)
+	}
+	return len(obj.ManagedFields)
+}
+
+// TestJSONPatchCopiesAreBounded: what a JSON patch's copy operations copy
+// in all is bounded by kube-apiserver's 3 MiB, even when the copies are
+// removed again.
+func TestJSONPatchCopiesAreBounded(t *testing.T) {
+	api := writeAPI(t)
+	do(t, api, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"p"}}`, http.StatusCreated)
+	ops := []string{`{"op":"add","path":"/data","value":{"a":"` + strings.Repeat("x", 800<<10) + `"}}`}
+	for range 5 {
+		ops = append(ops, `{"op":"copy","from":"/data/a","path":"/data/b"}`, `{"op":"remove","path":"/data/b"}`)
+	}
+	body := doAs(t, api, "PATCH", "/api/v1/namespaces/default/configmaps/p", "application/json-patch+json", "["+strings.Join(ops, ",")+"]", http.StatusUnprocessableEntity)
+	if !strings.Contains(string(body), "the server rejected our request due to an error in our request") {
+		t.Errorf("the patch copying 4 MB: %s", body)
+	}
+	doAs(t, api, "PATCH", "/api/v1/namespaces/default/configmaps/p", "application/json-patch+json", "["+strings.Join(ops[:5], ",")+"]", http.StatusOK)
+}
+
+// TestServiceOfAnotherFamily: on this single-stack (IPv4) server, a
+// Service naming an IPv6 cluster IP is refused at that IP, as kube's
+// allocator refuses it, not stored without it.
+func TestServiceOfAnotherFamily(t *testing.T) {
+	api := writeAPI(t)
+	for policy, want := range map[string][]string{
+		`"PreferDualStack"`:  {`spec.clusterIPs[1]: Invalid value: [\"10.96.0.77\",\"fd00::1\"]: IPv6 is not configured on this cluster`},
+		`"RequireDualStack"`: {`spec.clusterIPs[1]: Invalid value: [\"10.96.0.77\",\"fd00::1\"]: IPv6 is not configured on this cluster`},
+		`null`: {
+			`spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified`,
+			`spec.clusterIPs[1]: Invalid value: [\"10.96.0.77\",\"fd00::1\"]: IPv6 is not configured on this cluster`,
+		},
+	} {
+		body := do(t, api, "POST", "/api/v1/namespaces/default/services?dryRun=All",
+			`{"metadata":{"name":"ds"},"spec":{"ports":[{"port":80}],"clusterIP":"10.96.0.77","clusterIPs":["10.96.0.77","fd00::1"],"ipFamilyPolicy":`+policy+`}}`,
+			http.StatusUnprocessableEntity)
+		for _, w := range want {
+			if !strings.Contains(string(body), w) {
+				t.Errorf("policy %s: %s lacks %s", policy, body, w)
+			}
+		}
+	}
+	body := do(t, api, "POST", "/api/v1/namespaces/default/services", `{"metadata":{"name":"six"},"spec":{"ports":[{"port":80}],"clusterIP":"fd00::5"}}`, http.StatusUnprocessableEntity)
+	if !strings.Contains(string(body), `spec.clusterIPs[0]: Invalid value: [\"fd00::5\"]: IPv6 is not configured on this cluster`) {
+		t.Errorf("a single IPv6 cluster IP: %s", body)
+	}
+}

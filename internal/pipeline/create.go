@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/storage"
 )
 
 // generateNameAttempts bounds retries when a generated name is taken.
@@ -117,6 +119,13 @@ func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj r
 		return nil, errResourceVersionOnCreate
 	}
 	created, err := store.Create(ctx, obj)
+	if errors.Is(err, storage.ErrRequestTooLarge) && opts.Manager != "" {
+		// As kube-apiserver's create: an object too large to store goes
+		// without its managed fields, which can be most of it (not an
+		// applied one, whose fields are its managed fields).
+		m.SetManagedFields(nil)
+		created, err = store.Create(ctx, obj)
+	}
 	if err != nil {
 		undo()
 		return nil, beingDeleted(ctx, store, m, err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/storage"
 )
 
 // Update stores what desired makes of the current object, through the
@@ -51,12 +52,16 @@ func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace,
 		}
 		return store.AsStored(next)
 	}
+	withoutManagedFields := false
 	for {
 		var before, read, emptied runtime.Object
 		updated, err := store.Update(ctx, namespace, name, func(current runtime.Object) (runtime.Object, error) {
 			next, err := prepare(current)
 			if err != nil {
 				return nil, err
+			}
+			if withoutManagedFields {
+				mustAccessor(next).SetManagedFields(nil)
 			}
 			if p.deletesOnUpdate(store, current, next) {
 				read, emptied = current, next
@@ -65,6 +70,15 @@ func (p *Pipeline) Update(ctx context.Context, store *registry.Store, namespace,
 			before = current
 			return next, nil
 		})
+		if errors.Is(err, storage.ErrRequestTooLarge) && opts.Manager != "" && !withoutManagedFields {
+			// As kube-apiserver's update and patch: an object too large
+			// to store goes without its managed fields (not an applied
+			// one).
+			undo()
+			undo = noUndo
+			withoutManagedFields = true
+			continue
+		}
 		if err != errEmptiedFinalizers {
 			if err != nil {
 				undo()

@@ -799,6 +799,8 @@ func (s *Store) interpret(err error, name string) error {
 		return apierrors.NewConflict(s.gr, name, errors.New(ConflictMessage))
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
+	case errors.Is(err, storage.ErrRequestTooLarge):
+		return storage.ErrRequestTooLarge // kube's: etcd's text, a 500 without a reason
 	}
 	return apierrors.NewInternalError(err)
 }

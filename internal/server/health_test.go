@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,14 @@ func TestHealthEndpoints(t *testing.T) {
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
+	}
+	// The local APIServices turn Available just after the start (the
+	// aggregator's controller, as in kube-apiserver): a loaded machine
+	// may see /healthz fail at first.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if code, _ := get("/healthz"); code == http.StatusOK {
+			break
+		}
 	}
 	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
 		if code, body := get(path); code != http.StatusOK || body != "ok" {

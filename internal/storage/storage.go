@@ -150,6 +150,12 @@ type Watcher interface {
 	RequestProgress()
 }
 
+// MaxRequestBytes bounds a write's key and value, as etcd's default
+// --max-request-bytes bounds its requests: every store refuses a larger
+// one (ErrRequestTooLarge), so that an object kube-apiserver over etcd
+// could not store cannot be stored here either.
+const MaxRequestBytes = 1536 << 10
+
 var (
 	// ErrNotFound means the key does not exist.
 	ErrNotFound = errors.New("storage: key not found")
@@ -165,6 +171,10 @@ var (
 	ErrWatcherTooSlow = errors.New("storage: watcher too slow")
 	// ErrClosed means the store has been closed.
 	ErrClosed = errors.New("storage: closed")
+	// ErrRequestTooLarge means a write's key and value together are
+	// larger than MaxRequestBytes. Its text is etcd's, which
+	// kube-apiserver answers with as it is (a 500 without a reason).
+	ErrRequestTooLarge = errors.New("etcdserver: request is too large")
 	// ErrFailed means the store could not make a write durable (an I/O
 	// error, a full disk) and takes no more writes until it is reopened.
 	// The write that met the failure may or may not have been applied;

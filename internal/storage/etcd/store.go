@@ -23,6 +23,8 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kapi-dev/kapi/internal/storage"
 )
@@ -271,6 +273,9 @@ func (s *Store) mapErr(err error) error {
 		return storage.ErrCompacted
 	case errors.Is(err, rpctypes.ErrFutureRev):
 		return storage.ErrFutureRevision
+	case errors.Is(err, rpctypes.ErrRequestTooLarge), status.Code(err) == codes.ResourceExhausted:
+		// etcd's limit, or its client's on what it sends.
+		return storage.ErrRequestTooLarge
 	}
 	if s.closed.Load() {
 		return storage.ErrClosed

@@ -59,6 +59,9 @@ func (s *Store) write(ctx context.Context, op *writeOp) writeResult {
 	if err := checkKey(op.key); err != nil {
 		return writeResult{err: err}
 	}
+	if len(op.key)+len(op.value) > storage.MaxRequestBytes {
+		return writeResult{err: storage.ErrRequestTooLarge}
+	}
 	op.done = make(chan writeResult, 1)
 	select {
 	case s.writes <- op:

@@ -3,6 +3,7 @@
 package storagetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Compaction", testCompaction},
 		{"InvalidKey", testInvalidKey},
+		{"RequestTooLarge", testRequestTooLarge},
 		{"WatchProgress", testWatchProgress},
 		{"WatchProgressKeepsOrder", testWatchProgressKeepsOrder},
 		{"WatchFutureRevision", testWatchFutureRevision},
@@ -411,6 +413,31 @@ func testInvalidKey(t *testing.T, s storage.Store) {
 	}
 	if _, err := s.Create(ctx, nil, []byte("v")); err == nil {
 		t.Fatal("create with empty key succeeded")
+	}
+}
+
+// testRequestTooLarge: a write larger than etcd's default request limit
+// fails with ErrRequestTooLarge and changes nothing; one just under it
+// is stored.
+func testRequestTooLarge(t *testing.T, s storage.Store) {
+	key := []byte("/large")
+	fits := bytes.Repeat([]byte("x"), storage.MaxRequestBytes-64*1024)
+	rev, err := s.Create(ctx, key, fits)
+	if err != nil {
+		t.Fatalf("create of %d bytes: %v", len(fits), err)
+	}
+	tooLarge := bytes.Repeat([]byte("x"), storage.MaxRequestBytes+1)
+	if _, err := s.Create(ctx, []byte("/larger"), tooLarge); !errors.Is(err, storage.ErrRequestTooLarge) {
+		t.Fatalf("create of %d bytes: %v, want ErrRequestTooLarge", len(tooLarge), err)
+	}
+	if _, err := s.Update(ctx, key, tooLarge, rev); !errors.Is(err, storage.ErrRequestTooLarge) {
+		t.Fatalf("update to %d bytes: %v, want ErrRequestTooLarge", len(tooLarge), err)
+	}
+	if kv := mustGet(t, s, "/large", 0); kv.ModRevision != rev || len(kv.Value) != len(fits) {
+		t.Errorf("after the refused update the key is at revision %d with %d bytes, want %d with %d", kv.ModRevision, len(kv.Value), rev, len(fits))
+	}
+	if _, _, err := s.Get(ctx, []byte("/larger"), 0); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("the refused create left the key behind: %v", err)
 	}
 }
 
