@@ -51,6 +51,19 @@ type Options struct {
 	// events and a stream, and one more is refused with 429 and
 	// Retry-After, for the client to retry.
 	MaxWatches int
+	// ServerAddress is the address /api tells clients to reach the server
+	// at ("host:port"), as kube-apiserver tells its advertised one; nil,
+	// or an empty answer, names the address the request came to.
+	ServerAddress func() string
+}
+
+func (a *API) serverAddress(r *http.Request) string {
+	if a.opts.ServerAddress != nil {
+		if addr := a.opts.ServerAddress(); addr != "" {
+			return addr
+		}
+	}
+	return r.Host
 }
 
 // API serves every resource of a registry.
@@ -123,7 +136,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req = request.Parse(r)
 	}
 	if !req.IsResourceRequest {
-		a.documentsFor(snap).discovery.serve(w, r, req)
+		a.documentsFor(snap).discovery.serve(w, r, req, a.serverAddress(r))
 		return
 	}
 	store := snap.Lookup(schema.GroupVersionResource{Group: req.Group, Version: req.Version, Resource: req.Resource})

@@ -72,15 +72,17 @@ func readWithinLimit(r *http.Request) ([]byte, error) {
 		// by doubling: the server refuses a body longer than declared.
 		// Only for a small one: a client declaring megabytes and sending
 		// them slowly would hold that memory from the start.
+		// A body that cannot be read (shorter than declared, badly
+		// chunked) is kube-apiserver's 500 with the error's own text.
 		data := make([]byte, n)
 		if _, err := io.ReadFull(r.Body, data); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to read request body: %v", err))
+			return nil, err
 		}
 		return data, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to read request body: %v", err))
+		return nil, err
 	}
 	if len(data) > maxBodyBytes {
 		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", maxBodyBytes))

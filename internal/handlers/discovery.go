@@ -172,14 +172,14 @@ func mustJSON(v interface{}) []byte {
 }
 
 // serve answers a non-resource request under /api or /apis.
-func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.Info) {
+func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.Info, serverAddress string) {
 	var (
 		doc        *document
 		aggregated *AggregatedDocument
 	)
 	switch {
 	case req.Prefix == "api" && req.Version == "":
-		doc, aggregated = &document{obj: legacyCore(r), routed: true}, d.aggregatedCore
+		doc, aggregated = &document{obj: legacyCore(serverAddress), routed: true}, d.aggregatedCore
 	case req.Prefix == "apis" && req.Group == "":
 		doc = d.legacyGroups
 		// As kube-apiserver's, /apis/ is not aggregated discovery's.
@@ -216,13 +216,13 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 	WriteDiscovery(w, r, doc.obj, doc.json, doc.routed)
 }
 
-// legacyCore is the /api document; it names the address the client used.
-func legacyCore(r *http.Request) *metav1.APIVersions {
+// legacyCore is the /api document, naming the server's address.
+func legacyCore(serverAddress string) *metav1.APIVersions {
 	return &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: []string{"v1"},
 		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
-			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
+			{ClientCIDR: "0.0.0.0/0", ServerAddress: serverAddress},
 		},
 	}
 }

@@ -3,12 +3,14 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -267,8 +269,8 @@ func TestListByName(t *testing.T) {
 }
 
 // TestRequestBodyLimit: a body over 3 MiB is refused with 413 whether or
-// not it declares its length, and one shorter than it declares with 400,
-// as kube-apiserver answers.
+// not it declares its length, and one shorter than it declares with the
+// read's error, a 500, as kube-apiserver answers.
 func TestRequestBodyLimit(t *testing.T) {
 	api := writeAPI(t)
 	big := `{"metadata":{"name":"big"},"data":{"k":"` + strings.Repeat("x", maxBodyBytes) + `"}}`
@@ -287,7 +289,7 @@ func TestRequestBodyLimit(t *testing.T) {
 		t.Errorf("undeclared length over the limit: %d %s", rec.Code, rec.Body)
 	}
 	small := `{"metadata":{"name":"small"}}`
-	if rec := send(strings.NewReader(small), int64(len(small))+10); rec.Code != http.StatusBadRequest {
+	if rec := send(strings.NewReader(small), int64(len(small))+10); rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), `"message":"unexpected EOF"`) {
 		t.Errorf("body shorter than declared: %d %s", rec.Code, rec.Body)
 	}
 	if rec := send(io.MultiReader(strings.NewReader(small)), -1); rec.Code != http.StatusCreated {
@@ -437,5 +439,25 @@ func TestServiceOfAnotherFamily(t *testing.T) {
 	body := do(t, api, "POST", "/api/v1/namespaces/default/services", `{"metadata":{"name":"six"},"spec":{"ports":[{"port":80}],"clusterIP":"fd00::5"}}`, http.StatusUnprocessableEntity)
 	if !strings.Contains(string(body), `spec.clusterIPs[0]: Invalid value: [\"fd00::5\"]: IPv6 is not configured on this cluster`) {
 		t.Errorf("a single IPv6 cluster IP: %s", body)
+	}
+}
+
+// TestUnreadableBody: a body that cannot be read (shorter than declared,
+// badly chunked) is answered as kube-apiserver answers it: 500 with the
+// read's own error, whatever its declared length.
+func TestUnreadableBody(t *testing.T) {
+	api := writeAPI(t)
+	for _, declared := range []int64{500, -1} {
+		req := httptest.NewRequest("POST", "/api/v1/namespaces/default/configmaps", nil)
+		req.Header.Set("Content-Type", "application/json")
+		req.Body = io.NopCloser(io.MultiReader(strings.NewReader(`{"metadata":`), iotest.ErrReader(errors.New("request declared a Content-Length of 500 but only wrote 12 bytes"))))
+		req.ContentLength = declared
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, req)
+		var status metav1.Status
+		if err := json.Unmarshal(rec.Body.Bytes(), &status); err != nil || rec.Code != http.StatusInternalServerError ||
+			status.Message != "request declared a Content-Length of 500 but only wrote 12 bytes" || status.Reason != "" {
+			t.Errorf("declared %d: %d %s", declared, rec.Code, rec.Body)
+		}
 	}
 }

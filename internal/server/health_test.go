@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -80,5 +82,66 @@ func TestInvalidTimeout(t *testing.T) {
 	err = client.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces").Param("timeout", "10s").Do(context.Background()).Error()
 	if err != nil {
 		t.Fatalf("timeout=10s: %v", err)
+	}
+}
+
+// TestPathsThatAreNotClean: a path outside the API that is not clean is
+// not found, as in kube-apiserver, rather than redirected to its cleaned
+// form; /index.html is the index of paths, as /.
+func TestPathsThatAreNotClean(t *testing.T) {
+	s := startServer(t)
+	client, err := rest.HTTPClientFor(restConfig(t, s.Kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	for path, want := range map[string]int{
+		"//version": http.StatusNotFound, "/./version": http.StatusNotFound, "/healthz//ping": http.StatusNotFound,
+		"//api/v1/namespaces": http.StatusNotFound, "//": http.StatusNotFound,
+		"/version/": http.StatusOK, "/healthz/ping": http.StatusOK, "/index.html": http.StatusOK,
+	} {
+		resp, err := client.Get(s.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d %s, want %d", path, resp.StatusCode, body, want)
+		}
+		if path == "/index.html" && !strings.Contains(string(body), `"/apis/apps/v1"`) {
+			t.Errorf("/index.html is not the index of paths: %s", body)
+		}
+	}
+}
+
+// TestAPINamesTheServersAddress: /api names the server's own address for
+// every client, the one it advertises (as kube-apiserver does: the
+// kubernetes Service's endpoint, here the machine's address), not the
+// Host the request named.
+func TestAPINamesTheServersAddress(t *testing.T) {
+	s := startServer(t)
+	client, err := rest.HTTPClientFor(restConfig(t, s.Kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/api", nil)
+	req.Host = "elsewhere.example:1"
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var versions metav1.APIVersions
+	if err := json.NewDecoder(resp.Body).Decode(&versions); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.URL, "https://"))
+	if len(versions.ServerAddressByClientCIDRs) != 1 {
+		t.Fatalf("/api names %+v", versions.ServerAddressByClientCIDRs)
+	}
+	host, gotPort, err := net.SplitHostPort(versions.ServerAddressByClientCIDRs[0].ServerAddress)
+	if err != nil || gotPort != port || net.ParseIP(host) == nil {
+		t.Errorf("/api names %s, want an IP address and port %s", versions.ServerAddressByClientCIDRs[0].ServerAddress, port)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -11,8 +12,14 @@ import (
 const http2Body = 256 << 10
 
 // http2Streams is the concurrent streams a client may open on one
-// connection, net/http's and kube-apiserver's default.
+// connection, net/http's default (kube-apiserver allows 100: client-go
+// then opens more connections for many watches, each with its TLS
+// handshake).
 const http2Streams = 250
+
+// idleTimeout is how long a connection without requests stays open, as in
+// kube-apiserver (HTTP/1.1 and HTTP/2 alike).
+const idleTimeout = 90 * time.Second
 
 // configureHTTP2 serves HTTP/2 with golang.org/x/net's server, set up as
 // kube-apiserver sets it up, and with its random write scheduler.
@@ -30,6 +37,7 @@ const http2Streams = 250
 // round robin did not).
 func configureHTTP2(srv *http.Server) error {
 	return http2.ConfigureServer(srv, &http2.Server{
+		IdleTimeout:                  idleTimeout,
 		MaxConcurrentStreams:         http2Streams,
 		MaxUploadBufferPerStream:     http2Body,
 		MaxUploadBufferPerConnection: http2Body * http2Streams,

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -185,11 +186,14 @@ var apiserverLoopback = &auth.User{Name: "system:apiserver", Groups: []string{"s
 
 // Server is a running kapi.
 type Server struct {
-	cfg         Config
-	store       storage.Store
-	http        *http.Server
-	conns       connections // the clients' connections, for Shutdown
-	listener    net.Listener
+	cfg      Config
+	store    storage.Store
+	http     *http.Server
+	conns    connections // the clients' connections, for Shutdown
+	listener net.Listener
+	// advertised is the address /api names ("host:port"): the one the
+	// kubernetes Service's endpoints advertise, or else the listener's.
+	advertised  atomic.Pointer[string]
 	done        chan error
 	stop        context.CancelFunc // ends the caches, the controllers and the compactor
 	stopping    context.Context    // cancelled on Shutdown: ends the watches
@@ -396,6 +400,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	stepDone("built-in backends installed")
 	api := handlers.New(writes, ver.GitVersion, handlers.Options{
 		MinRequestTimeout: cfg.MinRequestTimeout, Authorizer: authorizer, Stopping: s.stopping, MaxWatches: cfg.MaxWatches,
+		ServerAddress: s.advertisedAddress,
 	})
 	agg, err := aggregator.New(aggregator.Config{
 		Client:       loopbackClient(),
@@ -531,6 +536,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	advertised := cmp.Or(endpoints.peerAddress(), s.listener.Addr().String())
+	s.advertised.Store(&advertised)
 	identity, err := identityLease(loopbackClient(), hostname, s.listener.Addr().String(), endpoints.peerAddress())
 	if err != nil {
 		return nil, err
@@ -583,9 +590,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.http = &http.Server{
-		Handler:           chain,
-		TLSConfig:         pki.TLSConfig(),
-		ReadHeaderTimeout: 30 * time.Second,
+		Handler:   chain,
+		TLSConfig: pki.TLSConfig(),
+		// kube-apiserver's: idle connections close after 90 s (the
+		// keep-alive of Go's clients), a request's headers must come
+		// within 32 s.
+		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: 32 * time.Second,
 		ErrorLog:          httpErrorLog(cfg.Logger),
 		ConnState:         s.conns.track,
 	}
@@ -815,18 +826,32 @@ func (s *Server) routes(api http.Handler, ver version.Info, fairness *flowcontro
 	}
 	s.installZPages(mux, ver)
 	mux.HandleFunc("/{$}", s.rootPaths)
+	mux.HandleFunc("/index.html", s.rootPaths)
 	mux.Handle("/", api)
 	// API paths go to the API as they are: the mux would redirect a path
 	// with an empty segment to its cleaned form, where kube-apiserver reads
 	// /api/v1/namespaces//configmaps as a list across namespaces, as the
-	// request's authorization already did.
+	// request's authorization already did. Other paths that are not clean
+	// (//version, /./healthz) are not found, as in kube-apiserver, rather
+	// than redirected.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/apis/") {
+		p := r.URL.Path
+		switch {
+		case strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/apis/"):
 			api.ServeHTTP(w, r)
-			return
+		case !cleanPath(p):
+			http.NotFound(w, r)
+		default:
+			mux.ServeHTTP(w, r)
 		}
-		mux.ServeHTTP(w, r)
 	})
+}
+
+// cleanPath tells a path the mux would not redirect: clean, but for a
+// trailing slash.
+func cleanPath(p string) bool {
+	clean := path.Clean(p)
+	return p == clean || clean != "/" && p == clean+"/"
 }
 
 // installZPages serves /flagz and /statusz as kube-apiserver does
@@ -951,4 +976,12 @@ func installDebugFlags(m *http.ServeMux, verbosity *logging.Verbosity) {
 	routes.DebugFlags{}.Install(flags, "v", routes.StringFlagPutHandler(verbosity.Set))
 	m.Handle("/debug/flags", flags)
 	m.Handle("/debug/flags/", flags)
+}
+
+// advertisedAddress is the address /api names, once known.
+func (s *Server) advertisedAddress() string {
+	if addr := s.advertised.Load(); addr != nil {
+		return *addr
+	}
+	return ""
 }
