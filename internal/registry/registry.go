@@ -473,21 +473,25 @@ func (r *Registry) WaitReady(ctx context.Context) error {
 	for {
 		snap := r.Snapshot()
 		err := snap.waitReady(ctx)
-		if unready := (*cache.ErrUnready)(nil); !errors.As(err, &unready) || !r.isRunning() {
+		running := r.runningContext()
+		if unready := (*cache.ErrUnready)(nil); !errors.As(err, &unready) || running == nil {
 			return err
 		}
 		select {
 		case <-snap.Replaced():
+		case <-running.Done(): // the caches stopped for good
+			return err
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 }
 
-func (r *Registry) isRunning() bool {
+// runningContext is the context the registry runs in, nil before Run.
+func (r *Registry) runningContext() context.Context {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.running != nil && r.running.Err() == nil
+	return r.running
 }
 
 func (s *Snapshot) waitReady(ctx context.Context) error {

@@ -288,7 +288,9 @@ var bootstrapNamespaces = []string{
 // server accepts requests. A start that fails leaves nothing running.
 func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.Logger == nil {
-		cfg.Verbosity = logging.NewVerbosity(0)
+		if cfg.Verbosity == nil {
+			cfg.Verbosity = logging.NewVerbosity(0)
+		}
 		cfg.Logger = logging.NewVariable(os.Stderr, cfg.Verbosity)
 	}
 	if cfg.Clock == nil {
@@ -536,8 +538,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	advertised := cmp.Or(endpoints.peerAddress(), s.listener.Addr().String())
-	s.advertised.Store(&advertised)
+	s.advertised.Store(addressToAdvertise(endpoints.peerAddress(), s.listener.Addr().(*net.TCPAddr)))
 	identity, err := identityLease(loopbackClient(), hostname, s.listener.Addr().String(), endpoints.peerAddress())
 	if err != nil {
 		return nil, err
@@ -976,6 +977,16 @@ func installDebugFlags(m *http.ServeMux, verbosity *logging.Verbosity) {
 	routes.DebugFlags{}.Install(flags, "v", routes.StringFlagPutHandler(verbosity.Set))
 	m.Handle("/debug/flags", flags)
 	m.Handle("/debug/flags/", flags)
+}
+
+// addressToAdvertise is the address /api names: the kubernetes Service's
+// endpoint, or else the listener's when it is one address (not every
+// address, which clients cannot reach; then each request's own Host).
+func addressToAdvertise(peer string, listener *net.TCPAddr) *string {
+	if peer == "" && !listener.IP.IsUnspecified() {
+		peer = listener.String()
+	}
+	return &peer
 }
 
 // advertisedAddress is the address /api names, once known.

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -273,14 +274,20 @@ func (s *Store) mapErr(err error) error {
 		return storage.ErrCompacted
 	case errors.Is(err, rpctypes.ErrFutureRev):
 		return storage.ErrFutureRevision
-	case errors.Is(err, rpctypes.ErrRequestTooLarge), status.Code(err) == codes.ResourceExhausted:
-		// etcd's limit, or its client's on what it sends.
+	case errors.Is(err, rpctypes.ErrRequestTooLarge), clientRefusedToSend(err):
 		return storage.ErrRequestTooLarge
 	}
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
 	return fmt.Errorf("etcd: %w", err)
+}
+
+// clientRefusedToSend tells the etcd client's own limit on what it sends
+// (larger than etcd's), as kube-apiserver tells it.
+func clientRefusedToSend(err error) bool {
+	s, ok := status.FromError(err)
+	return ok && s.Code() == codes.ResourceExhausted && strings.Contains(s.Message(), "trying to send message larger than max")
 }
 
 func checkKey(key []byte) error {

@@ -194,3 +194,34 @@ func isClosed(ch <-chan struct{}) bool {
 		return false
 	}
 }
+
+// TestKeysOverTheLimitStayWritable: a key already over the request limit
+// (written by a kapi that had none) may still be updated, whatever the
+// size, so that it can be shrunk or deleted through its finalizers; a
+// key within the limit may not grow over it.
+func TestKeysOverTheLimitStayWritable(t *testing.T) {
+	s, err := OpenInMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	big := make([]byte, storage.MaxRequestBytes+1)
+	// As an older kapi wrote it: past the check a create now meets.
+	legacy := &writeOp{kind: opCreate, key: []byte("/legacy"), value: big, done: make(chan writeResult, 1)}
+	s.writes <- legacy
+	r := <-legacy.done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	rev, err := s.Update(ctx, []byte("/legacy"), append(big, 'x'), r.rev)
+	if err != nil {
+		t.Fatalf("updating a key over the limit: %v", err)
+	}
+	if _, err := s.Update(ctx, []byte("/legacy"), []byte("small"), rev); err != nil {
+		t.Fatalf("shrinking a key over the limit: %v", err)
+	}
+	if _, err := s.Update(ctx, []byte("/legacy"), big, rev+1); !errors.Is(err, storage.ErrRequestTooLarge) {
+		t.Fatalf("growing a key within the limit over it: %v", err)
+	}
+}

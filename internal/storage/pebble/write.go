@@ -59,7 +59,7 @@ func (s *Store) write(ctx context.Context, op *writeOp) writeResult {
 	if err := checkKey(op.key); err != nil {
 		return writeResult{err: err}
 	}
-	if len(op.key)+len(op.value) > storage.MaxRequestBytes {
+	if op.kind == opCreate && tooLarge(op.key, op.value) {
 		return writeResult{err: storage.ErrRequestTooLarge}
 	}
 	op.done = make(chan writeResult, 1)
@@ -148,6 +148,10 @@ func (s *Store) commitGroup(group []*writeOp) {
 			results[i].err = err
 			continue
 		}
+		if err := s.checkSize(op, cur); err != nil {
+			results[i].err = err
+			continue
+		}
 		rev++
 		ev, err := applyOp(batch, op, cur, rev)
 		if err != nil { // the batch may hold part of op: write nothing
@@ -206,6 +210,31 @@ func (s *Store) current(state groupState, op *writeOp) (*storage.KeyValue, error
 		}
 	}
 	return versionAt(s.db, op.key, s.revision.Load())
+}
+
+// tooLarge tells a write etcd would refuse (storage.MaxRequestBytes).
+func tooLarge(key, value []byte) bool {
+	return len(key)+len(value) > storage.MaxRequestBytes
+}
+
+// checkSize refuses an update that makes its key too large. A key over
+// the limit already (written before kapi had it) may still be updated, so
+// that it can be shrunk, or deleted through its finalizers.
+func (s *Store) checkSize(op *writeOp, cur *storage.KeyValue) error {
+	if op.kind != opUpdate || !tooLarge(op.key, op.value) {
+		return nil
+	}
+	if cur.Value == nil { // the writer's live revisions carry no value
+		stored, err := versionAt(s.db, op.key, s.revision.Load())
+		if err != nil {
+			return err
+		}
+		cur = stored
+	}
+	if tooLarge(op.key, cur.Value) {
+		return nil
+	}
+	return storage.ErrRequestTooLarge
 }
 
 func checkGuard(op *writeOp, cur *storage.KeyValue) error {
