@@ -465,22 +465,22 @@ func (inf *informer) SetWatchErrorHandler(handler toolscache.WatchErrorHandler) 
 }
 
 func (inf *informer) SetWatchErrorHandlerWithContext(handler toolscache.WatchErrorHandlerWithContext) error {
-	inf.mu.Lock()
-	defer inf.mu.Unlock()
-	if inf.started {
-		return fmt.Errorf("informer has already started")
-	}
-	inf.watchErrorHandler = handler
-	return nil
+	return inf.beforeStart(func() { inf.watchErrorHandler = handler })
 }
 
 func (inf *informer) SetTransform(transform toolscache.TransformFunc) error {
+	return inf.beforeStart(func() { inf.transform = transform })
+}
+
+// beforeStart runs set, under the lock, unless the informer has started:
+// client-go's informer takes its settings only before.
+func (inf *informer) beforeStart(set func()) error {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
 	if inf.started {
 		return fmt.Errorf("informer has already started")
 	}
-	inf.transform = transform
+	set()
 	return nil
 }
 

@@ -65,12 +65,7 @@ func TestRouteKlog(t *testing.T) {
 	if err := RouteKlog(New(out, 3), NewVerbosity(2)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		klog.ClearLogger()
-		flags := flag.NewFlagSet("klog", flag.ContinueOnError)
-		klog.InitFlags(flags)
-		flags.Set("v", "0")
-	})
+	t.Cleanup(resetKlog)
 	klog.InfoS("structured", "key", "value")
 	klog.Infof("formatted %d", 1)
 	klog.V(2).InfoS("at two")
@@ -137,12 +132,7 @@ func TestVerbosityChangesWhileRunning(t *testing.T) {
 	if err := RouteKlog(logger, verbosity); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		klog.ClearLogger()
-		flags := flag.NewFlagSet("klog", flag.ContinueOnError)
-		klog.InitFlags(flags)
-		flags.Set("v", "0")
-	})
+	t.Cleanup(resetKlog)
 	klog.V(4).InfoS("klog before")
 	logger.Log(context.Background(), Level(4), "slog before")
 	said, err := verbosity.Set("4")
@@ -169,4 +159,12 @@ func TestVerbosityChangesWhileRunning(t *testing.T) {
 			t.Errorf("%q not shown at verbosity 4:\n%s", line, got)
 		}
 	}
+}
+
+// resetKlog undoes RouteKlog: klog logs on its own again, at verbosity 0.
+func resetKlog() {
+	klog.ClearLogger()
+	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(flags)
+	flags.Set("v", "0")
 }
