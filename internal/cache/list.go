@@ -40,6 +40,10 @@ type ListRequest struct {
 	Consistency Consistency
 	Revision    int64
 	Limit       int
+	// AskedLimit is the limit the client asked for, where Limit may be 0
+	// (the cache serves a list at "0" whole): a list read from storage
+	// while the cache is not built is a page of it.
+	AskedLimit int
 	// Continue, when set, carries on a paged list; it implies Exact at
 	// the token's revision.
 	Continue *Token
@@ -76,6 +80,9 @@ const (
 // List serves one page.
 func (c *Cache) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 	if err := c.WaitServing(ctx); err != nil {
+		if unready := (*ErrUnready)(nil); errors.As(err, &unready) && req.AskedLimit > 0 && req.Filter.Match == nil {
+			return c.listUnbuilt(ctx, req)
+		}
 		return nil, err
 	}
 	start := ""
@@ -227,6 +234,27 @@ func gone(req ListRequest) error {
 		return &ErrGone{Message: msgContinueTooOld, Continue: encodeToken(latestRevision, req.Continue.Start)}
 	}
 	return &ErrGone{Message: msgListTooOld}
+}
+
+// listUnbuilt reads a page from storage for a cache not built, as
+// kube-apiserver's delegator reads a page without selectors (KEP-4568:
+// kubectl's and informers' lists) from etcd; other lists get ErrUnready.
+// A continuation or an exact list reads its revision, others the latest.
+func (c *Cache) listUnbuilt(ctx context.Context, req ListRequest) (*ListResult, error) {
+	req.Limit = req.AskedLimit
+	start := ""
+	if req.Continue != nil {
+		start = string(c.prefix) + req.Continue.Start
+		req.Consistency, req.Revision = Exact, req.Continue.Revision
+	}
+	if req.Consistency != Exact || req.Revision <= 0 {
+		rev, err := c.store.CurrentRevision(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req.Revision = rev
+	}
+	return c.listFromStorage(ctx, req, start)
 }
 
 // listFromStorage reads an exact revision the cache no longer holds from

@@ -151,6 +151,7 @@ func listRequest(req *request.Info, store *registry.Store, opts *internalListOpt
 	if opts.Limit < 0 {
 		lr.Limit = 0
 	}
+	lr.AskedLimit = lr.Limit
 	if opts.Continue != "" {
 		token, err := cache.DecodeToken(opts.Continue)
 		if err != nil {

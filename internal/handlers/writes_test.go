@@ -299,9 +299,10 @@ func TestRequestBodyLimit(t *testing.T) {
 
 // TestUnbuiltCachesAnswerAsKubeApiserver: a server whose watch caches are
 // not built (here they stopped before they were, as a CRD's replaced at
-// once) refuses watches and lists with 429 and a Retry-After its clients
-// honour, and reads a get from storage, as kube-apiserver does with a
-// cacher not ready; none waits for as long as the client would.
+// once) refuses watches and lists with selectors or without a limit with
+// 429 and a Retry-After its clients honour, and reads gets and pages
+// from storage, as kube-apiserver does with a cacher not ready; none
+// waits for as long as the client would.
 func TestUnbuiltCachesAnswerAsKubeApiserver(t *testing.T) {
 	s, err := pebble.OpenInMemory()
 	if err != nil {
@@ -339,6 +340,10 @@ func TestUnbuiltCachesAnswerAsKubeApiserver(t *testing.T) {
 	for _, path := range []string{
 		"/api/v1/namespaces/default/configmaps/a?resourceVersion=0",
 		"/api/v1/namespaces/default/configmaps/a",
+		// A page without selectors (kubectl's, an informer's) is read from
+		// storage too, as kube's delegator reads it.
+		"/api/v1/namespaces/default/configmaps?limit=500",
+		"/api/v1/namespaces/default/configmaps?limit=500&resourceVersion=0",
 	} {
 		if body := do(t, unbuilt, "GET", path, "", http.StatusOK); !strings.Contains(string(body), `"name":"a"`) {
 			t.Errorf("GET %s: %s", path, body)
