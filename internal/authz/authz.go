@@ -73,7 +73,9 @@ func New(mode string, client *rest.Config) (*Authorizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithTransform(loopback.TrimManagedFields))
+	// kube-apiserver's shared factory, which its RBAC and Node
+	// authorizers use, resyncs every 10 minutes.
+	f := informers.NewSharedInformerFactoryWithOptions(clientset, 10*time.Minute, informers.WithTransform(loopback.TrimManagedFields))
 	a := &Authorizer{informers: f}
 	authorizers := []union.NamedAuthorizer{
 		{AuthorizerName: "kubernetes.io/system-privileged-group", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)},

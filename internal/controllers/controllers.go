@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -65,10 +66,6 @@ type Config struct {
 	Kubelet        *rest.Config
 	SimulatedNodes int
 	KubeletVersion string
-	// Resync is how often informers replay their whole cache to the
-	// controllers (0: never, as kube-controller-manager's default
-	// min-resync of 12 hours is, for a test server, never).
-	Resync time.Duration
 	// LeaderElection, when set, runs the controllers and the scheduler
 	// only while this server holds their Leases (for several servers
 	// sharing storage); nil runs them at once.
@@ -82,8 +79,25 @@ type Config struct {
 	// controller that added it has finished its own setup (kube's
 	// StatefulSet controller reads its lister, not yet set, from its pod
 	// handler).
-	NewInformers func(kubernetes.Interface) *cacheinformers.Factory
+	NewInformers func(client kubernetes.Interface, resync time.Duration) *cacheinformers.Factory
 }
+
+// minResync is kube-controller-manager's --min-resync-period: its informer
+// factories' default resync is drawn between it and twice it. That is, in
+// practice, never; but a default that is not 0 lets a handler's own
+// shorter period run (the StatefulSet controller's 30 s), which a default
+// of 0 turns off.
+const minResync = 12 * time.Hour
+
+// resyncPeriod draws a factory's default resync, as kube-controller-manager
+// draws one per factory.
+func resyncPeriod() time.Duration {
+	return time.Duration(float64(minResync) * (1 + rand.Float64()))
+}
+
+// namespaceResync is kube-controller-manager's --namespace-sync-period: how
+// often the namespace controller looks at every namespace again.
+const namespaceResync = 5 * time.Minute
 
 // Run runs the controllers and the scheduler, each set while it leads
 // (see LeaderElection), and blocks until ctx ends and every one of their
@@ -130,9 +144,9 @@ func runManager(ctx context.Context, cfg Config) error {
 	// kube-controller-manager shares its own, reset every 30 s to learn
 	// resources added later (custom resources).
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discoveryClient))
-	factory := cfg.NewInformers(client)
+	factory := cfg.NewInformers(client, resyncPeriod())
 	defer factory.Shutdown()
-	metadataFactory := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, cfg.Resync, metadatainformer.WithTransform(loopback.TrimManagedFields))
+	metadataFactory := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, resyncPeriod(), metadatainformer.WithTransform(loopback.TrimManagedFields))
 	defer metadataFactory.Shutdown()
 	informersStarted := make(chan struct{})
 
@@ -162,7 +176,7 @@ func runManager(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Controllers.Enabled(NamespaceController) {
 		id := own(NamespaceController)
-		runNamespaces(ctx, start, id.client, id.metadata, factory, cfg.Resync)
+		runNamespaces(ctx, start, id.client, id.metadata, factory)
 	}
 	if cfg.Controllers.Enabled(ServiceAccountController) {
 		if err := runServiceAccounts(ctx, start, own(ServiceAccountController).client, factory); err != nil {

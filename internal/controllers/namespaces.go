@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,10 +20,10 @@ const namespaceWorkers = 10
 // empties namespaces being deleted (reporting progress in their status
 // conditions), retries while finalizers hold their content, and then
 // removes the kubernetes finalizer so that the namespace goes.
-func runNamespaces(ctx context.Context, start func(func()), client kubernetes.Interface, metadataClient metadata.Interface, factory informers.SharedInformerFactory, resync time.Duration) {
+func runNamespaces(ctx context.Context, start func(func()), client kubernetes.Interface, metadataClient metadata.Interface, factory informers.SharedInformerFactory) {
 	c := namespace.NewNamespaceController(ctx, graceEstimateClient{client}, metadataClient,
 		client.Discovery().ServerPreferredNamespacedResources,
-		factory.Core().V1().Namespaces(), resync, corev1.FinalizerKubernetes)
+		factory.Core().V1().Namespaces(), namespaceResync, corev1.FinalizerKubernetes)
 	start(func() { c.Run(ctx, namespaceWorkers) })
 }
 

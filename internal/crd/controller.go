@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"time"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -56,7 +57,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	factory := crdinformers.NewSharedInformerFactory(client, 0)
+	// apiextensions-apiserver's CRD informers resync every 5 minutes.
+	factory := crdinformers.NewSharedInformerFactory(client, 5*time.Minute)
 	crds := factory.Apiextensions().V1().CustomResourceDefinitions()
 	crdsV1 := client.ApiextensionsV1()
 

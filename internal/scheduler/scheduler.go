@@ -10,6 +10,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,7 +30,7 @@ import (
 
 // Run schedules pods until ctx ends. config is kube-scheduler's identity;
 // newInformers makes its informer factory over a client of it.
-func Run(ctx context.Context, config *rest.Config, newInformers func(kubernetes.Interface) *cacheinformers.Factory) error {
+func Run(ctx context.Context, config *rest.Config, newInformers func(kubernetes.Interface, time.Duration) *cacheinformers.Factory) error {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
@@ -47,8 +48,8 @@ func Run(ctx context.Context, config *rest.Config, newInformers func(kubernetes.
 
 	// Its informers are its own, as kube-scheduler's are; its pod
 	// informer leaves finished pods out, with kube-scheduler's selector
-	// and without indexes.
-	informers := newInformers(client)
+	// and without indexes. kube-scheduler's factory does not resync.
+	informers := newInformers(client, 0)
 	informers.InformerWithOptions(&corev1.Pod{}, internalinterfaces.InformerOptions{
 		Indexers: cache.Indexers{}, TweakListOptions: unfinishedPods,
 	})

@@ -284,6 +284,12 @@ var bootstrapNamespaces = []string{
 	metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease,
 }
 
+// apiserverResync is the default resync of the informers the server's own
+// parts share (admission, the aggregator, priority and fairness): kube-apiserver's
+// shared informer factory replays its caches to their handlers every 10
+// minutes.
+const apiserverResync = 10 * time.Minute
+
 // Start opens the data directory and starts serving; it returns once the
 // server accepts requests. A start that fails leaves nothing running.
 func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
@@ -366,9 +372,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// those caches; other types' informers drop their copy for the
 	// cache's, or at least their managed fields. (The authorizer's are
 	// made before the built-in types are installed: they list and watch
-	// over the loopback connection.)
-	newInformers := func(client kubernetes.Interface) *cacheinformers.Factory {
-		return cacheinformers.New(informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(informerTransform(reg))), reg)
+	// over the loopback connection.) resync is the handlers' default
+	// resync period (see apiserverResync).
+	newInformers := func(client kubernetes.Interface, resync time.Duration) *cacheinformers.Factory {
+		return cacheinformers.New(informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(informerTransform(reg))), reg)
 	}
 	writes := pipeline.New(reg, plugins.builtins, plugins.policies, plugins.webhooks, plugins.quota)
 	// The listener opens now, for the addresses that name it; it serves
@@ -408,7 +415,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Client:       loopbackClient(),
 		Registry:     reg,
 		ProxyCertPEM: pki.FrontProxyCertPEM, ProxyKeyPEM: pki.FrontProxyKeyPEM,
-		Logger: cfg.Logger, Informers: newInformers(kubernetes.NewForConfigOrDie(loopbackClient())),
+		Logger: cfg.Logger, Informers: newInformers(kubernetes.NewForConfigOrDie(loopbackClient()), apiserverResync),
 	})
 	if err != nil {
 		return nil, err
@@ -417,7 +424,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	fairness, err := flowcontrol.New(loopbackClient(), newInformers(kubernetes.NewForConfigOrDie(loopbackClient())), objectCounts(reg), cfg.Logger)
+	fairness, err := flowcontrol.New(loopbackClient(), newInformers(kubernetes.NewForConfigOrDie(loopbackClient()), apiserverResync), objectCounts(reg), cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -500,7 +507,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	stepDone("bootstrap steps")
 	// The admission plugins share one set of informers, as
 	// kube-apiserver's plugins share its own.
-	admissionInformers := newInformers(kubernetes.NewForConfigOrDie(loopbackClient()))
+	admissionInformers := newInformers(kubernetes.NewForConfigOrDie(loopbackClient()), apiserverResync)
 	clients := admission.Clients{Config: loopbackClient(), Informers: admissionInformers, OpenAPIV3: api.OpenAPIV3(), Drained: s.drained}
 	if err := startAdmission(runCtx, clients, plugins.builtins, plugins.policies, plugins.webhooks, plugins.quota); err != nil {
 		return nil, err
