@@ -5,10 +5,9 @@ import (
 	"mime"
 	"net/http"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/munnerz/goautoneg"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -20,58 +19,17 @@ type mediaRange struct {
 	q         float64
 }
 
-// lenientParams reads a clause's parameters as kube-apiserver's Accept
-// parser does: each key=value, the value possibly empty, and no more;
-// a parameter without '=' is passed over.
-func lenientParams(clause string) map[string]string {
-	params := map[string]string{}
-	parts := strings.Split(clause, ";")
-	for _, part := range parts[1:] {
-		key, value, ok := strings.Cut(part, "=")
-		if ok {
-			params[strings.TrimSpace(key)] = strings.TrimSpace(value)
-		}
-	}
-	return params
-}
-
-// parseAccept splits an Accept header into clauses ordered by preference:
-// higher q first, the header's order among equals. Unparseable clauses are
-// dropped.
+// parseAccept splits an Accept header into clauses ordered by preference,
+// by kube-apiserver's own parser: higher q first, and among equals a
+// clause naming a type before a range ("*/*, application/yaml" prefers
+// YAML). Parameters are kept as sent (not unquoted, keys not
+// lower-cased); a q that does not parse is 0, the least preferred.
 func parseAccept(header string) []mediaRange {
-	var out []mediaRange
-	for _, clause := range strings.Split(header, ",") {
-		clause = strings.TrimSpace(clause)
-		if clause == "" {
-			continue
-		}
-		mt, params, err := mime.ParseMediaType(clause)
-		if err != nil {
-			// Parameters MIME refuses (one without a value, an empty
-			// value) are read as kube-apiserver's parser reads them.
-			if mt, _, err = mime.ParseMediaType(strings.SplitN(clause, ";", 2)[0]); err != nil {
-				continue
-			}
-			params = lenientParams(clause)
-		}
-		// mime lower-cases the type; Kubernetes compares media types
-		// case-sensitively, so keep the clause's own spelling.
-		raw := strings.TrimSpace(strings.SplitN(clause, ";", 2)[0])
-		if !strings.EqualFold(raw, mt) {
-			continue
-		}
-		q := 1.0
-		if v, ok := params["q"]; ok {
-			// As kube-apiserver's parser: a q that does not parse is 0,
-			// and a clause of q=0 is the least preferred, not refused.
-			if q, err = strconv.ParseFloat(v, 64); err != nil {
-				q = 0
-			}
-			delete(params, "q")
-		}
-		out = append(out, mediaRange{mediaType: raw, params: params, q: q})
+	clauses := goautoneg.ParseAccept(header)
+	out := make([]mediaRange, 0, len(clauses))
+	for _, c := range clauses {
+		out = append(out, mediaRange{mediaType: c.Type + "/" + c.SubType, params: c.Params, q: c.Q})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].q > out[j].q })
 	return out
 }
 

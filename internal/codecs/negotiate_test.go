@@ -93,7 +93,15 @@ func TestNegotiateOutput(t *testing.T) {
 		{name: "text/plain", accept: "text/plain", msg: handlerMsg},
 		{name: "text/html and image/png", accept: "text/html, image/png;q=0.5", msg: handlerMsg},
 		{name: "garbage", accept: "garbage", msg: handlerMsg},
-		{name: "bare star", accept: "*", msg: handlerMsg},
+		// kube's parser reads "*" as */* (its router refuses it first,
+		// CheckRoute; endpoints outside the router serve it).
+		{name: "bare star", accept: "*", want: jsonType},
+		// Among equal q, a named type goes before a range.
+		{name: "star then yaml", accept: "*/*, application/yaml", want: "application/yaml"},
+		{name: "range then yaml", accept: "application/*, application/yaml", want: "application/yaml"},
+		// Parameters as sent: quoted or upper-case ones ask for no Table.
+		{name: "quoted table", accept: `application/json;as="Table";v=v1;g=meta.k8s.io`, msg: handlerMsg},
+		{name: "upper-case table", accept: "application/json;AS=Table;V=v1;G=meta.k8s.io", want: jsonType},
 
 		// as=Table and other conversions are not served yet.
 		{name: "table then json", accept: "application/json;as=Table;g=meta.k8s.io;v=v1, application/json", want: jsonType},
@@ -334,7 +342,7 @@ func TestAcceptsConversion(t *testing.T) {
 		{"aggregated alone", agg, json},
 		{"aggregated then json", agg + ",application/json", json},
 		{"json then aggregated", "application/json," + agg, ""},
-		{"wildcard then aggregated", "*/*, " + agg, ""},
+		{"wildcard then aggregated (a type before a range)", "*/*, " + agg, json},
 		{"yaml then aggregated", "application/yaml, " + agg, ""},
 		{"aggregated then lower-q json (client-go)", agg + ",application/json;q=0.9", json},
 		{"lower-q aggregated then json", agg + ";q=0.5,application/json", ""},

@@ -179,6 +179,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !a.allowed(store, req, r.Method) {
 		switch {
+		case store.Typed() && store.Info.Namespaced && req.Namespace == "" && req.Subresource == "" && !slices.Contains(store.Info.Verbs, "list"):
+			// A namespaced resource that is not listed (bindings, local
+			// access reviews) has no route across namespaces at all.
+			writeError(w, r, errPathNotFound)
 		case store.Typed() && req.WatchPath && r.Method != http.MethodGet:
 			writeError(w, r, errMethodNotAllowed) // the /watch/ routes take GET alone
 		case store.Typed() && req.Verb == "watch" && req.Subresource == "" && slices.Contains(store.Info.Verbs, "list"):

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/cache"
 	"github.com/kapi-dev/kapi/internal/registry"
+	"github.com/kapi-dev/kapi/internal/respond"
 )
 
 // Compressing is most of what a large list costs once its items are
@@ -201,7 +202,7 @@ func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *re
 		a.writeIndentedList(w, r, store, info, listMeta, items, encs)
 		return
 	}
-	gzip := acceptsGzip(r)
+	gzip := respond.AcceptsGzip(r)
 	if gzip {
 		if seg := a.segments.get(store, info, items); seg != nil {
 			markRead(encs, itemEncoder(info).Identifier())
@@ -225,7 +226,7 @@ func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *re
 		return
 	}
 	size := len(l.head) + l.items.size + len(l.tail)
-	if !gzip || size < gzipThreshold {
+	if !gzip || size < respond.GzipThreshold {
 		writePlain(w, http.StatusOK, info.MediaType, size, [][]byte{l.head}, l.items.parts, [][]byte{l.tail})
 		return
 	}

@@ -304,7 +304,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/openapi/v2":
 		h.v2Once.Do(h.buildV2)
 		serveV2(w, r, h.v2)
-	case path == "/openapi/v3" || path == "/openapi/v3/":
+	case path == "/openapi/v3":
 		h.v3IndexOnce.Do(h.buildV3Index)
 		// The type kube-apiserver's index has (what its content sniffs as).
 		// Unlike kube-apiserver's, it has an entity tag: its time alone
@@ -337,7 +337,7 @@ func serveV2(w http.ResponseWriter, r *http.Request, doc *document) {
 	if !ok {
 		return
 	}
-	if acceptsGzip(r) {
+	if r.Method != http.MethodHead && acceptsGzip(r) {
 		body = doc.gzipped(contentType, body)
 		w.Header().Set("Content-Encoding", "gzip")
 	}
@@ -402,21 +402,41 @@ func negotiated(accepted []string, doc *document, protobuf, protobufOld string) 
 	return "", nil, nil
 }
 
-// acceptsGzip reports whether r's Accept-Encoding takes gzip.
+// acceptsGzip reports whether r's Accept-Encoding takes gzip as the
+// compressing handler kube-apiserver puts before its OpenAPI v2 document
+// reads it: the coding in any case, its q value above 0 (the last clause
+// naming gzip decides; one whose q does not parse is ignored), "*" not
+// counted.
 func acceptsGzip(r *http.Request) bool {
+	q := 0.0
 	for _, clause := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(clause), ";")
-		if coding != "gzip" && coding != "*" {
+		coding, params, _ := strings.Cut(clause, ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
 			continue
 		}
-		if _, q, ok := strings.Cut(params, "q="); ok {
-			if f, err := strconv.ParseFloat(strings.TrimSpace(q), 64); err == nil && f == 0 {
-				continue
-			}
+		if value, ok := qValue(params); ok {
+			q = value
 		}
-		return true
 	}
-	return false
+	return q > 0
+}
+
+// qValue is the q parameter among an Accept-Encoding clause's parameters
+// (1 when there is none), and whether it parses.
+func qValue(params string) (float64, bool) {
+	value := 1.0
+	for _, param := range strings.Split(params, ";") {
+		raw, ok := strings.CutPrefix(strings.TrimSpace(param), "q=")
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return 0, false
+		}
+		value = f
+	}
+	return value, true
 }
 
 // acceptedTypes lists the media types of an Accept header, most preferred

@@ -5,6 +5,7 @@ package respond
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/audit"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/apiserver/pkg/features"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 )
@@ -82,9 +85,34 @@ func ErrorIn(w http.ResponseWriter, r *http.Request, err error, infos []runtime.
 		return
 	}
 	w.Header().Set("Content-Type", info.MediaType)
+	if buf.Len() >= GzipThreshold && AcceptsGzip(r) {
+		writeGzipped(w, int(status.Code), buf.Bytes())
+		return
+	}
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(int(status.Code))
 	w.Write(buf.Bytes())
+}
+
+// GzipThreshold is the response size from which kube-apiserver compresses
+// an API response, errors included, for a client that accepts gzip.
+const GzipThreshold = 128 * 1024
+
+// AcceptsGzip reports whether r's client takes a gzipped API response:
+// by kube-apiserver's rule, an Accept-Encoding naming exactly the token
+// "gzip" (no parameters, any case but lower refused).
+func AcceptsGzip(r *http.Request) bool {
+	return responsewriters.ContentEncodingSupported(r, features.APIResponseCompression) == "gzip"
+}
+
+// writeGzipped writes a large error compressed at kube-apiserver's level.
+func writeGzipped(w http.ResponseWriter, code int, data []byte) {
+	w.Header().Set("Content-Encoding", "gzip")
+	w.Header().Add("Vary", "Accept-Encoding")
+	w.WriteHeader(code)
+	gz, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	gz.Write(data)
+	gz.Close()
 }
 
 // writeRawJSON writes status as kube-apiserver writes an answer whose

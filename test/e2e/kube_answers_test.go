@@ -450,6 +450,9 @@ func TestRoutesAsKube(t *testing.T) {
 		{http.MethodGet, "/apis/authorization.k8s.io/v1/subjectaccessreviews/foo", "", http.StatusNotFound, `"reason":"NotFound"`},
 		{http.MethodPost, "/api/v1/namespaces/default/bindings/foo", `{}`, http.StatusNotFound, `"reason":"NotFound"`},
 		{http.MethodGet, "/apis/authorization.k8s.io/v1/subjectaccessreviews", "", http.StatusMethodNotAllowed, notAllowed},
+		// A namespaced resource not listed has no path across namespaces.
+		{http.MethodPost, "/apis/authorization.k8s.io/v1/localsubjectaccessreviews", `{}`, http.StatusNotFound, `"message":"the server could not find the requested resource"`},
+		{http.MethodGet, "/api/v1/watch/bindings", "", http.StatusNotFound, `"message":"the server could not find the requested resource"`},
 		// Custom resources' handler goes by the verb.
 		{http.MethodHead, "/apis/example.com/v1/namespaces/default/widgets", "", http.StatusOK, ""},
 		{http.MethodPost, "/apis/example.com/v1/namespaces/default/widgets/w/status", `{}`, http.StatusMethodNotAllowed,

@@ -212,6 +212,18 @@ func TestServerRoutesAsKube(t *testing.T) {
 	if a.head.Get("Content-Encoding") != "gzip" || strings.Join(a.head.Values("Vary"), ",") != "Accept-Encoding,Accept" || !bytes.HasPrefix(a.body, []byte{0x1f, 0x8b}) {
 		t.Errorf("/openapi/v2 taking gzip: %v", a.head)
 	}
+	// Read as kube's compressing handler reads it: any case, "*" no.
+	for enc, want := range map[string]string{"GZIP": "gzip", "gzip;q=0.5": "gzip", "gzip;q=0": "", "*": ""} {
+		if a := k.ask(t, "GET", "/openapi/v2", "Accept-Encoding", enc); a.head.Get("Content-Encoding") != want {
+			t.Errorf("/openapi/v2 with Accept-Encoding %q: Content-Encoding %q", enc, a.head.Get("Content-Encoding"))
+		}
+	}
+	if a := k.ask(t, "HEAD", "/openapi/v2", "Accept-Encoding", "gzip"); a.head.Get("Content-Encoding") != "" || a.head.Get("Content-Length") == "" {
+		t.Errorf("HEAD /openapi/v2: %v", a.head)
+	}
+	if a := k.ask(t, "GET", "/openapi/v3/"); a.code != 404 {
+		t.Errorf("/openapi/v3/: %d", a.code)
+	}
 	if a := k.ask(t, "GET", "/openapi/v3"); a.head.Get("Content-Type") != "text/plain; charset=utf-8" || a.head.Get("ETag") == "" {
 		t.Errorf("/openapi/v3: %v", a.head)
 	}

@@ -306,16 +306,32 @@ func TestGzipLargeLists(t *testing.T) {
 		}
 	}
 
-	// A small response is sent as it is.
-	req, _ = http.NewRequest("GET", k.config.Host+"/api/v1/namespaces", nil)
-	req.Header.Set("Accept-Encoding", "gzip")
-	resp, err = k.rawClient().Do(req)
-	if err != nil {
-		t.Fatal(err)
+	// A small response is sent as it is; so is a large one to a client
+	// whose Accept-Encoding names gzip other than as the bare token (kube's
+	// rule); a large error is compressed as any answer.
+	encoding := func(path, acceptEncoding string) (int, string) {
+		req, _ := http.NewRequest("GET", k.config.Host+path, nil)
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+		resp, err := k.rawClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Content-Encoding")
 	}
-	resp.Body.Close()
-	if resp.Header.Get("Content-Encoding") != "" {
-		t.Fatalf("small response compressed")
+	list := "/api/v1/namespaces/default/configmaps"
+	for _, c := range []struct{ path, acceptEncoding, want string }{
+		{"/api/v1/namespaces", "gzip", ""},
+		{list, "deflate, gzip", "gzip"},
+		{list, "gzip;q=1", ""},
+		{list, "GZIP", ""},
+		{list, "*", ""},
+		{list + "/" + strings.Repeat("a", 70000), "gzip", "gzip"},
+	} {
+		if _, got := encoding(c.path, c.acceptEncoding); got != c.want {
+			t.Errorf("GET %.60s with Accept-Encoding %q: Content-Encoding %q, want %q", c.path, c.acceptEncoding, got, c.want)
+		}
 	}
 }
 
