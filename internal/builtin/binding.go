@@ -51,7 +51,7 @@ func (b *binder) bindPod(ctx context.Context, namespace string, obj runtime.Obje
 	}
 	bind := func(current runtime.Object) (runtime.Object, error) {
 		pod := current.(*corev1.Pod)
-		if err := preconditions.Check(store.KubeKey(pod.Namespace, pod.Name), pod); err != nil {
+		if err := preconditions.Check(store.PreconditionKey(pod.Namespace, pod.Name, dry), pod); err != nil {
 			return nil, apierrors.NewConflict(store.GroupResource(), pod.Name, err)
 		}
 		if pod.DeletionTimestamp != nil {

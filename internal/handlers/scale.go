@@ -110,7 +110,7 @@ func (a *API) writeScale(w http.ResponseWriter, r *http.Request, req *request.In
 		if err != nil {
 			return nil, err
 		}
-		if err := checkScaleUID(req, store, scale, current, wanted.UID); err != nil {
+		if err := checkScaleUID(req, store, scale, current, wanted.UID, dry); err != nil {
 			return nil, err
 		}
 		next, err := scale.WithReplicas(current, wanted.Spec.Replicas)
@@ -244,12 +244,12 @@ func (s scaleWrite) apply(opts applyOpts) (scaleChange, error) {
 // kube does: a replaced Scale's is its storage's precondition; a patched
 // one's is its patch handler's check (of the scale sub-resource), which
 // custom resources' storage leaves out.
-func checkScaleUID(req *request.Info, store *registry.Store, scale *registry.Scale, current runtime.Object, uid types.UID) error {
+func checkScaleUID(req *request.Info, store *registry.Store, scale *registry.Scale, current runtime.Object, uid types.UID, dryRun bool) error {
 	if uid == "" || uid == mustAccessor(current).GetUID() {
 		return nil
 	}
 	if req.Verb == "update" {
-		err := (&kstorage.Preconditions{UID: &uid}).Check(store.KubeKey(req.Namespace, req.Name), current)
+		err := (&kstorage.Preconditions{UID: &uid}).Check(store.PreconditionKey(req.Namespace, req.Name, dryRun), current)
 		return apierrors.NewConflict(store.GroupResource(), req.Name, err)
 	}
 	if scale.UIDOnlyReplaced {

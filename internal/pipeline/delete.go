@@ -93,7 +93,7 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 			// Kept since it was read: the client tries again.
 			return apierrors.NewConflict(store.GroupResource(), name, errors.New(registry.ConflictMessage))
 		}
-		return checkPreconditions(store, opts, cur)
+		return checkPreconditions(store, opts, cur, false)
 	})
 	if err == nil {
 		p.afterDelete(ctx, store, deleted)
@@ -168,7 +168,7 @@ func (p *Pipeline) keptByType(store *registry.Store, obj runtime.Object) (bool, 
 // generation unchanged), and what the type adds.
 func (p *Pipeline) markFirstDelete(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, current runtime.Object, dry bool, own *registry.OwnDelete) (runtime.Object, error) {
 	mark := func(cur runtime.Object) (runtime.Object, error) {
-		if err := checkPreconditions(store, opts, cur); err != nil {
+		if err := checkPreconditions(store, opts, cur, dry); err != nil {
 			return nil, err
 		}
 		if m := mustAccessor(cur); m.GetDeletionTimestamp() == nil { // another delete may have come first
@@ -187,7 +187,7 @@ func (p *Pipeline) markFirstDelete(ctx context.Context, store *registry.Store, n
 // markDeleting sets the deletion timestamp of an object that is kept.
 func (p *Pipeline) markDeleting(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, current runtime.Object, dry bool) (runtime.Object, bool, error) {
 	mark := func(cur runtime.Object) (runtime.Object, error) {
-		if err := checkPreconditions(store, opts, cur); err != nil {
+		if err := checkPreconditions(store, opts, cur, dry); err != nil {
 			return nil, err
 		}
 		w := registry.Write{Info: store.Info, Namespace: namespace, Name: name, Verb: "delete"}
@@ -337,19 +337,19 @@ func checkPreconditionsFirst(store *registry.Store, opts *metav1.DeleteOptions, 
 // checkPreconditions enforces DeleteOptions.Preconditions when the delete
 // writes, with the storage's error for an object that changed since it
 // was first read (kube's own check, naming its storage key).
-func checkPreconditions(store *registry.Store, opts *metav1.DeleteOptions, obj runtime.Object) error {
+func checkPreconditions(store *registry.Store, opts *metav1.DeleteOptions, obj runtime.Object, dryRun bool) error {
 	if opts == nil || opts.Preconditions == nil {
 		return nil
 	}
-	return storagePrecondition(store, &kstorage.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion}, obj)
+	return storagePrecondition(store, &kstorage.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion}, obj, dryRun)
 }
 
 // storagePrecondition checks p on the current object obj as
 // kube-apiserver's storage does before a write: a failure is a conflict
 // naming its storage key, which a client retries from a fresh read.
-func storagePrecondition(store *registry.Store, p *kstorage.Preconditions, obj runtime.Object) error {
+func storagePrecondition(store *registry.Store, p *kstorage.Preconditions, obj runtime.Object, dryRun bool) error {
 	m := mustAccessor(obj)
-	if err := p.Check(store.KubeKey(m.GetNamespace(), m.GetName()), obj); err != nil {
+	if err := p.Check(store.PreconditionKey(m.GetNamespace(), m.GetName(), dryRun), obj); err != nil {
 		return apierrors.NewConflict(store.GroupResource(), m.GetName(), err)
 	}
 	return nil

@@ -142,7 +142,7 @@ func (p *Pipeline) deletesOnUpdate(store *registry.Store, current, next runtime.
 func (p *Pipeline) UpdateObject(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
 	m := mustAccessor(obj)
 	return p.Update(ctx, store, m.GetNamespace(), m.GetName(), opts, func(current runtime.Object) (runtime.Object, error) {
-		if err := uidPrecondition(store, m, current); err != nil {
+		if err := uidPrecondition(store, m, current, opts.DryRun); err != nil {
 			return nil, err
 		}
 		return obj.DeepCopyObject(), nil
@@ -153,12 +153,12 @@ func (p *Pipeline) UpdateObject(ctx context.Context, store *registry.Store, obj 
 // whole object, checked before anything else: the UID it carries, if
 // any, is the current object's; one of another object (deleted and made
 // again) is a conflict.
-func uidPrecondition(store *registry.Store, m metav1.Object, current runtime.Object) error {
+func uidPrecondition(store *registry.Store, m metav1.Object, current runtime.Object, dryRun bool) error {
 	uid := m.GetUID()
 	if uid == "" {
 		return nil
 	}
-	return storagePrecondition(store, &kstorage.Preconditions{UID: &uid}, current)
+	return storagePrecondition(store, &kstorage.Preconditions{UID: &uid}, current, dryRun)
 }
 
 // Put writes obj over the object of its name, as a PUT does: an update,

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -267,6 +268,18 @@ func (s *Store) KubeKey(namespace, name string) string {
 		return "/registry/" + prefix + "/" + namespace + "/" + name
 	}
 	return "/registry/" + prefix + "/" + name
+}
+
+// PreconditionKey is the key kube-apiserver names when a precondition (a
+// uid, a resourceVersion) fails on this store's object: its storage's key;
+// for a dry run, which its dry-run storage checks itself, the key without
+// storage's prefix.
+func (s *Store) PreconditionKey(namespace, name string, dryRun bool) string {
+	key := s.KubeKey(namespace, name)
+	if dryRun {
+		return strings.TrimPrefix(key, "/registry")
+	}
+	return key
 }
 
 // kubeKeyPrefixes are the resources kube-apiserver stores under another

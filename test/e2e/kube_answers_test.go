@@ -1087,6 +1087,12 @@ func TestUpdatePreconditionsAsKube(t *testing.T) {
 	if !apierrors.IsConflict(err) || err.Error() != want {
 		t.Errorf("an update with the UID of the object before: %v", err)
 	}
+	// A dry run's precondition is checked by kube's dry-run storage, on
+	// the key without storage's prefix.
+	_, err = cms.Update(ctx, stale, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+	if want := strings.Replace(want, "Key: /registry/", "Key: /", 1); !apierrors.IsConflict(err) || err.Error() != want {
+		t.Errorf("a dry-run update with the UID of the object before: %v", err)
+	}
 	again.ResourceVersion = "abc"
 	_, err = cms.Update(ctx, again, metav1.UpdateOptions{})
 	if status, ok := err.(apierrors.APIStatus); !ok || status.Status().Code != 500 || err.Error() != `strconv.ParseUint: parsing "abc": invalid syntax` {
