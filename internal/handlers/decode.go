@@ -227,7 +227,7 @@ func decodePatched(ctx context.Context, data []byte, sent sentPatch, info runtim
 			return nil, err
 		}
 		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
-			field.Invalid(field.NewPath("patch"), sent.value(data), sent.decodeFailure(data, store, err)),
+			field.Invalid(field.NewPath("patch"), sent.value(data, store), sent.decodeFailure(data, store, err)),
 		})
 	}
 	if strict, ok := runtime.AsStrictDecodingError(strictErr); ok {
@@ -238,7 +238,7 @@ func decodePatched(ctx context.Context, data []byte, sent sentPatch, info runtim
 	}
 	if validation == metav1.FieldValidationStrict {
 		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
-			field.Invalid(field.NewPath("patch"), sent.value(data), runtime.NewStrictDecodingError(patchStrict).Error()),
+			field.Invalid(field.NewPath("patch"), sent.value(data, store), runtime.NewStrictDecodingError(patchStrict).Error()),
 		})
 	}
 	warnStrict(ctx, runtime.NewStrictDecodingError(patchStrict))

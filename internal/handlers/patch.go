@@ -92,7 +92,7 @@ func (a *API) patch(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		if err != nil {
 			return nil, err
 		}
-		obj, err := decodePatched(r.Context(), patched, sentPatch{patchType, body}, jsonInfo, validation, store, patchStrict)
+		obj, err := decodePatched(r.Context(), patched, sentPatch{patchType, body, original.Bytes()}, jsonInfo, validation, store, patchStrict)
 		if err != nil {
 			return nil, err
 		}
@@ -285,22 +285,30 @@ func strategicMergeError(err error) error {
 	return err
 }
 
-// sentPatch is a patch as the client sent it.
+// sentPatch is a patch as the client sent it, and the object's JSON it
+// was applied to.
 type sentPatch struct {
-	typ  types.PatchType
-	body []byte
+	typ      types.PatchType
+	body     []byte
+	original []byte
 }
 
 // value is what kube-apiserver shows as the value of a patch it refuses
 // after applying it: the patched object's JSON, or for a strategic merge
-// patch the patch itself as a Go map.
-func (p sentPatch) value(patched []byte) string {
+// patch the patch itself as a Go map, as the merge left it (kube's merge
+// takes its directives, $setElementOrder and $retainKeys, and the lists
+// they order out of the patch's map it then shows).
+func (p sentPatch) value(patched []byte, store *registry.Store) string {
 	if p.typ != types.StrategicMergePatchType {
 		return string(patched)
 	}
 	var m map[string]interface{}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(p.body, &m); err != nil {
 		return string(p.body)
+	}
+	var original map[string]interface{}
+	if kjson.UnmarshalCaseSensitivePreserveInts(p.original, &original) == nil {
+		strategicpatch.StrategicMergeMapPatch(original, m, store.New()) // for what it does to m
 	}
 	return fmt.Sprintf("%+v", m)
 }

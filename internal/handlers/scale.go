@@ -204,7 +204,7 @@ func (s scaleWrite) patch(patchType types.PatchType) (scaleChange, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj, err := decodePatched(s.r.Context(), patched, sentPatch{patchType, s.body}, jsonInfo, s.validation, scaleStore, patchStrict)
+		obj, err := decodePatched(s.r.Context(), patched, sentPatch{patchType, s.body, original.Bytes()}, jsonInfo, s.validation, scaleStore, patchStrict)
 		if err != nil {
 			return nil, err
 		}

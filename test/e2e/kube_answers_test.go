@@ -971,6 +971,12 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 	if out, err := k.kubectl("patch", "service", "lb", "-p", `{"spec":{"healthCheckNodePort":"x"}}`); err == nil || !strings.Contains(out, `patch: Invalid value: "map[spec:map[healthCheckNodePort:x]]": unrecognized type: int32`) {
 		t.Errorf("a strategic merge patch of the wrong type: %v %s", err, out)
 	}
+	// The patch shown is the one the merge left, without its directives
+	// and the lists they order (client-side kubectl apply sends them).
+	patch := `{"spec":{"$setElementOrder/ports":[{"port":80}],"ports":[{"port":80,"name":"p"}],"healthCheckNodePort":"x"}}`
+	if out, err := k.kubectl("patch", "service", "lb", "-p", patch); err == nil || !strings.Contains(out, `patch: Invalid value: "map[spec:map[healthCheckNodePort:x]]": unrecognized type: int32`) {
+		t.Errorf("a strategic merge patch of the wrong type with directives: %v %s", err, out)
+	}
 }
 
 // TestServiceCIDRs: ClusterIPs come from the ServiceCIDRs besides the
