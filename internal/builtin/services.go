@@ -605,8 +605,16 @@ func normalizeClusterIPs(svc, old *corev1.Service) {
 
 func needsClusterIP(svc *corev1.Service) bool { return svc.Spec.Type != corev1.ServiceTypeExternalName }
 
+// needsNodePorts: a NodePort Service, and a LoadBalancer one unless it
+// asks not to be given node ports (allocateLoadBalancerNodePorts false).
 func needsNodePorts(svc *corev1.Service) bool {
-	return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+	switch svc.Spec.Type {
+	case corev1.ServiceTypeNodePort:
+		return true
+	case corev1.ServiceTypeLoadBalancer:
+		return svc.Spec.AllocateLoadBalancerNodePorts == nil || *svc.Spec.AllocateLoadBalancerNodePorts
+	}
+	return false
 }
 
 // needsHealthCheck: a LoadBalancer Service that keeps external traffic on
@@ -617,7 +625,8 @@ func needsHealthCheck(svc *corev1.Service) bool {
 }
 
 // allocateNodePorts gives NodePort and LoadBalancer ports a free node port
-// and refuses one another Service uses.
+// (a LoadBalancer's only those it asks for when it asks not to be given
+// any) and refuses one another Service uses.
 func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service, dry bool) error {
 	if svc.Spec.Type != corev1.ServiceTypeNodePort && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return nil
@@ -632,6 +641,9 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 	byPort := map[int32]int32{} // on create, the node port each service port took
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
+		if p.NodePort == 0 && !needsNodePorts(svc) {
+			continue
+		}
 		if old == nil {
 			// As kube's allocator creates a Service: the entries of one
 			// port (TCP and UDP) share a node port, the one any of them

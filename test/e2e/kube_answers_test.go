@@ -862,6 +862,26 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 	if got := k.mustKubectl("get", "service", "lb2", "-o", "jsonpath={.spec.healthCheckNodePort}"); got == "" || got == "0" {
 		t.Errorf("a LoadBalancer made local has health check node port %q", got)
 	}
+	// A LoadBalancer asking for no node ports gets only those it names;
+	// asking again for them, it gets the rest; giving them up, it keeps
+	// none.
+	noNodePorts := false
+	unported, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "unported"}, Spec: corev1.ServiceSpec{
+		Type: corev1.ServiceTypeLoadBalancer, AllocateLoadBalancerNodePorts: &noNodePorts,
+		Ports: []corev1.ServicePort{{Name: "a", Port: 80}, {Name: "b", Port: 81, NodePort: 30777}},
+	}}, metav1.CreateOptions{})
+	if err != nil || unported.Spec.Ports[0].NodePort != 0 || unported.Spec.Ports[1].NodePort != 30777 {
+		t.Fatalf("a LoadBalancer without node ports: %v %+v", err, unported.Spec.Ports)
+	}
+	k.mustKubectl("patch", "service", "unported", "-p", `{"spec":{"allocateLoadBalancerNodePorts":true}}`)
+	if got := k.mustKubectl("get", "service", "unported", "-o", "jsonpath={.spec.ports[0].nodePort}"); got == "" || got == "0" {
+		t.Errorf("a LoadBalancer given node ports again has %q on its first port", got)
+	}
+	k.mustKubectl("patch", "service", "unported", "--type=json", "-p",
+		`[{"op":"replace","path":"/spec/allocateLoadBalancerNodePorts","value":false},{"op":"remove","path":"/spec/ports/0/nodePort"},{"op":"remove","path":"/spec/ports/1/nodePort"}]`)
+	if got := k.mustKubectl("get", "service", "unported", "-o", "jsonpath={.spec.ports[*].nodePort}"); got != "" {
+		t.Errorf("a LoadBalancer giving up its node ports keeps %q", got)
+	}
 	// As kube's allocators, a dry run checks less than the write: not
 	// whether another Service holds the ClusterIP, nor a node port's
 	// range.
