@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/audit"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/util/apihelpers"
@@ -107,7 +107,7 @@ func (a *API) authorizeCreate(r *http.Request, req *request.Info, store *registr
 	case err != nil:
 		return apierrors.NewInternalError(err)
 	}
-	return apierrors.NewForbidden(store.GroupResource(), req.Name, errors.New(reason))
+	return responsewriters.ForbiddenStatusError(attrs, reason)
 }
 
 // writeDeleted answers a delete with the object or a success Status by

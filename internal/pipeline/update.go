@@ -172,6 +172,15 @@ func (p *Pipeline) Put(ctx context.Context, store *registry.Store, obj runtime.O
 	if !apierrors.IsNotFound(err) || opts.Subresource != "" || !strategyOf(store).AllowCreateOnUpdate(ctx) {
 		return out, false, err
 	}
+	// As kube's storage checks the precondition on the object it did not
+	// find, before anything else: a UID names an object that is gone.
+	m := mustAccessor(obj)
+	absent := store.New()
+	mustAccessor(absent).SetNamespace(m.GetNamespace())
+	mustAccessor(absent).SetName(m.GetName())
+	if err := uidPrecondition(store, m, absent, opts.DryRun); err != nil {
+		return nil, false, err
+	}
 	if err := mayCreate(); err != nil {
 		return nil, false, err
 	}

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -1341,5 +1343,46 @@ func TestPathNamesAsKube(t *testing.T) {
 		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.message) {
 			t.Errorf("%s %s: %d %s, want %d %s", tc.method, tc.path, resp.StatusCode, body, tc.code, tc.message)
 		}
+	}
+}
+
+// TestCreateOnUpdateAsKube: a PUT that would create (a type allowing it)
+// first checks the UID it carries against the object it did not find, as
+// kube's storage does (kubectl replace of a saved manifest after a delete
+// is refused, not a new object); a user who may update but not create is
+// refused with the authorizer's words.
+func TestCreateOnUpdateAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	events := k.clientset().CoreV1().Events("default")
+	gone := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "gone", UID: "11111111-1111-1111-1111-111111111111"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "x", Namespace: "default"}}
+	for _, dry := range [][]string{nil, {metav1.DryRunAll}} {
+		_, err := events.Update(ctx, gone, metav1.UpdateOptions{DryRun: dry})
+		key := "/registry/events/default/gone"
+		if dry != nil {
+			key = "/events/default/gone"
+		}
+		want := `Operation cannot be fulfilled on events "gone": StorageError: invalid object, Code: 4, Key: ` + key +
+			`, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: 11111111-1111-1111-1111-111111111111, UID in object meta: `
+		if !apierrors.IsConflict(err) || err.Error() != want {
+			t.Errorf("a PUT of a missing event with a UID (dry run %v): %v", dry, err)
+		}
+	}
+	if _, err := events.Get(ctx, "gone", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused PUT stored an event: %v", err)
+	}
+	k.mustKubectl("create", "role", "updater", "--verb=get,update", "--resource=services")
+	k.mustKubectl("create", "rolebinding", "vera-updates", "--role=updater", "--user=vera")
+	vera := rest.CopyConfig(k.config)
+	vera.Impersonate = rest.ImpersonationConfig{UserName: "vera"}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "new"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	var err error
+	waitFor(t, 10*time.Second, "vera's update to be authorized", func() bool {
+		_, err = kubernetes.NewForConfigOrDie(vera).CoreV1().Services("default").Update(ctx, svc, metav1.UpdateOptions{})
+		return !apierrors.IsForbidden(err) || strings.Contains(err.Error(), "cannot create")
+	})
+	want := `services "new" is forbidden: User "vera" cannot create resource "services" in API group "" in the namespace "default"`
+	if !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Errorf("a PUT creating a Service without the right to create: %v", err)
 	}
 }
