@@ -160,21 +160,22 @@ func (s scaleWrite) change(store *registry.Store, apply applyOpts) (scaleChange,
 	return s.patch(patchType)
 }
 
-// put takes the Scale sent as the wanted one, which the request's audit
-// event records as kube's update handler does: under the workload's
-// resource and the sub-resource.
+// put takes the Scale sent as the wanted one (its unknown and duplicate
+// fields refused or warned of by the request's field validation), which
+// the request's audit event records as kube's update handler does: under
+// the workload's resource and the sub-resource.
 func (s scaleWrite) put(store *registry.Store) (scaleChange, error) {
 	info, err := codecs.NegotiateInput(s.r.Header.Get("Content-Type"), codecs.Factory.SupportedMediaTypes())
 	if err != nil {
 		return nil, err
 	}
-	obj, actual, err := info.Serializer.Decode(s.body, &scaleGVK, &autoscalingv1.Scale{})
+	obj, err := decodeObject(s.r.Context(), s.body, info, s.validation, scaleStore)
 	if err != nil {
-		return nil, decodeError(err, actual, "Scale", s.body)
+		return nil, err
 	}
 	sent, ok := obj.(*autoscalingv1.Scale)
-	if !ok { // a body of another kind the scheme knows
-		return nil, decodeError(notConvertible(obj, scaleGVK), actual, "Scale", s.body)
+	if !ok { // a Scale of another group the scheme knows
+		return nil, decodeError(notConvertible(obj, scaleGVK), nil, "Scale", s.body)
 	}
 	if audit.AuditContextFrom(s.r.Context()).Enabled() {
 		audit.LogRequestObject(s.r.Context(), sent, scaleGVK.GroupVersion(), store.Info.GroupVersionResource(), s.req.Subresource, codecs.Factory)

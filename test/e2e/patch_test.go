@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,6 +193,18 @@ func TestScaleSubresource(t *testing.T) {
 	d, err := deployments.Get(ctx, "web", metav1.GetOptions{})
 	if err != nil || *d.Spec.Replicas != 7 || d.Generation != 3 {
 		t.Fatalf("deployment after scale updates: replicas %d generation %d, %v", *d.Spec.Replicas, d.Generation, err)
+	}
+	// A Scale PUT with an unknown field is refused under Strict and
+	// warned of otherwise, as any body.
+	path := "/apis/apps/v1/namespaces/default/deployments/web/scale"
+	body := `{"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"name":"web","namespace":"default"},"spec":{"bogus":1,"replicas":7}}`
+	resp, out := rawDo(t, k, http.MethodPut, path+"?fieldValidation=Strict", "application/json", "", []byte(body))
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(out), `Scale in version \"v1\" cannot be handled as a Scale: strict decoding error: unknown field \"spec.bogus\"`) {
+		t.Errorf("a strict Scale PUT with an unknown field: %d %s", resp.StatusCode, out)
+	}
+	resp, out = rawDo(t, k, http.MethodPut, path, "application/json", "", []byte(body))
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Warning") != `299 - "unknown field \"spec.bogus\""` {
+		t.Errorf("a Scale PUT with an unknown field: %d %v %s", resp.StatusCode, resp.Header.Values("Warning"), out)
 	}
 	// The Scale's resourceVersion is a precondition on the deployment.
 	s.Spec.Replicas = 1
