@@ -70,22 +70,19 @@ func escalationChecks(wrap func(rest.StandardStorage) checkedStorage) registry.H
 			}
 			return func() {}, nil
 		},
-		BeforeUpdate: func(ctx context.Context, next, current runtime.Object, _ bool) (func(), error) {
+		CheckUpdated: func(ctx context.Context, next, current runtime.Object) error {
 			internalNext, err := toInternal(next)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			internalCurrent, err := toInternal(current)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			_, _, err = wrap(passThrough{current: internalCurrent}).Update(withNamespace(ctx, next), mustAccessor(next).GetName(),
 				rest.DefaultUpdatedObjectInfo(internalNext), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc,
 				false, &metav1.UpdateOptions{})
-			if err != nil {
-				return nil, err
-			}
-			return func() {}, nil
+			return err
 		},
 	}
 }

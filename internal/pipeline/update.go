@@ -196,11 +196,12 @@ func (p *Pipeline) Put(ctx context.Context, store *registry.Store, obj runtime.O
 
 // prepareUpdate runs the update stages on one attempt, in kube-apiserver's
 // order: the desired object is defaulted as a decoded body is, its managed
-// fields are recorded, mutating admission runs, the type's hook carries
-// over and allocates what it needs (kube's BeginUpdate), then the type's
-// strategy prepares and validates it, then validating admission. It
-// returns what undoes the hook's allocations (nothing to undo when it
-// fails).
+// fields are recorded, mutating admission runs, the type's checks of the
+// updated object run (RBAC's), its resourceVersion is compared with the
+// current one, the type's hook carries over and allocates what it needs
+// (kube's BeginUpdate), then the type's strategy prepares and validates
+// it, then validating admission. It returns what undoes the hook's
+// allocations (nothing to undo when it fails).
 func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, namespace, name string, opts Options, current runtime.Object, desired registry.UpdateFunc) (runtime.Object, func(), error) {
 	strategy := strategyOf(store)
 	next, err := desired(current)
@@ -213,30 +214,21 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 			return nil, noUndo, err
 		}
 	}
-	// As kube-apiserver's storage reads it: "0" is no version either.
-	var asked uint64
-	if rv := mustAccessor(next).GetResourceVersion(); rv != "" {
-		if asked, err = strconv.ParseUint(rv, 10, 64); err != nil {
-			return nil, noUndo, err // kube-apiserver's storage answers its bare 500
-		}
-	}
-	if asked == 0 && !strategy.AllowUnconditionalUpdate(ctx, opts.Subresource) {
-		// kube-apiserver names the resource where the kind goes here.
-		gr := store.GroupResource()
-		return nil, noUndo, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
-			field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
-		})
-	}
-	if asked != 0 && strconv.FormatUint(asked, 10) != mustAccessor(current).GetResourceVersion() {
-		return nil, noUndo, apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
-	}
 	attrs := attributes(admission.Update, store, namespace, name, next, current, opts)
 	if err := p.admitUpdate(ctx, store, opts, attrs); err != nil {
 		return nil, noUndo, err
 	}
+	next = attrs.Object
+	if check := store.Backend().Hooks.CheckUpdated; check != nil && opts.Subresource == "" {
+		if err := check(ctx, next, current); err != nil {
+			return nil, noUndo, err
+		}
+	}
+	if err := checkVersion(ctx, store, name, opts, next, current); err != nil {
+		return nil, noUndo, err
+	}
 	// The write applies to the current object (its resourceVersion was
 	// checked above, or the update is unconditional).
-	next = attrs.Object
 	mustAccessor(next).SetResourceVersion(mustAccessor(current).GetResourceVersion())
 	mustAccessor(next).SetSelfLink("")
 	undo := noUndo
@@ -250,6 +242,31 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 		return nil, noUndo, err
 	}
 	return next, undo, nil
+}
+
+// checkVersion compares the resourceVersion the desired object of an
+// update carries with the current object's, as kube-apiserver's storage
+// reads it ("0" is no version either): a different one is a conflict, and
+// none is refused where the type allows no unconditional update.
+func checkVersion(ctx context.Context, store *registry.Store, name string, opts Options, next, current runtime.Object) error {
+	var asked uint64
+	if rv := mustAccessor(next).GetResourceVersion(); rv != "" {
+		var err error
+		if asked, err = strconv.ParseUint(rv, 10, 64); err != nil {
+			return err // kube-apiserver's storage answers its bare 500
+		}
+	}
+	if asked == 0 && !strategyOf(store).AllowUnconditionalUpdate(ctx, opts.Subresource) {
+		// kube-apiserver names the resource where the kind goes here.
+		gr := store.GroupResource()
+		return apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update"),
+		})
+	}
+	if asked != 0 && strconv.FormatUint(asked, 10) != mustAccessor(current).GetResourceVersion() {
+		return apierrors.NewConflict(store.GroupResource(), name, fmt.Errorf(registry.ConflictMessage))
+	}
+	return nil
 }
 
 // updateVerb is the verb kube's strategies see for an update: "patch"

@@ -21,6 +21,11 @@ type Hooks struct {
 	// function it returns undoes its work if the object is not stored
 	// after all.
 	BeforeCreate func(ctx context.Context, obj runtime.Object, dryRun bool) (undo func(), err error)
+	// CheckUpdated may refuse the desired object of an update of the
+	// main resource once mutating admission has run, before its
+	// resourceVersion is compared with the current one: kube's storage
+	// wrappers that check the updated object (RBAC's escalation checks).
+	CheckUpdated func(ctx context.Context, next, current runtime.Object) error
 	// BeforeUpdate runs on the desired object of an update of the main
 	// resource; the function it returns undoes its work if that object is
 	// not stored after all.

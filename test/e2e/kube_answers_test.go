@@ -1115,6 +1115,32 @@ func TestUpdatePreconditionsAsKube(t *testing.T) {
 	if !apierrors.IsConflict(err) || err.Error() != want {
 		t.Errorf("an update with the UID of the object before: %v", err)
 	}
+	// Mutating admission runs before the resourceVersion is compared: a
+	// failing webhook answers a stale update, as in kube-apiserver.
+	apply(t, k, `
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: unreachable}
+webhooks:
+- name: unreachable.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  objectSelector: {matchLabels: {hooked: "yes"}}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [UPDATE], resources: [configmaps]}]
+  clientConfig: {url: "https://127.0.0.1:1/x"}
+`)
+	hooked := again.DeepCopy()
+	hooked.Labels = map[string]string{"hooked": "yes"}
+	hooked.ResourceVersion = "1"
+	waitFor(t, 10*time.Second, "the webhook to answer a stale update", func() bool {
+		_, err = cms.Update(ctx, hooked, metav1.UpdateOptions{})
+		return err != nil && strings.Contains(err.Error(), "failed calling webhook")
+	})
+	if !apierrors.IsInternalError(err) {
+		t.Errorf("a stale update through a failing webhook: %v", err)
+	}
+	k.mustKubectl("delete", "mutatingwebhookconfiguration", "unreachable")
 	// A dry run's precondition is checked by kube's dry-run storage, on
 	// the key without storage's prefix.
 	_, err = cms.Update(ctx, stale, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})

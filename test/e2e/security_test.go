@@ -422,6 +422,17 @@ func TestRoleEscalation(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `user "eddie" (groups=["editors" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:`) {
 		t.Errorf("an escalating role: %v", err)
 	}
+	// An update that escalates is refused before its resourceVersion is
+	// compared, as kube's RBAC storage checks the updated object first.
+	stale, err := eddie.RbacV1().Roles("default").Get(ctx, "rbac-writer", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.ResourceVersion = "1"
+	stale.Rules = append(stale.Rules, podReader.Rules...)
+	if _, err := eddie.RbacV1().Roles("default").Update(ctx, stale, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("an escalating update at a stale version: %v", err)
+	}
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "self-admin"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
