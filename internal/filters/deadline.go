@@ -3,6 +3,7 @@ package filters
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -51,6 +52,56 @@ func withRequestDeadline(next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, ctx: ctx}, r.WithContext(ctx))
 	})
 }
+
+// deadlineWriter answers for a handler that starts its answer after the
+// request's deadline has passed, as kube-apiserver's timeout filter, which
+// answers when the deadline passes and drops what the handler writes
+// after: 504, the Status as bare JSON of no declared type. (A handler
+// whose work outlives the deadline fails with it anyway: every storage
+// call takes the request's context.)
+type deadlineWriter struct {
+	http.ResponseWriter
+	ctx      context.Context
+	started  bool
+	timedOut bool
+}
+
+// timeoutBody is kube's timeout filter's body, encoded as it encodes it.
+const timeoutBody = `{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}` + "\n"
+
+func (w *deadlineWriter) start() {
+	if w.started {
+		return
+	}
+	w.started = true
+	if w.ctx.Err() != context.DeadlineExceeded {
+		return
+	}
+	w.timedOut = true
+	h := w.ResponseWriter.Header()
+	for _, key := range []string{"Content-Type", "Content-Length", "Content-Encoding", "Vary", "Etag", "Last-Modified"} {
+		h.Del(key)
+	}
+	w.ResponseWriter.WriteHeader(http.StatusGatewayTimeout)
+	io.WriteString(w.ResponseWriter, timeoutBody)
+}
+
+func (w *deadlineWriter) WriteHeader(code int) {
+	w.start()
+	if !w.timedOut {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *deadlineWriter) Write(b []byte) (int, error) {
+	w.start()
+	if w.timedOut {
+		return 0, http.ErrHandlerTimeout
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

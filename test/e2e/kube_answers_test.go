@@ -1412,3 +1412,18 @@ func TestCreateOnUpdateAsKube(t *testing.T) {
 		t.Errorf("a PUT creating a Service without the right to create: %v", err)
 	}
 }
+
+// TestRequestPastItsTimeout: a request whose timeout has passed before its
+// handler answers gets kube-apiserver's timeout filter's 504, whatever the
+// handler would have answered.
+func TestRequestPastItsTimeout(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	resp, body := rawDo(t, k, http.MethodGet, "/api/v1/namespaces/default/configmaps?timeout=1ns", "", "", nil)
+	want := `{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}` + "\n"
+	if resp.StatusCode != http.StatusGatewayTimeout || string(body) != want {
+		t.Errorf("a list with a timeout of 1ns: %d %q", resp.StatusCode, body)
+	}
+	if resp, _ := rawDo(t, k, http.MethodGet, "/api/v1/namespaces/default/configmaps?timeout=10s", "", "", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("a list with a timeout of 10s: %d", resp.StatusCode)
+	}
+}
