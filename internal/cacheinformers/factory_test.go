@@ -10,11 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/informers/internalinterfaces"
 	"k8s.io/client-go/kubernetes"
@@ -145,94 +143,6 @@ func TestOtherInformersAreTheWrappedFactorys(t *testing.T) {
 	}
 }
 
-// TestWatchSemantics: the informers' list and watch answer as a list and
-// a watch over the API: a streaming list ends with the initial-events-end
-// bookmark at the state's revision, a watch from a revision replays what
-// came after it, and one from before the window ends with 410 Expired.
-func TestWatchSemantics(t *testing.T) {
-	p := pipelinetest.New(t, cache.Options{Window: time.Nanosecond})
-	ctx := context.Background()
-	first, err := p.CreateObject(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default"}}, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lw := cacheinformers.ListerWatcher(p.Registry(), &corev1.ConfigMap{}, nil)
-	if lw == nil {
-		t.Fatal("no lister-watcher of configmaps")
-	}
-
-	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{SendInitialEvents: ptrTo(true), AllowWatchBookmarks: true, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
-	if err != nil {
-		t.Fatal(err)
-	}
-	added := next(t, w)
-	if added.Type != watch.Added || added.Object != cachedObject(p, configmaps.GroupResource(), "default", "a") {
-		t.Fatalf("first event %s %T, want ADDED of the cache's object", added.Type, added.Object)
-	}
-	end := next(t, w)
-	m, _ := meta.Accessor(end.Object)
-	if end.Type != watch.Bookmark || m.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" || m.GetResourceVersion() != first.(metav1.Object).GetResourceVersion() {
-		t.Fatalf("after the initial events: %s with %v at %s", end.Type, m.GetAnnotations(), m.GetResourceVersion())
-	}
-	second, err := p.CreateObject(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "default"}}, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ev := next(t, w); ev.Type != watch.Added || ev.Object != cachedObject(p, configmaps.GroupResource(), "default", "b") {
-		t.Fatalf("live event %s %v, want ADDED of b", ev.Type, ev.Object)
-	}
-	w.Stop()
-	if _, open := <-w.ResultChan(); open {
-		t.Error("the result channel stayed open after Stop")
-	}
-
-	list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if items := list.(*corev1.ConfigMapList).Items; len(items) != 2 || list.(*corev1.ConfigMapList).ResourceVersion != second.(metav1.Object).GetResourceVersion() {
-		t.Errorf("list: %d items at %s", len(items), list.(*corev1.ConfigMapList).ResourceVersion)
-	}
-
-	// The window is a nanosecond: the first revision has left it.
-	time.Sleep(10 * time.Millisecond)
-	if _, err := p.CreateObject(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default"}}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the cache to trim its window", func() bool {
-		w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: "1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		ev := next(t, w)
-		if ev.Type != watch.Error {
-			return false
-		}
-		if status := apierrors.FromObject(ev.Object); apierrors.IsResourceExpired(status) || apierrors.IsGone(status) {
-			return true
-		}
-		t.Fatalf("a watch from before the window got %v", apierrors.FromObject(ev.Object))
-		return false
-	})
-}
-
-func next(t *testing.T, w watch.Interface) watch.Event {
-	t.Helper()
-	select {
-	case ev, ok := <-w.ResultChan():
-		if !ok {
-			t.Fatal("the watch ended")
-		}
-		return ev
-	case <-time.After(10 * time.Second):
-		t.Fatal("no event in 10 s")
-	}
-	return watch.Event{}
-}
-
-func ptrTo[T any](v T) *T { return &v }
-
 // TestInformerWithOptionsSelects: an informer registered with a selector
 // holds the objects it selects, drops one that stops matching, and is the
 // one the typed accessor then finds.
@@ -270,24 +180,3 @@ func TestInformerWithOptionsSelects(t *testing.T) {
 	}
 }
 
-// TestWatchFromNowhereStartsWithTheState: a watch from "" or "0" that
-// says nothing of initial events starts with the current objects, as
-// kube-apiserver defaults it.
-func TestWatchFromNowhereStartsWithTheState(t *testing.T) {
-	p := pipelinetest.New(t, cache.Options{})
-	ctx := context.Background()
-	if _, err := p.CreateObject(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default"}}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	lw := cacheinformers.ListerWatcher(p.Registry(), &corev1.ConfigMap{}, nil)
-	for _, rv := range []string{"", "0"} {
-		w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: rv})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev := next(t, w); ev.Type != watch.Added || ev.Object != cachedObject(p, configmaps.GroupResource(), "default", "a") {
-			t.Errorf("a watch from %q began with %s %T", rv, ev.Type, ev.Object)
-		}
-		w.Stop()
-	}
-}

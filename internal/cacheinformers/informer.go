@@ -150,7 +150,7 @@ func (inf *informer) watchFailed(ctx context.Context, err error) {
 	if handle != nil {
 		// Handlers expect the reflector that failed: one that never runs
 		// names it.
-		handle(ctx, toolscache.NewNamedReflector(fmt.Sprintf("%T", inf.objType), inf.lw, inf.objType, inf.indexer, 0), err)
+		handle(ctx, toolscache.NewNamedReflector(fmt.Sprintf("%T", inf.objType), neverRuns{}, inf.objType, inf.indexer, 0), err)
 		return
 	}
 	utilruntime.HandleErrorWithContext(ctx, err, "Following the watch cache failed", "type", fmt.Sprintf("%T", inf.objType))
