@@ -179,4 +179,3 @@ func TestInformerWithOptionsSelects(t *testing.T) {
 		t.Error("an informer of a type no cache holds on its own came back")
 	}
 }
-
