@@ -33,6 +33,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
+	pipeline.DedupOwnerReferences(r.Context(), obj, false)
 	created, err := a.pipeline.Create(r.Context(), store, obj, pipeline.Options{DryRun: dry, Manager: managerName(r), Asked: asked(r)})
 	if err != nil {
 		writeError(w, r, err)
@@ -80,6 +81,7 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
+	pipeline.DedupOwnerReferences(r.Context(), obj, false)
 	opts := pipeline.Options{DryRun: dry, Manager: managerName(r), Subresource: req.Subresource, Asked: asked(r)}
 	updated, created, err := a.pipeline.Put(r.Context(), store, obj, opts, func() error { return a.authorizeCreate(r, req, store) })
 	if err != nil {

@@ -71,6 +71,9 @@ func (p *Pipeline) admitCreate(ctx context.Context, store *registry.Store, obj r
 	if err := p.admit(ctx, opts, attrs); err != nil {
 		return nil, err
 	}
+	if !opts.Unadmitted {
+		DedupOwnerReferences(ctx, attrs.Object, true)
+	}
 	return attrs.Object, nil
 }
 

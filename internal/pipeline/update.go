@@ -219,6 +219,9 @@ func (p *Pipeline) prepareUpdate(ctx context.Context, store *registry.Store, nam
 		return nil, noUndo, err
 	}
 	next = attrs.Object
+	if !opts.Unadmitted {
+		DedupOwnerReferences(ctx, next, true)
+	}
 	if check := store.Backend().Hooks.CheckUpdated; check != nil && opts.Subresource == "" {
 		if err := check(ctx, next, current); err != nil {
 			return nil, noUndo, err

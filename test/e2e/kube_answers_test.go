@@ -1427,3 +1427,31 @@ func TestRequestPastItsTimeout(t *testing.T) {
 		t.Errorf("a list with a timeout of 10s: %d", resp.StatusCode)
 	}
 }
+
+// TestDuplicateOwnerReferencesAsKube: owner references that repeat one
+// are dropped with kube-apiserver's warning: a create's before its managed
+// fields are recorded, a patch's after mutating admission, which the
+// warning says.
+func TestDuplicateOwnerReferencesAsKube(t *testing.T) {
+	k := startKapi(t, "--controllers=namespace-controller") // no garbage collector to delete what the missing owner owns
+	ref := `{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":"00000000-0000-0000-0000-0000000000aa"}`
+	body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"owned","ownerReferences":[` + ref + `,` + ref + `]}}`
+	resp, out := rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", "", []byte(body))
+	want := `299 - ".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: 00000000-0000-0000-0000-0000000000aa"`
+	if resp.StatusCode != http.StatusCreated || resp.Header.Get("Warning") != want {
+		t.Errorf("a create with a repeated owner reference: %d %v", resp.StatusCode, resp.Header.Values("Warning"))
+	}
+	var created corev1.ConfigMap
+	if err := json.Unmarshal(out, &created); err != nil || len(created.OwnerReferences) != 1 {
+		t.Errorf("the created object's owner references: %v %s", err, out)
+	}
+	patch := `{"metadata":{"ownerReferences":[` + ref + `,` + ref + `]}}`
+	resp, out = rawDo(t, k, http.MethodPatch, "/api/v1/namespaces/default/configmaps/owned", "application/merge-patch+json", "", []byte(patch))
+	want = strings.Replace(want, "duplicate entries;", "duplicate entries after mutating admission happens;", 1)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Warning") != want {
+		t.Errorf("a patch with a repeated owner reference: %d %v %s", resp.StatusCode, resp.Header.Values("Warning"), out)
+	}
+	if got := k.mustKubectl("get", "configmap", "owned", "-o", "jsonpath={.metadata.ownerReferences[*].uid}"); got != "00000000-0000-0000-0000-0000000000aa" {
+		t.Errorf("stored owner references: %q", got)
+	}
+}
