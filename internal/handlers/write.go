@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
@@ -29,6 +30,9 @@ func (a *API) create(w http.ResponseWriter, r *http.Request, req *request.Info, 
 		writeError(w, r, err)
 		return
 	}
+	// As kube's create handler, the fields only the server sets are
+	// cleared before anything records them (managed fields).
+	rest.WipeObjectMetaSystemFields(mustAccessor(obj))
 	if err := matchNamespace(mustAccessor(obj), req, store); err != nil {
 		writeError(w, r, err)
 		return

@@ -1455,3 +1455,22 @@ func TestDuplicateOwnerReferencesAsKube(t *testing.T) {
 		t.Errorf("stored owner references: %q", got)
 	}
 }
+
+// TestCreateClearsSystemFieldsFirst: the fields only the server sets that a
+// create's body gives are cleared before its managed fields are recorded,
+// so no manager owns them, as in kube-apiserver.
+func TestCreateClearsSystemFieldsFirst(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dg","deletionGracePeriodSeconds":5,"uid":"00000000-0000-0000-0000-0000000000bb"},"data":{"a":"b"}}`
+	resp, out := rawDo(t, k, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json", "", []byte(body))
+	var created corev1.ConfigMap
+	if err := json.Unmarshal(out, &created); err != nil || resp.StatusCode != http.StatusCreated || len(created.ManagedFields) != 1 {
+		t.Fatalf("create: %d %v %s", resp.StatusCode, err, out)
+	}
+	if fields := string(created.ManagedFields[0].FieldsV1.Raw); fields != `{"f:data":{".":{},"f:a":{}}}` {
+		t.Errorf("the create's managed fields: %s", fields)
+	}
+	if created.DeletionGracePeriodSeconds != nil || created.UID == "00000000-0000-0000-0000-0000000000bb" {
+		t.Errorf("the created object kept system fields of the body: %+v", created.ObjectMeta)
+	}
+}
