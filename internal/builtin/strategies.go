@@ -127,7 +127,7 @@ func strategies(p *pipeline.Pipeline, az authorizer.UnconditionalAuthorizer) map
 		core("events"):                 strategy(event.Strategy, nil),
 		core("limitranges"):            strategy(limitrange.Strategy, nil),
 		core("namespaces"):             strategy(namespace.Strategy, map[string]rest.RESTUpdateStrategy{"status": namespace.StatusStrategy, "finalize": namespace.FinalizeStrategy}),
-		core("nodes"):                  strategy(node.Strategy, status(node.StatusStrategy)),
+		core("nodes"):                  roundTripping(strategy(node.Strategy, status(node.StatusStrategy))),
 		core("persistentvolumes"):      strategy(persistentvolume.Strategy, status(persistentvolume.StatusStrategy)),
 		core("persistentvolumeclaims"): strategy(persistentvolumeclaim.Strategy, status(persistentvolumeclaim.StatusStrategy)),
 		core("pods"): withActions(strategy(pod.Strategy, map[string]rest.RESTUpdateStrategy{

@@ -111,7 +111,7 @@ func (k *kubeStrategy) Default(obj runtime.Object) {
 // its annotation; a StatefulSet's claim templates get their apiVersion
 // and kind (which protobuf storage does not keep); an autoscaling/v1
 // HorizontalPodAutoscaler gets its CPU target's default, which its field
-// manager then owns.
+// manager then owns; a Node's podCIDRs follow its podCIDR.
 func roundTripping(s *kubeStrategy) *kubeStrategy {
 	s.roundTrips = true
 	return s

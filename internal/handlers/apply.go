@@ -83,13 +83,11 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 }
 
 // applyOnce applies to the current object, or creates it from an empty
-// one if the user may create it (mayCreate).
+// one if the user may create it (mayCreate, checked where kube-apiserver
+// checks it: once the merged object is found valid).
 func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.Store, write pipeline.Options, merge registry.UpdateFunc, mayCreate func() error) (runtime.Object, int, error) {
 	_, err := store.Get(ctx, req.Namespace, req.Name)
 	if apierrors.IsNotFound(err) && req.Subresource == "" {
-		if err := mayCreate(); err != nil {
-			return nil, 0, err
-		}
 		obj, err := merge(store.New())
 		if err != nil {
 			return nil, 0, err
@@ -103,6 +101,7 @@ func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.
 				fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
 		}
 		m.SetResourceVersion("")
+		write.MayCreate = mayCreate
 		created, err := a.pipeline.Create(ctx, store, obj, write)
 		return created, http.StatusCreated, err
 	}

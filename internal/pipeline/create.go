@@ -103,6 +103,12 @@ func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj r
 		undo()
 		return nil, err
 	}
+	if opts.MayCreate != nil {
+		if err := opts.MayCreate(); err != nil {
+			undo()
+			return nil, err
+		}
+	}
 	m = mustAccessor(obj)
 	attrs.Object = obj
 	if err := p.validate(ctx, opts, attrs); err != nil {

@@ -78,6 +78,11 @@ type Options struct {
 	// deletecollection, which admission sees without its name, as
 	// kube-apiserver's.
 	InCollection bool
+	// MayCreate, on a create that a PUT or an apply makes (the request
+	// was authorised as an update or a patch), checks that the user may
+	// create the object: once the type's strategy has validated it and
+	// before validating admission, where kube-apiserver checks it.
+	MayCreate func() error
 }
 
 // Asked are the dryRun, fieldManager and fieldValidation options as a

@@ -181,12 +181,11 @@ func (p *Pipeline) Put(ctx context.Context, store *registry.Store, obj runtime.O
 	if err := uidPrecondition(store, m, absent, opts.DryRun); err != nil {
 		return nil, false, err
 	}
-	if err := mayCreate(); err != nil {
-		return nil, false, err
-	}
 	fresh := obj.DeepCopyObject()
 	mustAccessor(fresh).SetResourceVersion("")
-	out, err = p.Create(ctx, store, fresh, opts)
+	creating := opts
+	creating.MayCreate = mayCreate
+	out, err = p.Create(ctx, store, fresh, creating)
 	if apierrors.IsAlreadyExists(err) { // created in between: update it
 		out, err = p.UpdateObject(ctx, store, obj, opts)
 		return out, false, err

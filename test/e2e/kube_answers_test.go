@@ -1474,3 +1474,50 @@ func TestCreateClearsSystemFieldsFirst(t *testing.T) {
 		t.Errorf("the created object kept system fields of the body: %+v", created.ObjectMeta)
 	}
 }
+
+// TestNodePodCIDRsFollowPodCIDR: a Node's podCIDRs follow its podCIDR
+// through the conversion kube-apiserver makes of every body, so that the
+// writer owns both in managedFields.
+func TestNodePodCIDRsFollowPodCIDR(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	body := `{"apiVersion":"v1","kind":"Node","metadata":{"name":"cidr"},"spec":{"podCIDR":"10.2.0.0/24"}}`
+	resp, out := rawDo(t, k, http.MethodPost, "/api/v1/nodes?dryRun=All&fieldManager=t", "application/json", "", []byte(body))
+	var node corev1.Node
+	if err := json.Unmarshal(out, &node); err != nil || resp.StatusCode != http.StatusCreated || len(node.ManagedFields) != 1 {
+		t.Fatalf("create: %d %v %s", resp.StatusCode, err, out)
+	}
+	if !slices.Equal(node.Spec.PodCIDRs, []string{"10.2.0.0/24"}) || !strings.Contains(string(node.ManagedFields[0].FieldsV1.Raw), `"f:podCIDRs":{".":{},"v:\"10.2.0.0/24\"":{}}`) {
+		t.Errorf("a node given a podCIDR: %v, managed fields %s", node.Spec.PodCIDRs, node.ManagedFields[0].FieldsV1.Raw)
+	}
+}
+
+// TestApplyCreateChecksTheRightToCreateLast: an apply that would create an
+// object, by a user who may patch but not create, is refused for what is
+// wrong with the object first, as kube-apiserver checks the right to
+// create only once the merged object is valid.
+func TestApplyCreateChecksTheRightToCreateLast(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	k.mustKubectl("create", "role", "patcher", "--verb=get,patch", "--resource=configmaps")
+	k.mustKubectl("create", "rolebinding", "vera-patches", "--role=patcher", "--user=vera")
+	vera := rest.CopyConfig(k.config)
+	vera.Impersonate = rest.ImpersonationConfig{UserName: "vera"}
+	cms := kubernetes.NewForConfigOrDie(vera).CoreV1().ConfigMaps("default")
+	apply := func(body string) error {
+		_, err := cms.Patch(ctx, "applied", types.ApplyPatchType, []byte(body), metav1.PatchOptions{FieldManager: "vera"})
+		return err
+	}
+	var err error
+	waitFor(t, 10*time.Second, "vera's patches to be authorized", func() bool {
+		err = apply(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied"}}`)
+		return !apierrors.IsForbidden(err) || strings.Contains(err.Error(), "cannot create")
+	})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "vera" cannot create resource "configmaps"`) {
+		t.Errorf("a valid apply that would create: %v", err)
+	}
+	if err := apply(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}`); !apierrors.IsBadRequest(err) {
+		t.Errorf("an apply naming another object: %v", err)
+	}
+	if err := apply(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied","labels":{"a":"-"}}}`); !apierrors.IsInvalid(err) {
+		t.Errorf("an invalid apply that would create: %v", err)
+	}
+}
