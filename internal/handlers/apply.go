@@ -192,12 +192,7 @@ func checkApplied(obj runtime.Object, req *request.Info, store *registry.Store) 
 	if err := matchNamespace(m, req, store); err != nil {
 		return err
 	}
-	if m.GetName() != req.Name {
-		// Not checkName: an apply that would create an object without a
-		// name gets this answer from kube-apiserver, not "undeterminable".
-		return errNameMismatch(m.GetName(), req.Name)
-	}
-	return nil
+	return checkName(m.GetName(), req.Name)
 }
 
 // queryTrue is a boolean query parameter as kube-apiserver's parameter

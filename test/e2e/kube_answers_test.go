@@ -40,7 +40,7 @@ func TestPatchAndApplyAnswerAsKube(t *testing.T) {
 		{"an apply to an existing object that leaves its name out", http.MethodPatch, cm + "?fieldManager=b", applyYAML,
 			"apiVersion: v1\nkind: ConfigMap\ndata: {b: '1'}\n", http.StatusOK, "", ""},
 		{"an apply that would create an object without its name", http.MethodPatch, "/api/v1/namespaces/default/configmaps/unnamed?fieldManager=b", applyYAML,
-			"apiVersion: v1\nkind: ConfigMap\n", http.StatusBadRequest, "the name of the object () does not match the name on the URL (unnamed)", ""},
+			"apiVersion: v1\nkind: ConfigMap\n", http.StatusBadRequest, "the name of the object (unnamed based on URL) was undeterminable: name must be provided", ""},
 		{"an apply of an integer to a custom resource's scale replicas", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w?fieldManager=a", applyYAML,
 			"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {replicas: 2}\n", http.StatusCreated, "", ""},
 		{"a merge patch of a custom resource to another version", http.MethodPatch, "/apis/example.com/v1/namespaces/default/widgets/w", merge,
