@@ -1,9 +1,11 @@
 package filters
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -52,26 +54,37 @@ func withRequestDeadline(next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, ctx: ctx}, r.WithContext(ctx))
+		next.ServeHTTP(newDeadlineWriter(w, ctx), r.WithContext(ctx))
 	})
 }
 
 // deadlineWriter answers for a handler that starts its answer after the
 // request's deadline has passed, as kube-apiserver's timeout filter, which
 // answers when the deadline passes and drops what the handler writes
-// after: 504, the Status as bare JSON of no declared type. (A handler
-// whose work outlives the deadline fails with it anyway: every storage
-// call takes the request's context.)
+// after: 504, the Status as bare JSON of no declared type, with only the
+// headers the filters outside kube's timeout set (the audit ID and
+// Cache-Control; not the handler's, nor priority and fairness's). (A
+// handler whose work outlives the deadline fails with it anyway: every
+// storage call takes the request's context.)
 type deadlineWriter struct {
 	http.ResponseWriter
-	ctx      context.Context
-	started  bool
-	timedOut bool
+	ctx                   context.Context
+	auditID, cacheControl string
+	started, timedOut     bool
 }
+
+func newDeadlineWriter(w http.ResponseWriter, ctx context.Context) *deadlineWriter {
+	h := w.Header()
+	return &deadlineWriter{ResponseWriter: w, ctx: ctx, auditID: h.Get(auditIDHeader), cacheControl: h.Get("Cache-Control")}
+}
+
+// auditIDHeader is where kube-apiserver names a request's audit ID.
+const auditIDHeader = "Audit-Id"
 
 // timeoutBody is kube's timeout filter's body, encoded as it encodes it.
 const timeoutBody = `{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}` + "\n"
 
+// start decides, at the handler's first write, whether it answers.
 func (w *deadlineWriter) start() {
 	if w.started {
 		return
@@ -82,8 +95,11 @@ func (w *deadlineWriter) start() {
 	}
 	w.timedOut = true
 	h := w.ResponseWriter.Header()
-	for _, key := range []string{"Content-Type", "Content-Length", "Content-Encoding", "Vary", "Etag", "Last-Modified"} {
-		h.Del(key)
+	clear(h)
+	for key, value := range map[string]string{auditIDHeader: w.auditID, "Cache-Control": w.cacheControl} {
+		if value != "" {
+			h.Set(key, value)
+		}
 	}
 	w.ResponseWriter.WriteHeader(http.StatusGatewayTimeout)
 	io.WriteString(w.ResponseWriter, timeoutBody)
@@ -104,4 +120,31 @@ func (w *deadlineWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// Flush and Hijack are the wrapped writer's, as kube's timeout writer
+// passes them on, until the deadline has answered.
+func (w *deadlineWriter) Flush() {
+	w.start()
+	if !w.timedOut {
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+func (w *deadlineWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if !w.started && w.ctx.Err() == context.DeadlineExceeded {
+		w.start()
+	}
+	if w.timedOut {
+		return nil, nil, http.ErrHandlerTimeout
+	}
+	w.started = true
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
 func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Handlers in the deadline's scope find a flusher and a hijacker (an
+// upgrade proxied to an aggregated API takes the connection).
+var _ interface {
+	http.Flusher
+	http.Hijacker
+} = (*deadlineWriter)(nil)

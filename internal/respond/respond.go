@@ -60,7 +60,9 @@ func ErrorIn(w http.ResponseWriter, r *http.Request, err error, infos []runtime.
 	status := Status(err)
 	if r.Context().Err() == context.DeadlineExceeded {
 		// The request's time ran out: kube-apiserver's timeout filter
-		// answers for the handler, whatever it then fails with.
+		// answers for the handler, whatever it then fails with. (Short
+		// requests get the filter's own answer from the deadline's
+		// writer; this is for the others with a deadline of their own.)
 		status = Status(apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0))
 	}
 	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {

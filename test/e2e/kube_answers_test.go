@@ -1423,6 +1423,16 @@ func TestRequestPastItsTimeout(t *testing.T) {
 	if resp.StatusCode != http.StatusGatewayTimeout || string(body) != want {
 		t.Errorf("a list with a timeout of 1ns: %d %q", resp.StatusCode, body)
 	}
+	// Only the headers of the filters outside kube's timeout filter.
+	for key, value := range map[string]string{"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-cache, private",
+		"X-Kubernetes-Pf-Flowschema-Uid": "", "X-Content-Type-Options": ""} {
+		if got := resp.Header.Get(key); got != value {
+			t.Errorf("the 504's %s: %q, want %q", key, got, value)
+		}
+	}
+	if resp.Header.Get("Audit-Id") == "" {
+		t.Errorf("the 504 has no audit ID: %v", resp.Header)
+	}
 	if resp, _ := rawDo(t, k, http.MethodGet, "/api/v1/namespaces/default/configmaps?timeout=10s", "", "", nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("a list with a timeout of 10s: %d", resp.StatusCode)
 	}
