@@ -226,7 +226,7 @@ func (a *API) writeSplicedList(w http.ResponseWriter, r *http.Request, store *re
 		return
 	}
 	size := len(l.head) + l.items.size + len(l.tail)
-	if !gzip || size < respond.GzipThreshold {
+	if !gzip || size <= respond.GzipThreshold {
 		writePlain(w, http.StatusOK, info.MediaType, size, [][]byte{l.head}, l.items.parts, [][]byte{l.tail})
 		return
 	}

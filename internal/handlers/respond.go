@@ -201,7 +201,7 @@ func writeBody(w http.ResponseWriter, r *http.Request, code int, b *body, mediaT
 	if prettyJSON(r, mediaType) {
 		b = indented(b)
 	}
-	if b.size >= respond.GzipThreshold && respond.AcceptsGzip(r) {
+	if b.size > respond.GzipThreshold && respond.AcceptsGzip(r) {
 		writeGzipHeader(w, code, mediaType)
 		g := newGzipWriter(w)
 		g.deflate(b.parts, true, nil)

@@ -87,7 +87,7 @@ func ErrorIn(w http.ResponseWriter, r *http.Request, err error, infos []runtime.
 		return
 	}
 	w.Header().Set("Content-Type", info.MediaType)
-	if buf.Len() >= GzipThreshold && AcceptsGzip(r) {
+	if buf.Len() > GzipThreshold && AcceptsGzip(r) {
 		writeGzipped(w, int(status.Code), buf.Bytes())
 		return
 	}
@@ -96,8 +96,9 @@ func ErrorIn(w http.ResponseWriter, r *http.Request, err error, infos []runtime.
 	w.Write(buf.Bytes())
 }
 
-// GzipThreshold is the response size from which kube-apiserver compresses
-// an API response, errors included, for a client that accepts gzip.
+// GzipThreshold is the response size above which kube-apiserver
+// compresses an API response, errors included, for a client that accepts
+// gzip.
 const GzipThreshold = 128 * 1024
 
 // AcceptsGzip reports whether r's client takes a gzipped API response:
