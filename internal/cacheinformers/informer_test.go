@@ -248,8 +248,8 @@ func TestHandlersSeeWhatClientGosSee(t *testing.T) {
 // shorter than the informer's default, before it runs, lowers the check
 // period to its own and is told every object held as an update from
 // itself to itself each period; a handler asking for none is not. With a
-// default of 0 (the server's factories'), no handler resyncs, whatever it
-// asks for, as with client-go's informer.
+// default of 0 (kube-scheduler's factory's), no handler resyncs, whatever
+// it asks for, as with client-go's informer.
 func TestResyncsFollowClientGosRules(t *testing.T) {
 	p := pipelinetest.New(t, cache.Options{})
 	a := create(t, p, "a")

@@ -6,7 +6,7 @@ import "time"
 // a handler's requested period is honoured at all: the informer looks at
 // its handlers' resyncs every resyncCheck, its default period at first,
 // lowered (before it runs) to the shortest period a handler asks for. With
-// a default of 0, as the server's factories have, no handler resyncs,
+// a default of 0 (as kube-scheduler's factory has) no handler resyncs,
 // whatever it asks. A handler that is due at a check, and every handler
 // before the first check, is "resyncing": it gets the updates of objects
 // that did not change (a resync's, a relist's).

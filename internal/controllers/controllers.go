@@ -85,8 +85,8 @@ type Config struct {
 // minResync is kube-controller-manager's --min-resync-period: its informer
 // factories' default resync is drawn between it and twice it. That is, in
 // practice, never; but a default that is not 0 lets a handler's own
-// shorter period run (the StatefulSet controller's 30 s), which a default
-// of 0 turns off.
+// shorter period run (the autoscaler's 15 s, resource quota's 5 minutes,
+// the namespace controller's), which a default of 0 turns off.
 const minResync = 12 * time.Hour
 
 // resyncPeriod draws a factory's default resync, as kube-controller-manager

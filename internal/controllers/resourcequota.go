@@ -44,7 +44,7 @@ func runResourceQuota(ctx context.Context, start func(func()), client kubernetes
 		ResourceQuotaInformer:     factory.Core().V1().ResourceQuotas(),
 		ResyncPeriod:              controller.StaticResyncPeriodFunc(resourceQuotaSyncPeriod),
 		InformerFactory:           objectOrMetadata,
-		ReplenishmentResyncPeriod: controller.StaticResyncPeriodFunc(0),
+		ReplenishmentResyncPeriod: resyncPeriod, // a draw per monitor, as kube-controller-manager's
 		DiscoveryFunc:             discoveryClient.ServerPreferredNamespacedResources,
 		IgnoredResourcesFunc:      config.IgnoredResources,
 		InformersStarted:          informersStarted,
