@@ -17,6 +17,7 @@ import (
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	openapi_v3 "github.com/google/gnostic-models/openapiv3"
+	"github.com/munnerz/goautoneg"
 	"google.golang.org/protobuf/proto"
 	crdopenapi "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -315,7 +316,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "", h.v3Index.modified, bytes.NewReader(h.v3Index.json))
 	case strings.HasPrefix(path, "/openapi/v3/"):
 		h.v3Once.Do(h.layOutV3)
-		key := strings.Trim(strings.TrimPrefix(path, "/openapi/v3/"), "/")
+		key := strings.TrimPrefix(path, "/openapi/v3/") // as kube: "api/v1/" names no group-version
 		lazy := h.v3[key]
 		if lazy == nil {
 			w.WriteHeader(http.StatusNotFound) // kube-apiserver's answer has no body
@@ -333,7 +334,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func serveV2(w http.ResponseWriter, r *http.Request, doc *document) {
 	w.Header().Add("Vary", "Accept-Encoding")
 	w.Header().Add("Vary", "Accept")
-	contentType, body, ok := writeForm(w, acceptedTypes(r.Header.Get("Accept")), doc, mediaV2Protobuf, mediaV2ProtobufOld)
+	contentType, body, ok := writeForm(w, acceptedTypes(r.Header.Get("Accept")), doc, v2Forms)
 	if !ok {
 		return
 	}
@@ -353,7 +354,7 @@ func serveV3(w http.ResponseWriter, r *http.Request, key string, doc *document) 
 		return // as kube-apiserver's: an Accept of no media types gets nothing
 	}
 	w.Header().Add("Vary", "Accept")
-	_, body, ok := writeForm(w, accepted, doc, mediaV3Protobuf, mediaV3ProtobufOld)
+	_, body, ok := writeForm(w, accepted, doc, v3Forms)
 	if !ok {
 		return
 	}
@@ -372,8 +373,8 @@ func serveV3(w http.ResponseWriter, r *http.Request, key string, doc *document) 
 // writeForm picks doc's form by the accepted media types and sets its
 // type and entity tag; when there is none to give, it answers (406, or
 // 500) and reports false.
-func writeForm(w http.ResponseWriter, accepted []string, doc *document, protobuf, protobufOld string) (contentType string, body []byte, ok bool) {
-	contentType, body, err := negotiated(accepted, doc, protobuf, protobufOld)
+func writeForm(w http.ResponseWriter, accepted []goautoneg.Accept, doc *document, forms []form) (contentType string, body []byte, ok bool) {
+	contentType, body, err := negotiated(accepted, doc, forms)
 	switch {
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -387,16 +388,33 @@ func writeForm(w http.ResponseWriter, accepted []string, doc *document, protobuf
 	return contentType, body, true
 }
 
-// negotiated picks doc's JSON or protobuf form by the accepted media
-// types, most preferred first; an empty content type means neither.
-func negotiated(accepted []string, doc *document, protobuf, protobufOld string) (contentType string, body []byte, err error) {
-	for _, mediaType := range accepted {
-		switch mediaType {
-		case mediaJSON, "application/*", "*/*":
-			return mediaJSON, doc.json, nil
-		case protobuf, protobufOld:
+// form is a media type a document is served for, and the type it is
+// then served as.
+type form struct{ accepts, returns string }
+
+// The forms of the v2 and v3 documents, in the order kube-openapi tries
+// them for each Accept clause; either protobuf name gets the current one.
+var (
+	v2Forms = []form{{mediaJSON, mediaJSON}, {mediaV2ProtobufOld, mediaV2Protobuf}, {mediaV2Protobuf, mediaV2Protobuf}}
+	v3Forms = []form{{mediaJSON, mediaJSON}, {mediaV3Protobuf, mediaV3Protobuf}, {mediaV3ProtobufOld, mediaV3Protobuf}}
+)
+
+// negotiated picks doc's JSON or protobuf form for the first Accept
+// clause that names one of forms, as kube-openapi matches them: the
+// clause's type and subtype each equal or "*". An empty content type
+// means none.
+func negotiated(accepted []goautoneg.Accept, doc *document, forms []form) (contentType string, body []byte, err error) {
+	for _, clause := range accepted {
+		for _, f := range forms {
+			typ, subtype, _ := strings.Cut(f.accepts, "/")
+			if (clause.Type != typ && clause.Type != "*") || (clause.SubType != subtype && clause.SubType != "*") {
+				continue
+			}
+			if f.returns == mediaJSON {
+				return mediaJSON, doc.json, nil
+			}
 			pb, err := doc.protobuf()
-			return protobuf, pb, err
+			return f.returns, pb, err
 		}
 	}
 	return "", nil, nil
@@ -421,66 +439,34 @@ func acceptsGzip(r *http.Request) bool {
 	return q > 0
 }
 
-// qValue is the q parameter among an Accept-Encoding clause's parameters
-// (1 when there is none), and whether it parses.
-func qValue(params string) (float64, bool) {
-	value := 1.0
+// qValue is an Accept-Encoding clause's q value as that handler reads its
+// parameters: each sets it back to 1 unless it is a q, so the last one
+// counts; a q is clamped to [0, 1], and one that does not parse makes the
+// clause count for nothing (ok false).
+func qValue(params string) (value float64, ok bool) {
+	value, ok = 1, true
 	for _, param := range strings.Split(params, ";") {
-		raw, ok := strings.CutPrefix(strings.TrimSpace(param), "q=")
-		if !ok {
+		value = 1
+		raw, isQ := strings.CutPrefix(strings.TrimSpace(param), "q=")
+		if !isQ {
 			continue
 		}
 		f, err := strconv.ParseFloat(raw, 64)
 		if err != nil {
-			return 0, false
+			ok = false
 		}
-		value = f
+		value = min(max(f, 0), 1)
 	}
-	return value, true
+	return value, ok
 }
 
-// acceptedTypes lists the media types of an Accept header, most preferred
-// first; no header accepts anything.
-func acceptedTypes(header string) []string {
-	if strings.TrimSpace(header) == "" {
-		return []string{"*/*"}
+// acceptedTypes are the clauses of an Accept header in kube-openapi's
+// order (its parser's); no header accepts anything.
+func acceptedTypes(header string) []goautoneg.Accept {
+	if header == "" {
+		header = "*/*"
 	}
-	type clause struct {
-		mediaType string
-		q         float64
-	}
-	var clauses []clause
-	for _, part := range strings.Split(header, ",") {
-		// Not mime.ParseMediaType: the protobuf types contain "@".
-		fields := strings.Split(part, ";")
-		mt := strings.ToLower(strings.TrimSpace(fields[0]))
-		if mt == "" {
-			continue
-		}
-		q := 1.0
-		for _, p := range fields[1:] {
-			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
-			if strings.TrimSpace(k) == "q" {
-				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-					q = f
-				}
-			}
-		}
-		if q > 0 {
-			clauses = append(clauses, clause{mt, q})
-		}
-	}
-	// A stable sort keeps the header's order among equal preferences.
-	for i := 1; i < len(clauses); i++ {
-		for j := i; j > 0 && clauses[j].q > clauses[j-1].q; j-- {
-			clauses[j], clauses[j-1] = clauses[j-1], clauses[j]
-		}
-	}
-	out := make([]string, len(clauses))
-	for i, c := range clauses {
-		out[i] = c.mediaType
-	}
-	return out
+	return goautoneg.ParseAccept(header)
 }
 
 func notFound(w http.ResponseWriter) {

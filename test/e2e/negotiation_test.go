@@ -212,8 +212,19 @@ func TestServerRoutesAsKube(t *testing.T) {
 	if a.head.Get("Content-Encoding") != "gzip" || strings.Join(a.head.Values("Vary"), ",") != "Accept-Encoding,Accept" || !bytes.HasPrefix(a.body, []byte{0x1f, 0x8b}) {
 		t.Errorf("/openapi/v2 taking gzip: %v", a.head)
 	}
-	// Read as kube's compressing handler reads it: any case, "*" no.
-	for enc, want := range map[string]string{"GZIP": "gzip", "gzip;q=0.5": "gzip", "gzip;q=0": "", "*": ""} {
+	// The document's Accept read as kube-openapi reads it.
+	const v2Protobuf = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+	for accept, want := range map[string]int{"*/json": 200, "application/json;q=0": 200, "Application/JSON": 406, "*": 200} {
+		if a := k.ask(t, "HEAD", "/openapi/v2", "Accept", accept); a.code != want {
+			t.Errorf("/openapi/v2 with Accept %q: %d, want %d", accept, a.code, want)
+		}
+	}
+	if a := k.ask(t, "HEAD", "/openapi/v2", "Accept", "*/*, "+v2Protobuf); a.head.Get("Content-Type") != v2Protobuf {
+		t.Errorf("/openapi/v2 for a range and then protobuf: %q", a.head.Get("Content-Type"))
+	}
+	// Read as kube's compressing handler reads it: any case, "*" no, the
+	// last parameter's q.
+	for enc, want := range map[string]string{"GZIP": "gzip", "gzip;q=0.5": "gzip", "gzip;q=0": "", "*": "", "gzip;q=0;level=1": "gzip", "gzip;q=x": ""} {
 		if a := k.ask(t, "GET", "/openapi/v2", "Accept-Encoding", enc); a.head.Get("Content-Encoding") != want {
 			t.Errorf("/openapi/v2 with Accept-Encoding %q: Content-Encoding %q", enc, a.head.Get("Content-Encoding"))
 		}
@@ -221,8 +232,10 @@ func TestServerRoutesAsKube(t *testing.T) {
 	if a := k.ask(t, "HEAD", "/openapi/v2", "Accept-Encoding", "gzip"); a.head.Get("Content-Encoding") != "" || a.head.Get("Content-Length") == "" {
 		t.Errorf("HEAD /openapi/v2: %v", a.head)
 	}
-	if a := k.ask(t, "GET", "/openapi/v3/"); a.code != 404 {
-		t.Errorf("/openapi/v3/: %d", a.code)
+	for _, path := range []string{"/openapi/v3/", "/openapi/v3/api/v1/"} {
+		if a := k.ask(t, "GET", path); a.code != 404 {
+			t.Errorf("%s: %d", path, a.code)
+		}
 	}
 	if a := k.ask(t, "GET", "/openapi/v3"); a.head.Get("Content-Type") != "text/plain; charset=utf-8" || a.head.Get("ETag") == "" {
 		t.Errorf("/openapi/v3: %v", a.head)
