@@ -206,24 +206,3 @@ func UnsupportedMediaType(types []string) error {
 		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(types, ", "))
 }
 
-// AcceptsConversion reports whether r asks for the conversion named by
-// group, version and as (such as aggregated discovery's
-// APIGroupDiscoveryList) in one of mediaTypes before anything plain a
-// discovery endpoint serves, and in which media type: as kube-apiserver's
-// aggregated discovery handler negotiates, clauses of other media types
-// or other conversions are passed over.
-func AcceptsConversion(r *http.Request, group, version, as string, mediaTypes ...string) (string, bool) {
-	for _, c := range parseAccept(r.Header.Get("Accept")) {
-		served := c.mediaType == runtime.ContentTypeJSON || c.mediaType == runtime.ContentTypeYAML || c.mediaType == runtime.ContentTypeProtobuf
-		if !hasConversion(c.params) {
-			if served || c.mediaType == "*/*" || inRange(c.mediaType, runtime.ContentTypeJSON) {
-				return "", false
-			}
-			continue
-		}
-		if c.params["g"] == group && c.params["v"] == version && c.params["as"] == as && slices.Contains(mediaTypes, c.mediaType) {
-			return c.mediaType, true
-		}
-	}
-	return "", false
-}

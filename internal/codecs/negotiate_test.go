@@ -323,49 +323,6 @@ func TestNegotiateInputUnstructured(t *testing.T) {
 	}
 }
 
-func TestAcceptsConversion(t *testing.T) {
-	const (
-		agg      = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-		aggProto = "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-		json     = "application/json"
-		proto    = "application/vnd.kubernetes.protobuf"
-	)
-	tests := []struct {
-		name   string
-		accept string
-		want   string // "": not the conversion
-	}{
-		{"no Accept", "", ""},
-		{"plain json", "application/json", ""},
-		{"wildcard", "*/*", ""},
-		{"media range", "application/*", ""},
-		{"aggregated alone", agg, json},
-		{"aggregated then json", agg + ",application/json", json},
-		{"json then aggregated", "application/json," + agg, ""},
-		{"wildcard then aggregated (a type before a range)", "*/*, " + agg, json},
-		{"yaml then aggregated", "application/yaml, " + agg, ""},
-		{"aggregated then lower-q json (client-go)", agg + ",application/json;q=0.9", json},
-		{"lower-q aggregated then json", agg + ";q=0.5,application/json", ""},
-		{"client-go with protobuf first", aggProto + "," + agg + ",application/json;q=0.9", proto},
-		{"protobuf alone", aggProto, proto},
-		{"older version only", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", ""},
-		{"older version then current", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList," + agg, json},
-		{"other group", "application/json;g=example.com;v=v2;as=APIGroupDiscoveryList", ""},
-		{"other kind", "application/json;g=apidiscovery.k8s.io;v=v2;as=Table", ""},
-		{"table then aggregated", "application/json;as=Table;g=meta.k8s.io;v=v1," + agg, json},
-		{"unserved type then aggregated", "text/html," + agg, json},
-		{"upper-case media type", "Application/JSON;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := AcceptsConversion(requestAccepting(tc.accept), "apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList", json, proto)
-			if got != tc.want || ok != (tc.want != "") {
-				t.Errorf("AcceptsConversion(%q) = %q, %v, want %q", tc.accept, got, ok, tc.want)
-			}
-		})
-	}
-}
-
 func TestParseAccept(t *testing.T) {
 	tests := []struct {
 		header string
@@ -436,7 +393,6 @@ func FuzzParseAccept(f *testing.F) {
 				t.Fatalf("NegotiateOutput(%q) failed with %d %q", header, s.Code, s.Message)
 			}
 		}
-		AcceptsConversion(r, "apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList", runtime.ContentTypeJSON)
 		if info, err := NegotiateInput(header, infos); err == nil && info.MediaType == "" {
 			t.Fatalf("NegotiateInput(%q) succeeded with no media type", header)
 		}

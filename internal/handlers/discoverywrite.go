@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/respond"
@@ -32,6 +34,7 @@ var discoveryMedia = func() []runtime.SerializerInfo {
 // asked for.
 var aggregatedMediaTypes = map[string]string{
 	runtime.ContentTypeJSON:     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+	runtime.ContentTypeYAML:     "application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
 	runtime.ContentTypeProtobuf: "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
 }
 
@@ -79,19 +82,15 @@ func encodeDiscovery(r *http.Request, info runtime.SerializerInfo, obj runtime.O
 
 // AcceptsAggregated reports whether r asks for aggregated discovery
 // (apidiscovery.k8s.io/v2 APIGroupDiscoveryList), and in which
-// representation.
+// representation, by kube-apiserver's own negotiation of it: the first
+// Accept clause naming it wins wherever it comes, a plain clause never
+// does.
 func AcceptsAggregated(r *http.Request) (runtime.SerializerInfo, bool) {
-	mediaType, ok := codecs.AcceptsConversion(r, "apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList",
-		runtime.ContentTypeJSON, runtime.ContentTypeProtobuf)
-	if !ok {
+	mediaType, ok := negotiation.NegotiateMediaTypeOptions(r.Header.Get("Accept"), discoveryMedia, aggregated.DiscoveryEndpointRestrictions)
+	if !ok || !aggregated.IsAggregatedDiscoveryGVK(mediaType.Convert) {
 		return runtime.SerializerInfo{}, false
 	}
-	for _, info := range discoveryMedia {
-		if info.MediaType == mediaType {
-			return info, true
-		}
-	}
-	return runtime.SerializerInfo{}, false
+	return mediaType.Accepted, true
 }
 
 // AggregatedDocument is an aggregated discovery document, its JSON and its
