@@ -205,4 +205,3 @@ func UnsupportedMediaType(types []string) error {
 	return failure(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
 		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(types, ", "))
 }
-
