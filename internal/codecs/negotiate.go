@@ -84,7 +84,11 @@ type Conversion struct {
 // NegotiateOutputConversion is NegotiateOutput for endpoints that can also
 // answer with a conversion: a clause with as=... is taken when allowed
 // accepts its conversion in that media type. The zero Conversion means the
-// object itself.
+// object itself. As kube-apiserver's negotiation, a clause asking for a
+// stream (stream=...) is taken only for "watch" in a media type that
+// streams, and one naming a server version (sv=...) only for meta's v1, as
+// resources' endpoints take it (kube's discovery and error answers take
+// none; kapi's do).
 func NegotiateOutputConversion(r *http.Request, infos []runtime.SerializerInfo, allowed func(Conversion, string) bool) (runtime.SerializerInfo, Conversion, error) {
 	header := r.Header.Get("Accept")
 	clauses := parseAccept(header)
@@ -98,6 +102,9 @@ func NegotiateOutputConversion(r *http.Request, infos []runtime.SerializerInfo, 
 		conv := Conversion{Group: c.params["g"], Version: c.params["v"], As: c.params["as"]}
 		for _, info := range infos {
 			if c.mediaType != "*/*" && info.MediaType != c.mediaType && !inRange(c.mediaType, info.MediaType) {
+				continue
+			}
+			if !streamsAsAsked(c.params, info) || !serverVersionAllowed(c.params) {
 				continue
 			}
 			switch {
@@ -114,6 +121,20 @@ func NegotiateOutputConversion(r *http.Request, infos []runtime.SerializerInfo, 
 	return runtime.SerializerInfo{}, Conversion{}, NotAcceptable(MediaTypes(infos))
 }
 
+// streamsAsAsked: a clause's stream, if it asks for one, is a watch's, in
+// a media type that streams.
+func streamsAsAsked(params map[string]string, info runtime.SerializerInfo) bool {
+	stream := params["stream"]
+	return stream == "" || (stream == "watch" && info.StreamSerializer != nil)
+}
+
+// serverVersionAllowed: a clause's server version, if it names one, is
+// meta's v1.
+func serverVersionAllowed(params map[string]string) bool {
+	sv := params["sv"]
+	return sv == "" || sv == metav1.SchemeGroupVersion.Version
+}
+
 // inRange reports whether mediaType is in the range "type/*".
 func inRange(mediaRange, mediaType string) bool {
 	prefix, ok := strings.CutSuffix(mediaRange, "/*")
@@ -121,10 +142,10 @@ func inRange(mediaRange, mediaType string) bool {
 }
 
 // AcceptParam is the parameter key of the first Accept clause of r
-// naming mediaType, or "".
+// taking mediaType (naming it, its range or */*), or "".
 func AcceptParam(r *http.Request, mediaType, key string) string {
 	for _, c := range parseAccept(r.Header.Get("Accept")) {
-		if c.mediaType == mediaType {
+		if c.mediaType == mediaType || c.mediaType == "*/*" || inRange(c.mediaType, mediaType) {
 			return c.params[key]
 		}
 	}

@@ -102,6 +102,12 @@ func TestNegotiateOutput(t *testing.T) {
 		// Parameters as sent: quoted or upper-case ones ask for no Table.
 		{name: "quoted table", accept: `application/json;as="Table";v=v1;g=meta.k8s.io`, msg: handlerMsg},
 		{name: "upper-case table", accept: "application/json;AS=Table;V=v1;G=meta.k8s.io", want: jsonType},
+		// A stream only for a watch in a media type that streams; a
+		// server version only meta's v1.
+		{name: "yaml stream then json", accept: "application/yaml;stream=watch, application/json", want: jsonType},
+		{name: "json stream of another kind", accept: "application/json;stream=other", msg: handlerMsg},
+		{name: "server version v1", accept: "application/json;sv=v1", want: jsonType},
+		{name: "other server version", accept: "application/json;sv=v2", msg: handlerMsg},
 
 		// as=Table and other conversions are not served yet.
 		{name: "table then json", accept: "application/json;as=Table;g=meta.k8s.io;v=v1, application/json", want: jsonType},
