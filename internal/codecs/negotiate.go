@@ -19,11 +19,11 @@ type mediaRange struct {
 	q         float64
 }
 
-// parseAccept splits an Accept header into clauses ordered by preference,
-// by kube-apiserver's own parser: higher q first, and among equals a
-// clause naming a type before a range ("*/*, application/yaml" prefers
-// YAML). Parameters are kept as sent (not unquoted, keys not
-// lower-cased); a q that does not parse is 0, the least preferred.
+// parseAccept splits an Accept header into clauses in the order of
+// kube-apiserver's own parser (goautoneg's): by q, except that a clause
+// naming a type can go before a range, even one of higher q ("*/*,
+// application/yaml;q=0.5" prefers YAML). Parameters are kept as sent (not
+// unquoted, keys not lower-cased); a q that does not parse is 0.
 func parseAccept(header string) []mediaRange {
 	clauses := goautoneg.ParseAccept(header)
 	out := make([]mediaRange, 0, len(clauses))

@@ -98,6 +98,7 @@ func TestNegotiateOutput(t *testing.T) {
 		{name: "bare star", accept: "*", want: jsonType},
 		// Among equal q, a named type goes before a range.
 		{name: "star then yaml", accept: "*/*, application/yaml", want: "application/yaml"},
+		{name: "star then lower-q yaml", accept: "*/*, application/yaml;q=0.5", want: "application/yaml"},
 		{name: "range then yaml", accept: "application/*, application/yaml", want: "application/yaml"},
 		// Parameters as sent: quoted or upper-case ones ask for no Table.
 		{name: "quoted table", accept: `application/json;as="Table";v=v1;g=meta.k8s.io`, msg: handlerMsg},
