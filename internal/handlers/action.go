@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/pipeline"
@@ -46,6 +47,9 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, req *request.Info, sto
 		return
 	}
 	m := mustAccessor(obj)
+	if sub == nil || !sub.KeepsSystemFields {
+		rest.WipeObjectMetaSystemFields(m)
+	}
 	// The body is in the request's namespace when the resource acted on
 	// is namespaced, whatever its own kind (an Eviction).
 	if err := matchNamespace(m, req, store); err != nil {

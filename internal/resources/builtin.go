@@ -61,7 +61,7 @@ var builtinResources = []Info{
 	{Group: "", Version: "v1", Resource: "pods", Singular: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, Verbs: verbsAll, Generation: true,
 		Subresources: []SubresourceInfo{
 			{Name: "attach", Kind: "PodAttachOptions", Verbs: verbsConnect, Served: true},
-			{Name: "binding", Kind: "Binding", Verbs: verbsCreate, Served: true},
+			{Name: "binding", Kind: "Binding", Verbs: verbsCreate, Served: true, KeepsSystemFields: true},
 			{Name: "ephemeralcontainers", Kind: "Pod", Verbs: verbsStatus, Served: true},
 			{Name: "eviction", Group: "policy", Version: "v1", Kind: "Eviction", Verbs: verbsCreate, Served: true,
 				Accepts: []schema.GroupVersion{{Group: "policy", Version: "v1beta1"}}},
@@ -80,7 +80,7 @@ var builtinResources = []Info{
 	{Group: "", Version: "v1", Resource: "secrets", Singular: "secret", Kind: "Secret", Namespaced: true, Verbs: verbsAll},
 	{Group: "", Version: "v1", Resource: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"}, Verbs: verbsAll,
 		Subresources: []SubresourceInfo{
-			{Name: "token", Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: verbsCreate, Served: true},
+			{Name: "token", Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: verbsCreate, Served: true, KeepsSystemFields: true},
 		}},
 	{Group: "", Version: "v1", Resource: "services", Singular: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, Verbs: verbsAll,
 		Subresources: []SubresourceInfo{

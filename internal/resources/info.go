@@ -112,6 +112,11 @@ type SubresourceInfo struct {
 	// sub-resource takes too, converted to its own (as kube's pods/eviction
 	// takes policy/v1beta1 Evictions).
 	Accepts []schema.GroupVersion
+	// KeepsSystemFields marks a sub-resource whose created body keeps the
+	// metadata only the server sets (its uid and resourceVersion are
+	// preconditions: pods/binding, serviceaccounts/token); every other
+	// create clears them first, as kube-apiserver's create handler does.
+	KeepsSystemFields bool
 }
 
 // DiscoveryVerbs are the verbs discovery lists for the resource.

@@ -730,6 +730,18 @@ func TestReviewsAnswerAsKube(t *testing.T) {
 	if err != nil || !static.Status.Authenticated || static.Status.User.Username != "nobody" || len(static.Status.Audiences) != 1 {
 		t.Errorf("a TokenReview of a static token: %+v, %v", static.Status, err)
 	}
+	// The metadata only the server sets is cleared from a review's body,
+	// as from any created body: not refused, not sent back.
+	stamped := metav1.ObjectMeta{UID: "00000000-0000-0000-0000-0000000000cc", CreationTimestamp: metav1.Now()}
+	echoed, err := reviews.Create(ctx, &authenticationv1.TokenReview{ObjectMeta: stamped, Spec: authenticationv1.TokenReviewSpec{Token: "nobody-token"}}, metav1.CreateOptions{})
+	if err != nil || echoed.UID != "" || !echoed.CreationTimestamp.IsZero() {
+		t.Errorf("a TokenReview with a uid and a creation time: %+v, %v", echoed.ObjectMeta, err)
+	}
+	self, err := k.clientset().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{ObjectMeta: stamped,
+		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "pods"}}}, metav1.CreateOptions{})
+	if err != nil || !self.Status.Allowed {
+		t.Errorf("a SelfSubjectAccessReview with a uid and a creation time: %+v, %v", self, err)
+	}
 	k.mustKubectl("create", "serviceaccount", "robot")
 	token := strings.TrimSpace(k.mustKubectl("create", "token", "robot", "--audience=elsewhere"))
 	other, err := reviews.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
