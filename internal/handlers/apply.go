@@ -63,10 +63,7 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		if err != nil {
 			return nil, err
 		}
-		if err := checkAppliedStrictly(r, body, opts.validation); err != nil {
-			return nil, err
-		}
-		return obj, checkApplied(obj, req, store)
+		return obj, checkAppliedStrictly(r, body, opts.validation)
 	}
 	for attempt := 0; ; attempt++ {
 		obj, code, err := a.applyOnce(r.Context(), req, store, pipeline.Options{DryRun: opts.dry, Subresource: req.Subresource, Asked: asked(r)}, merge, func() error { return a.authorizeCreate(r, req, store) })
@@ -82,9 +79,11 @@ func (a *API) apply(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	}
 }
 
-// applyOnce applies to the current object, or creates it from an empty
-// one if the user may create it (mayCreate, checked where kube-apiserver
-// checks it: once the merged object is found valid).
+// applyOnce applies (merge) to the current object, or creates it from an
+// empty one if the user may create it (mayCreate, checked where
+// kube-apiserver checks it: once the merged object is found valid). The
+// merged object must be the URL's (checkApplied); a created one must name
+// no UID, which kube checks first.
 func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.Store, write pipeline.Options, merge registry.UpdateFunc, mayCreate func() error) (runtime.Object, int, error) {
 	_, err := store.Get(ctx, req.Namespace, req.Name)
 	if apierrors.IsNotFound(err) && req.Subresource == "" {
@@ -100,6 +99,9 @@ func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.
 			return nil, 0, apierrors.NewConflict(store.GroupResource(), req.Name,
 				fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
 		}
+		if err := checkApplied(obj, req, store); err != nil {
+			return nil, 0, err
+		}
 		m.SetResourceVersion("")
 		write.MayCreate = mayCreate
 		created, err := a.pipeline.Create(ctx, store, obj, write)
@@ -108,7 +110,13 @@ func (a *API) applyOnce(ctx context.Context, req *request.Info, store *registry.
 	if err != nil {
 		return nil, 0, err
 	}
-	updated, err := a.pipeline.Update(ctx, store, req.Namespace, req.Name, write, merge)
+	updated, err := a.pipeline.Update(ctx, store, req.Namespace, req.Name, write, func(live runtime.Object) (runtime.Object, error) {
+		obj, err := merge(live)
+		if err != nil {
+			return nil, err
+		}
+		return obj, checkApplied(obj, req, store)
+	})
 	return updated, http.StatusOK, err
 }
 
