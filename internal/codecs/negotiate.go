@@ -44,27 +44,47 @@ func parseAccept(header string) []mediaRange {
 // resources) make no such check: they also take media ranges such as
 // application/*.
 func CheckRoute(r *http.Request, infos []runtime.SerializerInfo, streams func() []string) error {
-	header := r.Header.Get("Accept")
-	if strings.TrimSpace(header) == "" {
+	accepted := routeAccepts(r, func(mediaType string) bool {
+		return slices.ContainsFunc(infos, func(info runtime.SerializerInfo) bool { return info.MediaType == mediaType }) ||
+			streams != nil && slices.ContainsFunc(streams(), func(stream string) bool { t, _, _ := strings.Cut(stream, ";"); return t == mediaType })
+	})
+	if accepted {
 		return nil
-	}
-	for rest, more := header, true; more; {
-		var clause string
-		clause, rest, more = strings.Cut(rest, ",")
-		mediaType, _, _ := strings.Cut(clause, ";")
-		mediaType = strings.TrimSpace(mediaType)
-		if mediaType == "*/*" || slices.ContainsFunc(infos, func(info runtime.SerializerInfo) bool { return info.MediaType == mediaType }) {
-			return nil
-		}
-		if streams != nil && slices.ContainsFunc(streams(), func(stream string) bool { t, _, _ := strings.Cut(stream, ";"); return t == mediaType }) {
-			return nil
-		}
 	}
 	produces := MediaTypes(infos)
 	if streams != nil {
 		produces = append(produces, streams()...)
 	}
 	return notAcceptableAtRoute(produces)
+}
+
+// CheckRouteProducing is CheckRoute for a route that produces the media
+// types of produces, in that order (a pod's log: text/plain first).
+func CheckRouteProducing(r *http.Request, produces []string) error {
+	if routeAccepts(r, func(mediaType string) bool { return slices.Contains(produces, mediaType) }) {
+		return nil
+	}
+	return notAcceptableAtRoute(produces)
+}
+
+// routeAccepts tells whether some media type of r's Accept header, its
+// parameters ignored, is */* or one produced says the route produces; no
+// header accepts anything.
+func routeAccepts(r *http.Request, produced func(mediaType string) bool) bool {
+	header := r.Header.Get("Accept")
+	if strings.TrimSpace(header) == "" {
+		return true
+	}
+	for rest, more := header, true; more; {
+		var clause string
+		clause, rest, more = strings.Cut(rest, ",")
+		mediaType, _, _ := strings.Cut(clause, ";")
+		mediaType = strings.TrimSpace(mediaType)
+		if mediaType == "*/*" || produced(mediaType) {
+			return true
+		}
+	}
+	return false
 }
 
 // NegotiateOutput chooses the serializer for the response to r among infos

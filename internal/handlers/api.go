@@ -199,7 +199,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if store.Typed() && store.Backend().Hooks.Streams[req.Subresource] == nil {
+	if store.Typed() {
 		if err := checkRoute(r, req, store); err != nil {
 			writeError(w, r, err)
 			return
@@ -472,6 +472,10 @@ func fromStorage(store *registry.Store, items []runtime.Object) ([]runtime.Objec
 // streams (pods/log) produce media types of their own, and custom
 // resources are served outside the router.
 func checkRoute(r *http.Request, req *request.Info, store *registry.Store) error {
+	if store.Backend().Hooks.Streams[req.Subresource] != nil {
+		// A stream's route (a pod's log) produces its text first.
+		return codecs.CheckRouteProducing(r, append([]string{"text/plain"}, codecs.MediaTypes(store.Serializers())...))
+	}
 	if req.Verb == "patch" {
 		if _, err := negotiatePatchType(r, store); err != nil {
 			return err

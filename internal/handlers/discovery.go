@@ -208,6 +208,14 @@ func (d *discovery) serve(w http.ResponseWriter, r *http.Request, req *request.I
 		return
 	}
 	if aggregated != nil {
+		if doc.routed {
+			// /api is a route of kube's router, which checks the Accept
+			// header first (a range such as application/* is refused).
+			if err := codecs.CheckRoute(r, discoveryMedia, nil); err != nil {
+				respond.ErrorIn(w, r, err, discoveryMedia)
+				return
+			}
+		}
 		if info, ok := AcceptsAggregated(r); ok {
 			aggregated.Write(w, r, info)
 			return

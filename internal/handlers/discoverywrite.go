@@ -106,7 +106,10 @@ type AggregatedDocument struct {
 // kube-apiserver does (a SHA-512 of its JSON).
 func NewAggregatedDocument(list *apidiscoveryv2.APIGroupDiscoveryList) *AggregatedDocument {
 	data := mustJSON(list)
-	sum := sha512.Sum512(bytes.TrimSuffix(data, []byte("\n")))
+	// kube hashes the list it builds, which names no kind.
+	unkinded := *list
+	unkinded.TypeMeta = metav1.TypeMeta{}
+	sum := sha512.Sum512(bytes.TrimSuffix(mustJSON(&unkinded), []byte("\n")))
 	return &AggregatedDocument{list: list, json: data, etag: strconv.Quote(fmt.Sprintf("%X", sum))}
 }
 

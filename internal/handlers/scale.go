@@ -33,6 +33,11 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 		return
 	}
 	infos := codecs.Factory.SupportedMediaTypes()
+	if !store.Typed() {
+		// A custom resource's Scale is served as the custom resource is:
+		// never in protobuf.
+		infos = store.Serializers()
+	}
 	target, err := negotiateRead(r, infos, "get")
 	if err != nil {
 		writeError(w, r, err)

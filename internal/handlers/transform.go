@@ -67,7 +67,8 @@ func negotiateRead(r *http.Request, infos []runtime.SerializerInfo, verb string)
 		return readTarget{}, err
 	}
 	t := readTarget{info: info, conv: conv, includeObject: defaultIncludeRows}
-	if v := r.URL.Query().Get("includeObject"); v != "" {
+	// As kube-apiserver, the option is read only for a Table.
+	if v := r.URL.Query().Get("includeObject"); v != "" && conv.As == asTable {
 		switch p := metav1.IncludeObjectPolicy(v); p {
 		case metav1.IncludeNone, metav1.IncludeMetadata, metav1.IncludeObject:
 			t.includeObject = p

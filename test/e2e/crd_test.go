@@ -1104,6 +1104,14 @@ spec:
 	if spec := k.mustKubectl("get", "pools.v1.example.com", "p", "-o", "jsonpath={.spec}"); spec != `{"count":7,"replicas":2}` {
 		t.Errorf("after scaling through v2 the spec is %s, want its count changed", spec)
 	}
+	// A custom resource's Scale is never protobuf, as the resource is not.
+	const protobuf = "application/vnd.kubernetes.protobuf"
+	if resp, _ := rawDo(t, k, http.MethodGet, "/apis/example.com/v1/namespaces/default/pools/p/scale", "", protobuf, nil); resp.StatusCode != http.StatusNotAcceptable {
+		t.Errorf("a custom resource's Scale in protobuf: %d", resp.StatusCode)
+	}
+	if resp, _ := rawDo(t, k, http.MethodGet, "/apis/example.com/v1/namespaces/default/pools/p/scale", "", protobuf+", application/json", nil); resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("a custom resource's Scale for a protobuf client: %q", resp.Header.Get("Content-Type"))
+	}
 }
 
 // TestCustomResourceStorageVersionNotServed: a CRD may keep storing in a

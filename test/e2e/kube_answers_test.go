@@ -556,6 +556,10 @@ func TestTableOptionsAsKube(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), want) {
 		t.Errorf("an unknown includeObject: %d %s", resp.StatusCode, body)
 	}
+	// Read only for a Table.
+	if resp, body = rawDo(t, k, http.MethodGet, cms+"?includeObject=Bogus", "", "application/json", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("an unknown includeObject on a plain list: %d %s", resp.StatusCode, body)
+	}
 }
 
 // TestClusterIPOutOfRange: a Service asking for a ClusterIP out of the

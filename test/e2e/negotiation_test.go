@@ -212,6 +212,15 @@ func TestServerRoutesAsKube(t *testing.T) {
 	if a.head.Get("Content-Encoding") != "gzip" || strings.Join(a.head.Values("Vary"), ",") != "Accept-Encoding,Accept" || !bytes.HasPrefix(a.body, []byte{0x1f, 0x8b}) {
 		t.Errorf("/openapi/v2 taking gzip: %v", a.head)
 	}
+	// A pod's log route produces text first, and takes no range; /api's
+	// route refuses a range before it looks for aggregated discovery.
+	if a := k.ask(t, "GET", "/api/v1/namespaces/default/pods/none/log", "Accept", "application/*"); a.code != http.StatusNotAcceptable ||
+		!strings.HasPrefix(a.message(), "406: Not Acceptable\n\nAvailable representations: text/plain, application/json, application/yaml, application/vnd.kubernetes.protobuf") {
+		t.Errorf("a log for a range: %d %q", a.code, a.message())
+	}
+	if a := k.ask(t, "GET", "/api", "Accept", "application/*;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"); a.code != http.StatusNotAcceptable {
+		t.Errorf("/api's aggregated discovery for a range: %d", a.code)
+	}
 	// The document's Accept read as kube-openapi reads it.
 	const v2Protobuf = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 	for accept, want := range map[string]int{"*/json": 200, "application/json;q=0": 200, "Application/JSON": 406, "*": 200} {
