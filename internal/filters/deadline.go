@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/kapi-dev/kapi/internal/request"
 	"github.com/kapi-dev/kapi/internal/respond"
@@ -32,8 +33,9 @@ func streams(info *request.Info) bool {
 
 // withRequestDeadline gives each request that is not long-running (watches
 // and streaming sub-resources are) a deadline: the `timeout` option, or
-// requestTimeout. A `timeout` that is not a duration is kube-apiserver's
-// 400.
+// requestTimeout, counted from when the request was received (as
+// kube-apiserver's, so that time queued and authenticating counts). A
+// `timeout` that is not a duration is kube-apiserver's 400.
 func withRequestDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, _ := request.From(r.Context())
@@ -52,7 +54,11 @@ func withRequestDeadline(next http.Handler) http.Handler {
 				timeout = asked
 			}
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		received, ok := genericapirequest.ReceivedTimestampFrom(r.Context())
+		if !ok {
+			received = time.Now()
+		}
+		ctx, cancel := context.WithDeadline(r.Context(), received.Add(timeout))
 		defer cancel()
 		next.ServeHTTP(newDeadlineWriter(w, ctx), r.WithContext(ctx))
 	})
