@@ -150,6 +150,17 @@ const versionInfoDefinition = "io.k8s.apimachinery.pkg.version.Info"
 // map is computed once and shared: callers must not modify it.
 func Definitions() map[string]*spec.Schema { return builtin().v2 }
 
+// TypeConverterDefinitions are the definitions kube-apiserver builds the
+// type converter of its field managers from: their OpenAPI v3 forms (an
+// int-or-string or a quantity is one of its JSON types, not a string).
+// Computed once and shared: callers must not modify it.
+var TypeConverterDefinitions = sync.OnceValue(func() map[string]*spec.Schema {
+	d := builtin()
+	defs := maps.Clone(d.v2)
+	maps.Copy(defs, d.v3)
+	return defs
+})
+
 // DefinitionsFor returns s under name together with the built-in
 // definitions it refers to, directly or through others.
 func DefinitionsFor(name string, s *spec.Schema) map[string]*spec.Schema {

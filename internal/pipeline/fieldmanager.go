@@ -39,10 +39,10 @@ type managerKey struct {
 }
 
 // builtinTypeConverter is the type converter of the built-in types, made
-// once per process from their OpenAPI definitions (some 10-20 ms of CPU);
+// once per process from their OpenAPI v3 definitions, as kube-apiserver's (some 10-20 ms of CPU);
 // it is read only, so every pipeline of the process shares it.
 var builtinTypeConverter = sync.OnceValues(func() (*recordedObjectTypes, error) {
-	c, err := managedfields.NewTypeConverter(openapi.Definitions(), false)
+	c, err := managedfields.NewTypeConverter(openapi.TypeConverterDefinitions(), false)
 	if err != nil {
 		return nil, err
 	}
