@@ -52,8 +52,14 @@ func (a *Aggregator) Handler(local http.Handler) http.Handler {
 }
 
 // remoteAPIService is the APIService of group/version if a Service
-// serves it, else nil.
+// serves it, else nil. The aggregator's own group is always served here,
+// whatever its APIService says, as kube-aggregator serves it before any
+// proxy (an APIService sending it elsewhere would leave nothing able to
+// change it back).
 func (a *Aggregator) remoteAPIService(group, version string) *apiregistrationv1.APIService {
+	if group == apiregistrationv1.GroupName {
+		return nil
+	}
 	svc, err := a.apiServices.Get(version + "." + group)
 	if err != nil || svc.Spec.Service == nil {
 		return nil
@@ -95,10 +101,13 @@ func (a *Aggregator) proxy(w http.ResponseWriter, r *http.Request, svc *apiregis
 	upgrade := httpstream.IsUpgradeRequest(r)
 	if upgrade {
 		// An upgrade dials directly, past the round tripper's headers.
-		transport.SetAuthProxyHeaders(out, user.Name, "", user.Groups, nil)
+		transport.SetAuthProxyHeaders(out, user.GetName(), user.GetUID(), user.GetGroups(), user.GetExtra())
 	}
-	roundTripper = transport.NewAuthProxyRoundTripper(user.Name, "", user.Groups, nil, roundTripper)
+	roundTripper = transport.NewAuthProxyRoundTripper(user.GetName(), user.GetUID(), user.GetGroups(), user.GetExtra(), roundTripper)
 	handler := proxy.NewUpgradeAwareHandler(location, roundTripper, true, upgrade, errorResponder{w})
+	// kube-aggregator's --aggregator-reject-forwarding-redirect, on by
+	// default: a backend's redirect is not passed on to the client.
+	handler.RejectForwardingRedirects = true
 	handler.ServeHTTP(w, out)
 }
 

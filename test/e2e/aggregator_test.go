@@ -98,6 +98,45 @@ spec:
 	if out := k.mustKubectl("get", "flunders", "-o", "name"); strings.TrimSpace(out) != "flunder.wardle.example.com/seen-by-kapi-admin" {
 		t.Errorf("kubectl get flunders = %q, want the flunder the aggregated server names after the admin", out)
 	}
+	// The requester's uid and extra go to the server as well; a redirect
+	// from it is not passed on (kube-aggregator's 502).
+	k.mustKubectl("create", "clusterrole", "flunder-reader", "--verb=list", "--resource=flunders.wardle.example.com")
+	k.mustKubectl("create", "clusterrolebinding", "vera-reads-flunders", "--clusterrole=flunder-reader", "--user=vera")
+	impersonated, _ := http.NewRequest(http.MethodGet, k.config.Host+"/apis/wardle.example.com/v1alpha1/namespaces/default/flunders", nil)
+	impersonated.Header.Set("Impersonate-User", "vera")
+	impersonated.Header.Set("Impersonate-Uid", "vera-uid")
+	impersonated.Header.Set("Impersonate-Extra-Scopes", "a")
+	var seen struct {
+		Items []metav1.PartialObjectMetadata `json:"items"`
+	}
+	waitFor(t, 10*time.Second, "vera's list of flunders", func() bool {
+		resp, err := k.rawClient().Do(impersonated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&seen) == nil
+	})
+	if len(seen.Items) != 1 || seen.Items[0].Annotations["uid"] != "vera-uid" || seen.Items[0].Annotations["extra-scopes"] != "a" {
+		t.Errorf("what the aggregated server was told of an impersonated user: %+v", seen.Items)
+	}
+	if resp, body := rawDo(t, k, http.MethodGet, "/apis/wardle.example.com/v1alpha1/namespaces/default/redirect", "", "", nil); resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("a redirect from the aggregated server: %d %s", resp.StatusCode, body)
+	}
+	// An APIService cannot send the aggregator's own group elsewhere.
+	apply(t, k, fmt.Sprintf(`apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1.apiregistration.k8s.io}
+spec:
+  group: apiregistration.k8s.io
+  version: v1
+  groupPriorityMinimum: 18000
+  versionPriority: 15
+  service: {namespace: default, name: wardle, port: %d}
+  caBundle: %s
+`, port, base64.StdEncoding.EncodeToString(caPEM)))
+	time.Sleep(time.Second) // for the aggregator to see it, were it to proxy
+	k.mustKubectl("get", "apiservices")
 	if out := k.mustKubectl("api-resources", "--api-group=wardle.example.com", "--no-headers"); !strings.HasPrefix(out, "flunders") {
 		t.Errorf("kubectl api-resources (aggregated discovery) does not list flunders:\n%s", out)
 	}
@@ -209,9 +248,13 @@ func startWardle(t *testing.T, serving tls.Certificate, proxyCAs *x509.CertPool,
 			"kind": "FlunderList", "apiVersion": "wardle.example.com/v1alpha1", "metadata": map[string]string{},
 			"items": []interface{}{map[string]interface{}{
 				"kind": "Flunder", "apiVersion": "wardle.example.com/v1alpha1",
-				"metadata": map[string]string{"name": "seen-by-" + r.Header.Get("X-Remote-User"), "namespace": "default"},
+				"metadata": map[string]interface{}{"name": "seen-by-" + r.Header.Get("X-Remote-User"), "namespace": "default",
+					"annotations": map[string]string{"uid": r.Header.Get("X-Remote-Uid"), "extra-scopes": r.Header.Get("X-Remote-Extra-Scopes")}},
 			}},
 		})
+	})
+	mux.HandleFunc("/apis/wardle.example.com/v1alpha1/namespaces/default/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/elsewhere", http.StatusFound)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
