@@ -25,17 +25,24 @@ func DedupOwnerReferences(ctx context.Context, obj runtime.Object, afterAdmissio
 		return
 	}
 	refs := m.GetOwnerReferences()
-	kept := make([]metav1.OwnerReference, 0, len(refs))
+	// Most writes repeat none: find the first repeat before copying.
+	first := -1
+	for i := 1; i < len(refs) && first < 0; i++ {
+		if repeats(refs[:i], refs[i]) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return
+	}
+	kept := slices.Clone(refs[:first])
 	var repeated []string
-	for _, ref := range refs {
-		if slices.ContainsFunc(kept, func(k metav1.OwnerReference) bool { return k.UID == ref.UID && apiequality.Semantic.DeepEqual(k, ref) }) {
+	for _, ref := range refs[first:] {
+		if repeats(kept, ref) {
 			repeated = append(repeated, string(ref.UID))
 			continue
 		}
 		kept = append(kept, ref)
-	}
-	if len(repeated) == 0 {
-		return
 	}
 	format := handlers.DuplicateOwnerReferencesWarningFormat
 	if afterAdmission {
@@ -43,4 +50,9 @@ func DedupOwnerReferences(ctx context.Context, obj runtime.Object, afterAdmissio
 	}
 	warning.AddWarning(ctx, "", fmt.Sprintf(format, strings.Join(repeated, ", ")))
 	m.SetOwnerReferences(kept)
+}
+
+// repeats tells whether refs holds ref already: the same UID, and equal.
+func repeats(refs []metav1.OwnerReference, ref metav1.OwnerReference) bool {
+	return slices.ContainsFunc(refs, func(k metav1.OwnerReference) bool { return k.UID == ref.UID && apiequality.Semantic.DeepEqual(k, ref) })
 }
