@@ -487,7 +487,7 @@ func (b *builder) property(f reflect.StructField, name string, opts []string, de
 		// Kube's generator appends the values of an enum, one a line, to
 		// the description of a field of its type.
 		if p.Description != "" {
-			p.Description += "\n\n"
+			p.Description += "\n\n" + strings.Repeat("\n", enumParagraphBreaks[key])
 		}
 		p.Description += e.doc
 	}

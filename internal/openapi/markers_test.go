@@ -338,7 +338,8 @@ func TestEnums(t *testing.T) {
 		fmt.Fprintf(&b, "\t%q: {\n\t\tvalues: []string{%s},\n\t\tdoc: %q,\n\t},\n",
 			key, strings.Join(literals, ", "), "Possible enum values:\n"+strings.Join(lines, "\n"))
 	}
-	b.WriteString("}\n")
+	b.WriteString("}\n\n")
+	writeEnumParagraphBreaks(&b, sources, enumTypes)
 	generated, err := format.Source(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
@@ -352,6 +353,89 @@ func TestEnums(t *testing.T) {
 	if current, _ := os.ReadFile("zz_generated.enums.go"); !bytes.Equal(current, generated) {
 		t.Error("zz_generated.enums.go is out of date: run go test ./internal/openapi -run TestEnums -update")
 	}
+}
+
+// writeEnumParagraphBreaks writes the fields of an enum type whose comment
+// ends (markers aside) in blank lines: kube's generator keeps each of them
+// as one more line break before the "Possible enum values" it appends,
+// where SwaggerDoc drops them.
+func writeEnumParagraphBreaks[V any](b *bytes.Buffer, sources map[string][]*ast.File, enumTypes map[string]V) {
+	blanks := map[string]int{} // "pkgpath.Type.Field"
+	for pkgPath, files := range sources {
+		for _, spec := range declSpecs(files, token.TYPE) {
+			ts := spec.(*ast.TypeSpec)
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				continue
+			}
+			for _, field := range st.Fields.List {
+				if n := trailingBlankLines(field.Doc); n > 0 {
+					for _, name := range field.Names {
+						blanks[pkgPath+"."+ts.Name.Name+"."+name.Name] = n
+					}
+				}
+			}
+		}
+	}
+	breaks := map[string]int{} // definition.property
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			walk(f.Type)
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if _, isEnum := enumTypes[ft.PkgPath()+"."+ft.Name()]; !isEnum {
+				continue
+			}
+			if n := blanks[t.PkgPath()+"."+t.Name()+"."+f.Name]; n > 0 {
+				name, _, _ := jsonTag(f)
+				breaks[typeName(t)+"."+name] = n
+			}
+		}
+	}
+	for _, typ := range builtin().types {
+		walk(typ)
+	}
+	b.WriteString("// enumParagraphBreaks are the line breaks kube's generator adds, for the\n")
+	b.WriteString("// field of an enum type named by definition and property, before the\n")
+	b.WriteString("// paragraph of its enum values, beyond the paragraph's own.\n")
+	b.WriteString("var enumParagraphBreaks = map[string]int{\n")
+	for _, key := range sortedKeys(breaks) {
+		fmt.Fprintf(b, "\t%q: %d,\n", key, breaks[key])
+	}
+	b.WriteString("}\n")
+}
+
+// trailingBlankLines counts the blank lines a doc comment ends with once its
+// markers (+...) and TODOs are set aside, as kube's generator reads it.
+func trailingBlankLines(doc *ast.CommentGroup) int {
+	if doc == nil {
+		return 0
+	}
+	blank := 0
+	for _, line := range strings.Split(strings.TrimSuffix(doc.Text(), "\n"), "\n") {
+		line = strings.TrimRight(line, " ")
+		leading := strings.TrimLeft(line, " ")
+		switch {
+		case line == "":
+			blank++
+		case strings.HasPrefix(leading, "+"), strings.HasPrefix(leading, "TODO"):
+		default:
+			blank = 0
+		}
+	}
+	return blank
 }
 
 func hasMarker(doc *ast.CommentGroup, marker string) bool {

@@ -155,6 +155,22 @@ func TestContainer(t *testing.T) {
 	}
 }
 
+// TestEnumValuesParagraph checks the paragraph of enum values kube's
+// generator appends to a field's description: one blank line before it,
+// two where the field's comment ends in a blank line before its markers.
+func TestEnumValuesParagraph(t *testing.T) {
+	for _, c := range []struct{ def, field, before string }{
+		{"io.k8s.api.core.v1.Container", "imagePullPolicy", "if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images\n\nPossible enum values:\n"},
+		{"io.k8s.api.admissionregistration.v1.Mutation", "patchType", "Required.\n\n\nPossible enum values:\n"},
+		{"io.k8s.api.admissionregistration.v1.RuleWithOperations", "scope", "Default is \"*\".\n\n\nPossible enum values:\n"},
+	} {
+		description := def(t, c.def).Properties[c.field].Description
+		if !strings.Contains(description, c.before) {
+			t.Errorf("%s.%s: description %q, want it to contain %q", c.def, c.field, description, c.before)
+		}
+	}
+}
+
 func TestObjectMeta(t *testing.T) {
 	m := def(t, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
 	if m.Description != "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create." {

@@ -302,3 +302,17 @@ var enums = map[string]enumType{
 		doc:    "Possible enum values:\n - `\"FieldValueDuplicate\"` is used to report collisions of values that must be unique (e.g. unique IDs).\n - `\"FieldValueForbidden\"` is used to report valid (as per formatting rules) values which would be accepted under some conditions, but which are not permitted by the current conditions (such as security policy).\n - `\"FieldValueInvalid\"` is used to report malformed values (e.g. failed regex match, too long, out of bounds).\n - `\"FieldValueRequired\"` is used to report required values that are not provided (e.g. empty strings, null values, or empty arrays).",
 	},
 }
+
+// enumParagraphBreaks are the line breaks kube's generator adds, for the
+// field of an enum type named by definition and property, before the
+// paragraph of its enum values, beyond the paragraph's own.
+var enumParagraphBreaks = map[string]int{
+	"io.k8s.api.admissionregistration.v1.Mutation.patchType":      1,
+	"io.k8s.api.admissionregistration.v1.Rule.scope":              1,
+	"io.k8s.api.resource.v1.DeviceAllocationConfiguration.source": 1,
+	"io.k8s.api.resource.v1.DeviceSubRequest.allocationMode":      1,
+	"io.k8s.api.resource.v1.DeviceTaint.effect":                   1,
+	"io.k8s.api.resource.v1.DeviceToleration.effect":              1,
+	"io.k8s.api.resource.v1.DeviceToleration.operator":            1,
+	"io.k8s.api.resource.v1.ExactDeviceRequest.allocationMode":    1,
+}
