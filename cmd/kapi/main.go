@@ -19,6 +19,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/logging"
 	"github.com/kapi-dev/kapi/internal/memory"
@@ -56,6 +57,7 @@ func main() {
 	simulatedNodes := flags.Int("simulated-nodes", 0, "how many simulated nodes to register (node-1 to node-N): kapi keeps them Ready and plays their kubelets, so that scheduled pods run without containers; nodes labelled kapi.dev/simulated=true are simulated too")
 	advertise := flags.String("advertise-address", "", "the address the kubernetes Service's endpoints name (default: the --listen address, or the host's default address when that is loopback or unspecified)")
 	authorizationMode := flags.String("authorization-mode", "RBAC", "authorizers tried in order, as kube-apiserver's flag: a comma-separated list of Node (kubelets read what their node's pods use), RBAC, and AlwaysAllow (every authenticated user may do everything)")
+	admissionPlugins := flags.String("enable-admission-plugins", "", "admission plugins to run besides the default ones, as kube-apiserver's flag: a comma-separated list of "+strings.Join(admission.OptionalPlugins(), ", "))
 	clientCAFile := flags.String("client-ca-file", "", "a PEM bundle of more CAs whose client certificates authenticate (CN user, O groups), besides kapi's own")
 	tokenAuthFile := flags.String("token-auth-file", "", "a CSV file of static bearer tokens (token,user,uid,\"group1,group2\"), as kube-apiserver's flag")
 	anonymousAuth := flags.Bool("anonymous-auth", true, "treat requests without credentials as system:anonymous, for RBAC to decide, as kube-apiserver's flag (false: they get 401, except GETs of health and version)")
@@ -128,7 +130,7 @@ func main() {
 		DataDir: *dataDir, PKIDir: *pkiDir, Listen: *listen, Logger: logger, Verbosity: logVerbosity, SharedStorage: *storageName == "etcd",
 		HistoryWindow: *window, EventTTL: *eventTTL, MinRequestTimeout: *minTimeout, MaxWatches: *maxWatches, BookmarkInterval: *bookmarks,
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise, SimulatedNodes: *simulatedNodes,
-		AuthorizationMode: *authorizationMode, TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,
+		AuthorizationMode: *authorizationMode, EnableAdmissionPlugins: splitList(*admissionPlugins), TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,
 		ServiceAccountIssuer: *issuer, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,
 		Flags: flagValues(flags),
 	})
@@ -197,4 +199,15 @@ func applyConfigFile(flags *flag.FlagSet, path string) error {
 		}
 	}
 	return nil
+}
+
+// splitList reads a comma-separated flag value, as kube's list flags do.
+func splitList(value string) []string {
+	var items []string
+	for _, item := range strings.Split(value, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }

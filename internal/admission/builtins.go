@@ -4,22 +4,31 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"strings"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	admissionmetrics "k8s.io/apiserver/pkg/admission/metrics"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/kubernetes/plugin/pkg/admission/alwayspullimages"
+	"k8s.io/kubernetes/plugin/pkg/admission/antiaffinity"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/approval"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/ctbattest"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/signing"
 	"k8s.io/kubernetes/plugin/pkg/admission/certificates/subjectrestriction"
 	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
+	"k8s.io/kubernetes/plugin/pkg/admission/extendedresourcetoleration"
 	"k8s.io/kubernetes/plugin/pkg/admission/limitranger"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
+	"k8s.io/kubernetes/plugin/pkg/admission/network/denyserviceexternalips"
 	"k8s.io/kubernetes/plugin/pkg/admission/nodedeclaredfeatures"
+	"k8s.io/kubernetes/plugin/pkg/admission/noderestriction"
 	"k8s.io/kubernetes/plugin/pkg/admission/nodetaint"
+	"k8s.io/kubernetes/plugin/pkg/admission/podnodeselector"
 	"k8s.io/kubernetes/plugin/pkg/admission/podresize"
+	"k8s.io/kubernetes/plugin/pkg/admission/podtolerationrestriction"
 	"k8s.io/kubernetes/plugin/pkg/admission/podtopologylabels"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
 	"k8s.io/kubernetes/plugin/pkg/admission/runtimeclass"
@@ -30,10 +39,12 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageobjectinuseprotection"
 )
 
-// builtinPlugins are the admission plugins a default kube-apiserver 1.37
-// enables, in its order, that act on the API alone (kapi runs
+// builtinPlugins are the admission plugins kapi runs from kube's code, in
+// kube-apiserver 1.37's order, that act on the API alone (kapi runs
 // NamespaceLifecycle, the policy and webhook plugins and ResourceQuota
-// apart). LimitRanger defaults pods' and containers' resources from their
+// apart). Those a default kube-apiserver enables always run; the optional
+// ones when --enable-admission-plugins names them, as kube-apiserver's.
+// LimitRanger defaults pods' and containers' resources from their
 // namespace's LimitRanges and refuses pods and PersistentVolumeClaims
 // outside a LimitRange's min, max or ratio, with its 403 message.
 // StorageObjectInUseProtection gives PersistentVolumes, their claims and
@@ -45,31 +56,102 @@ import (
 // a scheduled pod's spec, or its resize, that its node cannot honour. Left
 // out is PodGroupProtection, which acts on PodGroups only, an API of a
 // feature gate that is off.
-var builtinPlugins = []struct {
-	name     string
-	register func(*apiadmission.Plugins)
-}{
-	{limitranger.PluginName, limitranger.Register},
-	{serviceaccount.PluginName, serviceaccount.Register},
-	{nodetaint.PluginName, nodetaint.Register},
-	{podsecurity.PluginName, podsecurity.Register},
-	{priority.PluginName, priority.Register},
-	{defaulttolerationseconds.PluginName, defaulttolerationseconds.Register},
-	{setdefault.PluginName, setdefault.Register},
-	{storageobjectinuseprotection.PluginName, storageobjectinuseprotection.Register},
-	{resize.PluginName, resize.Register},
-	{runtimeclass.PluginName, runtimeclass.Register},
-	{approval.PluginName, approval.Register},
-	{signing.PluginName, signing.Register},
-	{ctbattest.PluginName, ctbattest.Register},
-	{subjectrestriction.PluginName, subjectrestriction.Register},
-	{defaultingressclass.PluginName, defaultingressclass.Register},
-	{podtopologylabels.PluginName, podtopologylabels.Register},
-	{nodedeclaredfeatures.PluginName, nodedeclaredfeatures.Register},
-	{podresize.PluginName, podresize.Register},
+var builtinPlugins = []builtinPlugin{
+	{name: antiaffinity.PluginName, register: antiaffinity.Register, optional: pods},
+	{name: limitranger.PluginName, register: limitranger.Register},
+	{name: serviceaccount.PluginName, register: serviceaccount.Register},
+	{name: noderestriction.PluginName, register: noderestriction.Register, optional: nodeRestricted},
+	{name: nodetaint.PluginName, register: nodetaint.Register},
+	{name: alwayspullimages.PluginName, register: alwayspullimages.Register, optional: pods},
+	{name: podsecurity.PluginName, register: podsecurity.Register},
+	{name: podnodeselector.PluginName, register: podnodeselector.Register, optional: pods},
+	{name: priority.PluginName, register: priority.Register},
+	{name: defaulttolerationseconds.PluginName, register: defaulttolerationseconds.Register},
+	{name: podtolerationrestriction.PluginName, register: podtolerationrestriction.Register, optional: pods},
+	{name: extendedresourcetoleration.PluginName, register: extendedresourcetoleration.Register, optional: pods},
+	{name: setdefault.PluginName, register: setdefault.Register},
+	{name: storageobjectinuseprotection.PluginName, register: storageobjectinuseprotection.Register},
+	{name: resize.PluginName, register: resize.Register},
+	{name: runtimeclass.PluginName, register: runtimeclass.Register},
+	{name: approval.PluginName, register: approval.Register},
+	{name: signing.PluginName, register: signing.Register},
+	{name: ctbattest.PluginName, register: ctbattest.Register},
+	{name: subjectrestriction.PluginName, register: subjectrestriction.Register},
+	{name: defaultingressclass.PluginName, register: defaultingressclass.Register},
+	{name: denyserviceexternalips.PluginName, register: denyserviceexternalips.Register, optional: []schema.GroupResource{{Resource: "services"}}},
+	{name: podtopologylabels.PluginName, register: podtopologylabels.Register},
+	{name: nodedeclaredfeatures.PluginName, register: nodedeclaredfeatures.Register},
+	{name: podresize.PluginName, register: podresize.Register},
 }
 
-// builtinResources are the resources those plugins look at: other writes
+type builtinPlugin struct {
+	name     string
+	register func(*apiadmission.Plugins)
+	// optional, for a plugin a default kube-apiserver does not run, are
+	// the resources it looks at beyond builtinResources.
+	optional []schema.GroupResource
+}
+
+var pods = []schema.GroupResource{{Resource: "pods"}}
+
+// nodeRestricted are what NodeRestriction limits a node's kubelet to its
+// own of.
+var nodeRestricted = []schema.GroupResource{
+	{Resource: "pods"}, {Resource: "nodes"}, {Resource: "persistentvolumeclaims"}, {Resource: "serviceaccounts"},
+	{Group: "coordination.k8s.io", Resource: "leases"}, {Group: "storage.k8s.io", Resource: "csinodes"},
+	{Group: "resource.k8s.io", Resource: "resourceslices"},
+	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"},
+	{Group: "certificates.k8s.io", Resource: "podcertificaterequests"},
+}
+
+// runApart are the plugins of a default kube-apiserver that kapi runs
+// outside builtinPlugins: naming them enables nothing more.
+var runApart = map[string]bool{
+	"NamespaceLifecycle": true, "MutatingAdmissionPolicy": true, "MutatingAdmissionWebhook": true,
+	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionWebhook": true, "ResourceQuota": true,
+	"PodGroupProtection": true,
+}
+
+// notOffered are kube-apiserver's plugins that kapi cannot run: those that
+// need a configuration file, and those that stand in for its own.
+var notOffered = map[string]bool{
+	"AlwaysAdmit": true, "AlwaysDeny": true, "NamespaceAutoProvision": true, "NamespaceExists": true,
+	"ImagePolicyWebhook": true, "EventRateLimit": true, "OwnerReferencesPermissionEnforcement": true,
+}
+
+// OptionalPlugins are the names --enable-admission-plugins can add.
+func OptionalPlugins() []string {
+	var names []string
+	for _, p := range builtinPlugins {
+		if p.optional != nil {
+			names = append(names, p.name)
+		}
+	}
+	return names
+}
+
+// enabledPlugins checks the names --enable-admission-plugins gives, with
+// kube-apiserver's words for one it does not know, and returns the set of
+// optional plugins they enable.
+func enabledPlugins(names []string) (map[string]bool, error) {
+	known := map[string]bool{}
+	for _, p := range builtinPlugins {
+		known[p.name] = true
+	}
+	enabled := map[string]bool{}
+	for _, name := range names {
+		switch {
+		case notOffered[name]:
+			return nil, fmt.Errorf("enable-admission-plugins plugin %q is not offered by kapi (it can add %s)", name, strings.Join(OptionalPlugins(), ", "))
+		case !known[name] && !runApart[name]:
+			return nil, fmt.Errorf("enable-admission-plugins plugin %q is unknown", name)
+		}
+		enabled[name] = true
+	}
+	return enabled, nil
+}
+
+// builtinResources are the resources the default plugins look at: other writes
 // skip them (and the conversion to the internal form they need).
 var builtinResources = map[schema.GroupResource]bool{
 	{Resource: "pods"}: true, {Resource: "nodes"}: true, {Resource: "namespaces"}: true, {Resource: "persistentvolumes"}: true,
@@ -90,13 +172,31 @@ var builtinResources = map[schema.GroupResource]bool{
 // they act once Start has run.
 type Builtins struct {
 	authorizer authorizer.Authorizer
-	chain      apiadmission.Interface
-	started    atomic.Bool
+	// enabled are the optional plugins to run, and resources what all the
+	// plugins run look at.
+	enabled   map[string]bool
+	resources map[schema.GroupResource]bool
+	chain     apiadmission.Interface
+	started   atomic.Bool
 }
 
-// NewBuiltins makes the chain's holder; Start makes the plugins.
-func NewBuiltins(authorizer authorizer.Authorizer) *Builtins {
-	return &Builtins{authorizer: authorizer}
+// NewBuiltins makes the chain's holder, with the optional plugins enable
+// names (kube-apiserver's --enable-admission-plugins); Start makes the
+// plugins.
+func NewBuiltins(authorizer authorizer.Authorizer, enable []string) (*Builtins, error) {
+	enabled, err := enabledPlugins(enable)
+	if err != nil {
+		return nil, err
+	}
+	resources := maps.Clone(builtinResources)
+	for _, p := range builtinPlugins {
+		if enabled[p.name] {
+			for _, gr := range p.optional {
+				resources[gr] = true
+			}
+		}
+	}
+	return &Builtins{authorizer: authorizer, enabled: enabled, resources: resources}, nil
 }
 
 // Start makes and initialises the plugins, as kube-apiserver's admission
@@ -109,6 +209,9 @@ func (b *Builtins) Start(ctx context.Context, clients Clients) error {
 	plugins := apiadmission.NewPlugins()
 	var names []string
 	for _, p := range builtinPlugins {
+		if p.optional != nil && !b.enabled[p.name] {
+			continue
+		}
 		p.register(plugins)
 		names = append(names, p.name)
 	}
@@ -132,7 +235,7 @@ type noPluginConfig struct{}
 func (noPluginConfig) ConfigFor(string) (io.Reader, error) { return nil, nil }
 
 func (b *Builtins) handles(a *Attributes) bool {
-	return b.started.Load() && builtinResources[a.Resource.GroupResource()] && b.chain.Handles(apiadmission.Operation(a.Operation))
+	return b.started.Load() && b.resources[a.Resource.GroupResource()] && b.chain.Handles(apiadmission.Operation(a.Operation))
 }
 
 // Admit implements Mutator.

@@ -145,6 +145,10 @@ type Config struct {
 	// AuthorizationMode is RBAC (the default) or AlwaysAllow, as
 	// kube-apiserver's --authorization-mode.
 	AuthorizationMode string
+	// EnableAdmissionPlugins are admission plugins to run besides the
+	// default ones, as kube-apiserver's --enable-admission-plugins
+	// (admission.OptionalPlugins).
+	EnableAdmissionPlugins []string
 	// Clock is the time the watch cache and storage compaction go by
 	// (default: the real clock).
 	Clock clock.WithTicker
@@ -238,7 +242,7 @@ type admissionPlugins struct {
 	objects *admission.Objects
 }
 
-func newAdmissionPlugins(authorizationMode string, client *rest.Config) (p admissionPlugins, err error) {
+func newAdmissionPlugins(authorizationMode string, enable []string, client *rest.Config) (p admissionPlugins, err error) {
 	if p.quota, err = admission.NewResourceQuota(); err != nil {
 		return p, err
 	}
@@ -252,8 +256,8 @@ func newAdmissionPlugins(authorizationMode string, client *rest.Config) (p admis
 	if p.webhooks, err = admission.NewWebhooks(p.authorizer, p.objects); err != nil {
 		return p, err
 	}
-	p.builtins = admission.NewBuiltins(p.authorizer)
-	return p, nil
+	p.builtins, err = admission.NewBuiltins(p.authorizer, enable)
+	return p, err
 }
 
 // openWhile opens the storage while work runs, and returns it once both
@@ -338,7 +342,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// computes (their CEL environments): they overlap.
 	var plugins admissionPlugins
 	store, err := openWhile(openStorage, func() (err error) {
-		plugins, err = newAdmissionPlugins(cfg.AuthorizationMode, loopbackClient())
+		plugins, err = newAdmissionPlugins(cfg.AuthorizationMode, cfg.EnableAdmissionPlugins, loopbackClient())
 		return err
 	})
 	if err != nil {

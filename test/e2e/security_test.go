@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -947,6 +949,78 @@ func TestNodeAuthorizer(t *testing.T) {
 		Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: "default"}}, metav1.CreateOptions{})
 	if err != nil || !review.Status.Incomplete || !strings.Contains(review.Status.EvaluationError, "node authorizer does not support user rule resolution") {
 		t.Errorf("the kubelet's rules review: %+v %v", review.Status, err)
+	}
+}
+
+// TestOptionalAdmissionPlugins: --enable-admission-plugins runs kube's
+// plugins a default kube-apiserver leaves off. NodeRestriction keeps a
+// kubelet to its own Node, Lease and mirror pods, with kube's messages;
+// AlwaysPullImages and DenyServiceExternalIPs act on everyone's writes.
+// A plugin kapi does not know stops the start.
+func TestOptionalAdmissionPlugins(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := writeFile(tokens, "kubelet-token,system:node:n1,uid-n1,system:nodes\n"); err != nil {
+		t.Fatal(err)
+	}
+	k := startKapi(t, onlyLifecycleControllers, "--token-auth-file", tokens, "--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction,AlwaysPullImages,DenyServiceExternalIPs")
+	admin := k.clientset()
+	kubelet := k.clientWithToken("kubelet-token")
+	if _, err := kubelet.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the kubelet registering its node: %v", err)
+	}
+	_, err := kubelet.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `node "n1" is not allowed to modify node "n2"`) {
+		t.Errorf("the kubelet registering another node: %v", err)
+	}
+	labelled := []byte(`{"metadata":{"labels":{"node-restriction.kubernetes.io/pool":"a"}}}`)
+	_, err = kubelet.CoreV1().Nodes().Patch(ctx, "n1", types.MergePatchType, labelled, metav1.PatchOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "is not allowed to modify labels: node-restriction.kubernetes.io/pool") {
+		t.Errorf("the kubelet labelling its node with a restricted label: %v", err)
+	}
+	lease := func(name string) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &name}}
+	}
+	if _, err := kubelet.CoordinationV1().Leases("kube-node-lease").Create(ctx, lease("n1"), metav1.CreateOptions{}); err != nil {
+		t.Errorf("the kubelet creating its lease: %v", err)
+	}
+	_, err = kubelet.CoordinationV1().Leases("kube-node-lease").Create(ctx, lease("n2"), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "can only access node lease with the same name as the requesting node") {
+		t.Errorf("the kubelet creating another node's lease: %v", err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{
+		NodeName:   "n1",
+		Containers: []corev1.Container{{Name: "c", Image: "nginx", ImagePullPolicy: corev1.PullIfNotPresent}},
+	}}
+	_, err = kubelet.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `node "n1" can only create mirror pods`) {
+		t.Errorf("the kubelet creating a pod that is not a mirror pod: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the default service account", func() bool {
+		_, err := admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil
+	})
+	created, err := admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil || created.Spec.Containers[0].ImagePullPolicy != corev1.PullAlways {
+		t.Errorf("AlwaysPullImages: a pod asking IfNotPresent: %v %v", err, created)
+	}
+	service := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Spec: corev1.ServiceSpec{
+		Ports: []corev1.ServicePort{{Port: 80}}, ExternalIPs: []string{"192.0.2.1"},
+	}}
+	_, err = admin.CoreV1().Services("default").Create(ctx, service, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "Use of external IPs is denied by admission control") {
+		t.Errorf("DenyServiceExternalIPs: a service with an external IP: %v", err)
+	}
+
+	for plugin, want := range map[string]string{
+		// The log quotes the error's quotes.
+		"NoSuchPlugin":       `enable-admission-plugins plugin \"NoSuchPlugin\" is unknown`,
+		"ImagePolicyWebhook": `enable-admission-plugins plugin \"ImagePolicyWebhook\" is not offered by kapi`,
+	} {
+		out, err := exec.Command(kapiBinary, "serve", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--enable-admission-plugins", plugin).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("kapi serve --enable-admission-plugins %s: %v\n%s", plugin, err, out)
+		}
 	}
 }
 
