@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/transport"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	apiregistrationv1helper "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
@@ -83,7 +85,7 @@ func (a *Aggregator) serveGroupList(w http.ResponseWriter, r *http.Request, loca
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		list.Items = mergeAggregated(list.Items, a.discovery.groups(r.Context(), remote))
+		list.Items = mergeAggregated(list.Items, a.discovery.groups(r.Context(), remote), remote)
 		handlers.NewAggregatedDocument(&list).Write(w, r, info)
 		return
 	}
@@ -140,14 +142,18 @@ func localDocument(local http.Handler, r *http.Request, accept string, out any) 
 	return nil
 }
 
-// mergeGroups adds the aggregated group-versions to kapi's groups, each
-// group in priority order as kube-aggregator lists them.
+// mergeGroups adds the aggregated group-versions to kapi's groups, as
+// kube-aggregator lists them: its own group first, then the groups by
+// priority, then by the name of their first APIService; a group's
+// versions by version priority.
 func mergeGroups(groups []metav1.APIGroup, remote [][]*apiregistrationv1.APIService) []metav1.APIGroup {
-	priority := map[string]int32{}
+	order := newPriorities(remote)
 	index := map[string]int{}
 	for i, g := range groups {
-		priority[g.Name], _ = resources.APIServicePriority(g.Name, "")
 		index[g.Name] = i
+		for _, v := range g.Versions {
+			order.addLocal(g.Name, v.Version)
+		}
 	}
 	for _, versions := range remote {
 		name := versions[0].Spec.Group
@@ -156,20 +162,93 @@ func mergeGroups(groups []metav1.APIGroup, remote [][]*apiregistrationv1.APIServ
 			groups = append(groups, metav1.APIGroup{Name: name})
 			i = len(groups) - 1
 			index[name] = i
-			priority[name] = versions[0].Spec.GroupPriorityMinimum
 		}
+		added := false
 		for _, svc := range versions {
 			gv := metav1.GroupVersionForDiscovery{GroupVersion: name + "/" + svc.Spec.Version, Version: svc.Spec.Version}
 			if !hasVersion(groups[i].Versions, gv.Version) {
 				groups[i].Versions = append(groups[i].Versions, gv)
+				added = true
 			}
 		}
-		if groups[i].PreferredVersion.Version == "" {
+		if added {
+			// The APIService of the highest version priority gives the
+			// preferred version.
+			sort.SliceStable(groups[i].Versions, func(a, b int) bool {
+				return order.versionBefore(name, groups[i].Versions[a].Version, groups[i].Versions[b].Version)
+			})
 			groups[i].PreferredVersion = groups[i].Versions[0]
 		}
 	}
-	sort.SliceStable(groups, func(i, j int) bool { return priority[groups[i].Name] > priority[groups[j].Name] })
+	sort.SliceStable(groups, func(i, j int) bool {
+		if a, b := groups[i].Name == apiregistrationv1.GroupName, groups[j].Name == apiregistrationv1.GroupName; a != b {
+			return a
+		}
+		return order.groupBefore(groups[i].Name, groups[j].Name, order.firstService)
+	})
 	return groups
+}
+
+// priorities are the APIServices' priorities of the groups and versions
+// discovery lists: kapi's own (as kube-apiserver registers them) and the
+// aggregated ones.
+type priorities struct {
+	group        map[string]int32  // the highest groupPriorityMinimum of a group's APIServices
+	firstService map[string]string // the least name of a group's APIServices of that priority
+	version      map[schema.GroupVersion]int32
+}
+
+func newPriorities(remote [][]*apiregistrationv1.APIService) *priorities {
+	p := &priorities{group: map[string]int32{}, firstService: map[string]string{}, version: map[schema.GroupVersion]int32{}}
+	for _, versions := range remote {
+		for _, svc := range versions {
+			p.add(svc.Spec.Group, svc.Spec.Version, svc.Spec.GroupPriorityMinimum, svc.Spec.VersionPriority)
+		}
+	}
+	return p
+}
+
+// addLocal adds a version kapi serves, unless an APIService of the
+// aggregated servers already names it.
+func (p *priorities) addLocal(group, version string) {
+	if _, ok := p.version[schema.GroupVersion{Group: group, Version: version}]; ok {
+		return
+	}
+	groupMinimum, versionPriority := resources.APIServicePriority(group, version)
+	p.add(group, version, groupMinimum, versionPriority)
+}
+
+func (p *priorities) add(group, version string, groupMinimum, versionPriority int32) {
+	p.version[schema.GroupVersion{Group: group, Version: version}] = versionPriority
+	name := version + "." + group
+	current, seen := p.group[group]
+	switch {
+	case !seen || groupMinimum > current:
+		p.group[group], p.firstService[group] = groupMinimum, name
+	case groupMinimum == current && name < p.firstService[group]:
+		p.firstService[group] = name
+	}
+}
+
+// groupBefore orders groups by priority, ties by the name tie[...] gives.
+func (p *priorities) groupBefore(a, b string, tie map[string]string) bool {
+	if p.group[a] != p.group[b] {
+		return p.group[a] > p.group[b]
+	}
+	if tie != nil {
+		return tie[a] < tie[b]
+	}
+	return a < b
+}
+
+// versionBefore orders a group's versions by priority, ties by kube's
+// version order (v2 before v1 before v1beta1).
+func (p *priorities) versionBefore(group, a, b string) bool {
+	pa, pb := p.version[schema.GroupVersion{Group: group, Version: a}], p.version[schema.GroupVersion{Group: group, Version: b}]
+	if pa != pb {
+		return pa > pb
+	}
+	return version.CompareKubeAwareVersionStrings(a, b) > 0
 }
 
 func hasVersion(versions []metav1.GroupVersionForDiscovery, version string) bool {
@@ -181,11 +260,18 @@ func hasVersion(versions []metav1.GroupVersionForDiscovery, version string) bool
 	return false
 }
 
-// mergeAggregated adds the aggregated groups' discovery to kapi's.
-func mergeAggregated(local, remote []apidiscoveryv2.APIGroupDiscovery) []apidiscoveryv2.APIGroupDiscovery {
+// mergeAggregated adds the aggregated groups' discovery (remote, of the
+// APIServices services) to kapi's, ordered as kube's aggregated discovery
+// orders them: groups by their highest priority, then by name; a group's
+// versions by version priority.
+func mergeAggregated(local, remote []apidiscoveryv2.APIGroupDiscovery, services [][]*apiregistrationv1.APIService) []apidiscoveryv2.APIGroupDiscovery {
+	order := newPriorities(services)
 	index := map[string]int{}
 	for i, g := range local {
 		index[g.Name] = i
+		for _, v := range g.Versions {
+			order.addLocal(g.Name, v.Version)
+		}
 	}
 	for _, g := range remote {
 		i, ok := index[g.Name]
@@ -199,6 +285,10 @@ func mergeAggregated(local, remote []apidiscoveryv2.APIGroupDiscovery) []apidisc
 			}
 		}
 	}
+	for _, g := range local {
+		sort.SliceStable(g.Versions, func(a, b int) bool { return order.versionBefore(g.Name, g.Versions[a].Version, g.Versions[b].Version) })
+	}
+	sort.SliceStable(local, func(i, j int) bool { return order.groupBefore(local[i].Name, local[j].Name, nil) })
 	return local
 }
 
