@@ -85,10 +85,17 @@ func (s *services) allocateService(ctx context.Context, obj runtime.Object, dry 
 	if err := checkAddressFields(svc, nil); err != nil {
 		return nil, err
 	}
-	if err := s.allocateNodePorts(ctx, svc, nil, dry); err != nil {
+	// The cluster IP first, as kube's allocators: a Service asking for a
+	// taken IP and a taken node port is refused for the IP.
+	release, err := s.allocateClusterIP(ctx, svc, dry)
+	if err != nil {
 		return nil, err
 	}
-	return s.allocateClusterIP(ctx, svc, dry)
+	if err := s.allocateNodePorts(ctx, svc, nil, dry); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, dry bool) (func(), error) {

@@ -199,6 +199,13 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 		writeError(w, r, err)
 		return
 	}
+	// The list's options are read before the delete's, as kube-apiserver
+	// reads them: a request with both wrong gets the list's error.
+	listOpts, err := listOptions(r, req, store)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	opts, dry, err := deleteOptions(r, store)
 	if err != nil {
 		writeError(w, r, err)
@@ -208,11 +215,6 @@ func (a *API) deleteCollection(w http.ResponseWriter, r *http.Request, req *requ
 		writeError(w, r, apierrors.NewInvalid(deleteOptionsKind, "", field.ErrorList{field.Invalid(
 			field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true,
 			"is not allowed with DELETECOLLECTION, try again after removing the option")}))
-		return
-	}
-	listOpts, err := listOptions(r, req, store)
-	if err != nil {
-		writeError(w, r, err)
 		return
 	}
 	listReq, err := listRequest(req, store, listOpts)

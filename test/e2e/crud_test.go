@@ -407,6 +407,23 @@ func TestServiceAllocations(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided port is already allocated") {
 		t.Fatalf("second service with node port %d: %v", svc.Spec.Ports[0].NodePort, err)
 	}
+	// Both taken, the IP is refused, as kube's allocators take it first;
+	// a free IP taken before a node port is refused is free again.
+	takenBoth := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "both"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort,
+		ClusterIP: ip, Ports: []corev1.ServicePort{{Port: 80, NodePort: svc.Spec.Ports[0].NodePort}}}}
+	if _, err = svcs.Create(ctx, takenBoth, metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") ||
+		strings.Contains(err.Error(), "provided port") {
+		t.Fatalf("a service asking for a taken IP and a taken node port: %v", err)
+	}
+	takenBoth.Spec.ClusterIP = "10.96.200.200"
+	if _, err = svcs.Create(ctx, takenBoth, metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided port is already allocated") {
+		t.Fatalf("a service asking for a free IP and a taken node port: %v", err)
+	}
+	freeAgain := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "free-again"}, Spec: corev1.ServiceSpec{
+		ClusterIP: "10.96.200.200", Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err = svcs.Create(ctx, freeAgain, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the IP of a refused service, asked for again: %v", err)
+	}
 	// An update that leaves them out keeps them.
 	svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.Ports[0].NodePort = "", nil, 0
 	svc.Labels = map[string]string{"changed": "yes"}

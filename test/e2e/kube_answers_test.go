@@ -1259,6 +1259,12 @@ func TestDeleteAnswersAsKube(t *testing.T) {
 	if out, err := k.kubectl("delete", "job", "j2"); err != nil || strings.Contains(out, "Warning") {
 		t.Errorf("kubectl delete (which asks for background deletion): %v %s", err, out)
 	}
+	// A collection's delete with bad list options and bad delete options
+	// gets the list options' error, which kube-apiserver reads first.
+	resp, body = rawDo(t, k, http.MethodDelete, "/api/v1/namespaces/default/configmaps?labelSelector===&dryRun=foo", "", "application/json", nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "found '==', expected") {
+		t.Errorf("a collection's delete with a bad selector and a bad dryRun: %d %s", resp.StatusCode, body)
+	}
 }
 
 // TestWriteAnswersShowEmptyListsAsStored: kube-apiserver answers a write
