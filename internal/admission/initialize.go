@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/kubernetes/pkg/kubeapiserver/admission/exclusion"
 
 	"github.com/kapi-dev/kapi/internal/webhook"
 )
@@ -79,8 +81,20 @@ func newPluginInit(ctx context.Context, clients Clients, authz authorizer.Author
 			initializer.New(client, dyn, factory, authz, utilfeature.DefaultFeatureGate,
 				compatibility.DefaultBuildEffectiveVersion(), ctx.Done(), mapper),
 			webhookinit.NewPluginInitializer(nil, webhook.ServiceResolver{Client: client}),
+			excludedResources(exclusion.Excluded()),
 		},
 	}, nil
+}
+
+// excludedResources are the resources the policy and webhook plugins
+// never see, as kube-apiserver's initializer gives them: the reviews,
+// whose interception could lock everyone out.
+type excludedResources []schema.GroupResource
+
+func (e excludedResources) Initialize(plugin apiadmission.Interface) {
+	if wants, ok := plugin.(initializer.WantsExcludedAdmissionResources); ok {
+		wants.SetExcludedAdmissionResources(e)
+	}
 }
 
 // withOpenAPIV3 is a client whose discovery reads OpenAPI v3 from another

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -465,6 +466,33 @@ webhooks:
 	err = create("c", "slow")
 	if err == nil || !strings.Contains(err.Error(), `failed calling webhook "slow.example.com"`) || !strings.Contains(err.Error(), "context deadline exceeded") {
 		t.Errorf("a webhook slower than its timeout: %v", err)
+	}
+
+	// A failing webhook for every resource stops every create but the
+	// reviews', which kube-apiserver never sends to a webhook.
+	apply(t, k, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: everything}
+webhooks:
+- name: everything.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  clientConfig: {url: "https://127.0.0.1:1/nothing"}
+  rules:
+  - {apiGroups: ["*"], apiVersions: ["*"], operations: [CREATE], resources: ["*"]}
+`)
+	waitFor(t, 10*time.Second, "the webhook for everything to be called", func() bool {
+		_, err := k.clientset().CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "c-"}}, metav1.CreateOptions{})
+		return apierrors.IsInternalError(err)
+	})
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "pods"}}}
+	if got, err := k.clientset().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{}); err != nil || !got.Status.Allowed {
+		t.Errorf("a SelfSubjectAccessReview under a failing webhook for everything: %v %+v", err, got)
+	}
+	if out, err := k.kubectl("auth", "can-i", "create", "pods"); err != nil || strings.TrimSpace(out) != "yes" {
+		t.Errorf("kubectl auth can-i under a failing webhook for everything: %v %s", err, out)
 	}
 }
 
