@@ -30,7 +30,7 @@ func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtim
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	namespace := m.GetNamespace()
-	obj, err = p.admitCreate(ctx, store, obj, opts)
+	obj, admitted, err := p.admitCreate(ctx, store, obj, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtim
 		if generated { // each attempt starts from the admitted object
 			candidate = obj.DeepCopyObject()
 		}
-		created, err := p.storeCreate(ctx, store, candidate, opts)
+		created, err := p.storeCreate(ctx, store, candidate, admitted, opts)
 		if generated && apierrors.IsAlreadyExists(err) && attempt < generateNameAttempts {
 			continue
 		}
@@ -57,37 +57,51 @@ func (p *Pipeline) Create(ctx context.Context, store *registry.Store, obj runtim
 // admitCreate runs the stages of a create that kube-apiserver's handler
 // runs once, before its storage: defaults (as a decoded body gets them),
 // managed fields and mutating admission. The object has no name yet if it
-// is to be generated, nor the fields the server sets.
-func (p *Pipeline) admitCreate(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
+// is to be generated, nor the fields the server sets. It returns the
+// admitted object and the namespace and name it was admitted under.
+func (p *Pipeline) admitCreate(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, admittedAs, error) {
 	strategyOf(store).Default(obj)
 	if opts.Manager != "" {
 		var err error
 		if obj, err = p.trackUpdate(store.Info, opts.Subresource, store.New(), obj, opts.Manager); err != nil {
-			return nil, err
+			return nil, admittedAs{}, err
 		}
 	}
 	m := mustAccessor(obj)
-	attrs := attributes(admission.Create, store, m.GetNamespace(), m.GetName(), obj, nil, opts)
+	as := admittedAs{namespace: m.GetNamespace(), name: m.GetName()}
+	if as.namespace == "" && store.GroupResource() == namespacesResource {
+		as.namespace = as.name // a namespace is created in itself, as kube's create handler has it
+	}
+	attrs := attributes(admission.Create, store, as.namespace, as.name, obj, nil, opts)
 	if err := p.admit(ctx, opts, attrs); err != nil {
-		return nil, err
+		return nil, admittedAs{}, err
 	}
 	if !opts.Unadmitted {
 		DedupOwnerReferences(ctx, attrs.Object, true)
 	}
-	return attrs.Object, nil
+	return attrs.Object, as, nil
 }
+
+// admittedAs are the namespace and name a create's mutating admission saw,
+// which its validating admission sees too (kube's handler makes both
+// phases' attributes from the request), but for a name generated since.
+type admittedAs struct{ namespace, name string }
 
 // storeCreate runs the stages of a create that kube-apiserver's storage
 // runs, again for each generated name tried: the server's fields and the
 // generated name, the type's hook, its strategy (prepare, validate),
 // validating admission, storage.
-func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj runtime.Object, opts Options) (runtime.Object, error) {
+func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj runtime.Object, admitted admittedAs, opts Options) (runtime.Object, error) {
 	m := mustAccessor(obj)
 	fillSystemFields(m)
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(generateName(strategyOf(store), m.GetGenerateName()))
 	}
-	attrs := attributes(admission.Create, store, m.GetNamespace(), m.GetName(), obj, nil, opts)
+	name := admitted.name
+	if name == "" {
+		name = m.GetName()
+	}
+	attrs := attributes(admission.Create, store, admitted.namespace, name, obj, nil, opts)
 	// The type's hook (a Service's allocations) runs before its strategy
 	// validates, as kube's BeginCreate does.
 	undo := func() {}

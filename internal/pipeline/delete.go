@@ -47,20 +47,39 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 		// validated).
 		return current, false, err
 	}
-	if err := p.validate(ctx, o, attrs); err != nil {
+	w := registry.Write{Info: store.Info, Namespace: namespace, Name: name, Verb: "delete"}
+	gd, deletesGracefully := strategyOf(store).(registry.GracefulDeleter)
+	// The options validating admission sees are those the type's storage
+	// made of the request's, as kube's: a graceful delete's effective
+	// grace period, a namespace's own UID as a precondition.
+	effective := opts.DeepCopy()
+	if effective == nil {
+		effective = &metav1.DeleteOptions{}
+	}
+	var graceful, pending bool
+	if deletesGracefully {
+		if _, graceful, pending, err = gd.BeforeDelete(ctx, w, current, effective); err != nil {
+			return nil, false, err
+		}
+	}
+	if store.GroupResource() == namespacesResource && (effective.Preconditions == nil || effective.Preconditions.UID == nil) {
+		uid := mustAccessor(current).GetUID()
+		if effective.Preconditions == nil {
+			effective.Preconditions = &metav1.Preconditions{}
+		}
+		effective.Preconditions.UID = &uid
+	}
+	validating := *attrs
+	validating.Options = withDeleteOptionsKind(effective)
+	if err := p.validate(ctx, o, &validating); err != nil {
 		return nil, false, err
 	}
 	if own := store.Backend().Hooks.OwnDelete; own != nil && mustAccessor(current).GetDeletionTimestamp() == nil {
 		marked, err := p.markFirstDelete(ctx, store, namespace, name, opts, current, dry, own)
 		return marked, false, err
 	}
-	w := registry.Write{Info: store.Info, Namespace: namespace, Name: name, Verb: "delete"}
-	if gd, ok := strategyOf(store).(registry.GracefulDeleter); ok {
-		probe := opts.DeepCopy()
-		_, graceful, pending, err := gd.BeforeDelete(ctx, w, current, probe)
+	if deletesGracefully {
 		switch {
-		case err != nil:
-			return nil, false, err
 		case pending:
 			// Already being deleted gracefully: nothing changes.
 			return current, false, nil
@@ -112,9 +131,14 @@ func deleteAttributes(store *registry.Store, namespace, name string, current run
 	if opts != nil {
 		asked = opts.DeepCopy()
 	}
-	asked.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "meta.k8s.io/v1"}
-	attrs.Options = asked
+	attrs.Options = withDeleteOptionsKind(asked)
 	return attrs
+}
+
+// withDeleteOptionsKind gives opts the kind admission sees them with.
+func withDeleteOptionsKind(opts *metav1.DeleteOptions) *metav1.DeleteOptions {
+	opts.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "meta.k8s.io/v1"}
+	return opts
 }
 
 // WarnOfDelete adds the warning the type's storage gives a delete with

@@ -117,7 +117,7 @@ func (p *Pipeline) FieldManager(info *resources.Info, subresource string) (*mana
 func (p *Pipeline) namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
 	store := p.namespaces()
 	if store == nil {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, name)
+		return nil, apierrors.NewNotFound(namespacesResource, name)
 	}
 	obj, err := store.Get(ctx, "", name)
 	if err != nil {
@@ -146,9 +146,12 @@ func (p *Pipeline) namespaces() *registry.Store {
 	return p.reg.Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
 }
 
-// attributes describes a write to admission.
+var namespacesResource = schema.GroupResource{Resource: "namespaces"}
+
+// attributes describes a write to admission. (A create's namespace and
+// name are the caller's: admitCreate's.)
 func attributes(op admission.Operation, store *registry.Store, namespace, name string, obj, old runtime.Object, opts Options) *admission.Attributes {
-	if op != admission.Create && store.GroupResource() == (schema.GroupResource{Resource: "namespaces"}) {
+	if op != admission.Create && store.GroupResource() == namespacesResource {
 		namespace = name // a namespace lives in itself, as kube-apiserver's request info has it
 	}
 	return &admission.Attributes{

@@ -69,6 +69,7 @@ func startAdmissionServer(t *testing.T) *admissionServer {
 		pt := admissionv1.PatchTypeJSONPatch
 		return &admissionv1.AdmissionResponse{Allowed: true, Patch: []byte(patch), PatchType: &pt}
 	}))
+	mux.HandleFunc("/rename", s.review(patching(`[{"op":"replace","path":"/metadata/name","value":"renamed"}]`)))
 	mux.HandleFunc("/move", s.review(patching(`[{"op":"replace","path":"/metadata/namespace","value":"elsewhere"}]`)))
 	mux.HandleFunc("/seven", s.review(patching(`[{"op":"replace","path":"/spec/replicas","value":7}]`)))
 	mux.HandleFunc("/extra", s.review(patching(`[{"op":"add","path":"/spec/extra","value":{}}]`)))
@@ -653,7 +654,26 @@ webhooks:
   namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: hooked}}
   rules:
   - {apiGroups: [""], apiVersions: [v1], operations: ["*"], resources: [configmaps, pods, pods/*]}
-`, hooks.URL, base64PEM(hooks.caBundle())))
+- name: namespaces.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {url: %s/deny, caBundle: %s}
+  objectSelector: {matchLabels: {hooked: "yes"}}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: ["*"], resources: [namespaces]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: rename}
+webhooks:
+- name: rename.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {url: %s/rename, caBundle: %s}
+  objectSelector: {matchLabels: {rename: "yes"}}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+`, hooks.URL, base64PEM(hooks.caBundle()), hooks.URL, base64PEM(hooks.caBundle()), hooks.URL, base64PEM(hooks.caBundle())))
 	cms := k.clientset().CoreV1().ConfigMaps("hooked")
 	waitFor(t, 20*time.Second, "the webhook to be called", func() bool {
 		cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-"}}, metav1.CreateOptions{DryRun: []string{"All"}})
@@ -727,5 +747,42 @@ webhooks:
 		if body.Namespace != "hooked" {
 			t.Errorf("the %s a webhook saw is in namespace %q, want the request's", sub, body.Namespace)
 		}
+	}
+
+	// A pod's delete is validated with the grace period its storage
+	// gives it (the pod's own 30 s for a pod on a node), as kube-apiserver's.
+	if err := pods.Delete(ctx, "bound", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls("bound"); len(got) < 3 || got[2].Operation != admissionv1.Delete ||
+		options(got[2]) != `{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","gracePeriodSeconds":30}` {
+		t.Errorf("the delete of a pod bound to a node: %+v", got)
+	}
+
+	// A namespace is created and deleted in itself; its delete is
+	// validated with its UID as a precondition, as kube's namespace
+	// storage adds it.
+	ns, err := k.clientset().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns-hooked", Labels: map[string]string{"hooked": "yes"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.clientset().CoreV1().Namespaces().Delete(ctx, "ns-hooked", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := calls("ns-hooked")
+	wantDelete := fmt.Sprintf(`{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","preconditions":{"uid":"%s"}}`, ns.UID)
+	if len(got) != 2 || got[0].Namespace != "ns-hooked" || got[1].Namespace != "ns-hooked" || options(got[1]) != wantDelete {
+		t.Errorf("a namespace's create and delete: %+v, want both in the namespace, the delete with options %s", got, wantDelete)
+	}
+
+	// A mutating webhook that renames what is created: the validating
+	// webhook is asked under the name the request gave.
+	renamed, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "original", Labels: map[string]string{"rename": "yes"}}}, metav1.CreateOptions{})
+	if err != nil || renamed.Name != "renamed" {
+		t.Fatalf("a create renamed by a mutating webhook: %v %v", err, renamed)
+	}
+	if got := calls("original"); len(got) != 2 || len(calls("renamed")) != 0 {
+		t.Errorf("a renamed create: %d calls under the name the request gave (want the mutating and the validating webhook's), %d under the new name",
+			len(got), len(calls("renamed")))
 	}
 }
