@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -55,10 +57,13 @@ var (
 )
 
 // services allocates what Services hold, through the write pipeline.
-type services struct{ p *pipeline.Pipeline }
+type services struct {
+	p         *pipeline.Pipeline
+	nodePorts nodePortReservations
+}
 
 func serviceHooks(p *pipeline.Pipeline, k *kubelets) registry.Hooks {
-	s := &services{p: p}
+	s := &services{p: p, nodePorts: nodePortReservations{byPort: map[int32]types.UID{}}}
 	return registry.Hooks{BeforeCreate: s.allocateService, BeforeUpdate: s.keepServiceAllocations,
 		AfterUpdate: s.releaseDroppedIPs, AfterDelete: s.releaseService, OnRead: showService,
 		Connects: map[string]rest.Connecter{"proxy": serviceProxy(p, k)}}
@@ -87,15 +92,16 @@ func (s *services) allocateService(ctx context.Context, obj runtime.Object, dry 
 	}
 	// The cluster IP first, as kube's allocators: a Service asking for a
 	// taken IP and a taken node port is refused for the IP.
-	release, err := s.allocateClusterIP(ctx, svc, dry)
+	releaseIP, err := s.allocateClusterIP(ctx, svc, dry)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.allocateNodePorts(ctx, svc, nil, dry); err != nil {
-		release()
+	releasePorts, err := s.allocateNodePorts(ctx, svc, nil, dry)
+	if err != nil {
+		releaseIP()
 		return nil, err
 	}
-	return release, nil
+	return func() { releaseIP(); releasePorts() }, nil
 }
 
 func (s *services) allocateClusterIP(ctx context.Context, svc *corev1.Service, dry bool) (func(), error) {
@@ -490,7 +496,12 @@ func (s *services) deleteAddress(ctx context.Context, address *networkingv1.IPAd
 
 // releaseService frees what a deleted Service held.
 func (s *services) releaseService(ctx context.Context, obj runtime.Object) {
-	if svc, ok := obj.(*corev1.Service); ok && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return
+	}
+	s.nodePorts.release(svc.UID)
+	if svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
 		s.releaseIP(ctx, svc, svc.Spec.ClusterIP)
 	}
 }
@@ -503,6 +514,7 @@ func (s *services) releaseDroppedIPs(ctx context.Context, old, updated runtime.O
 	if !ok || !ok2 {
 		return
 	}
+	s.nodePorts.release(after.UID) // stored: the Services' list shows them
 	for _, ip := range before.Spec.ClusterIPs {
 		if ip != corev1.ClusterIPNone && !slices.Contains(after.Spec.ClusterIPs, ip) {
 			s.releaseIP(ctx, before, ip)
@@ -551,11 +563,12 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
 		}
 	}
-	if err := s.allocateNodePorts(ctx, svc, old, dry); err != nil {
+	releasePorts, err := s.allocateNodePorts(ctx, svc, old, dry)
+	if err != nil {
 		undo()
 		return nil, err
 	}
-	return undo, nil
+	return func() { undo(); releasePorts() }, nil
 }
 
 // patchAllocatedValues fills in what an update left out of what the
@@ -634,14 +647,32 @@ func needsHealthCheck(svc *corev1.Service) bool {
 // allocateNodePorts gives NodePort and LoadBalancer ports a free node port
 // (a LoadBalancer's only those it asks for when it asks not to be given
 // any) and refuses one another Service uses.
-func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service, dry bool) error {
+func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service, dry bool) (release func(), err error) {
+	release = func() {}
 	if svc.Spec.Type != corev1.ServiceTypeNodePort && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return nil
+		return release, nil
 	}
+	// One write at a time chooses among the ports neither stored nor
+	// reserved, and reserves those it takes until it is stored.
+	s.nodePorts.mu.Lock()
+	defer s.nodePorts.mu.Unlock()
 	used, err := s.usedNodePorts(ctx, svc)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	if err := s.chooseNodePorts(svc, old, used, dry); err != nil {
+		return nil, err
+	}
+	if dry {
+		return release, nil
+	}
+	s.nodePorts.reserve(svc)
+	return func() { s.nodePorts.release(svc.UID) }, nil
+}
+
+// chooseNodePorts gives svc's ports the node ports they ask for, if free,
+// or free ones, and its health check node port if it newly needs one.
+func (s *services) chooseNodePorts(svc *corev1.Service, old *corev1.Service, used map[int32]bool, dry bool) error {
 	var errs field.ErrorList
 	mine := map[int32]bool{}    // node ports this Service has taken: one may serve two protocols
 	fresh := map[int32]bool{}   // those it did not hold before this write
@@ -749,7 +780,9 @@ func allocateHealthCheckNodePort(svc *corev1.Service, used, taken map[int32]bool
 	return apierrors.NewInternalError(fmt.Errorf("failed to allocate a HealthCheck NodePort 0: range is full"))
 }
 
-// usedNodePorts lists the node ports of every other Service.
+// usedNodePorts lists the node ports of every other Service (another
+// object: a Service created again under its name does not own them),
+// stored or reserved. The caller holds s.nodePorts.mu.
 func (s *services) usedNodePorts(ctx context.Context, svc *corev1.Service) (map[int32]bool, error) {
 	store := s.p.Registry().Snapshot().Lookup(servicesGVR)
 	res, err := store.Backend().Cache.List(ctx, cache.ListRequest{
@@ -758,20 +791,67 @@ func (s *services) usedNodePorts(ctx context.Context, svc *corev1.Service) (map[
 	if err != nil {
 		return nil, cache.APIError(err)
 	}
-	used := map[int32]bool{}
+	used := map[int32]types.UID{}
 	for _, item := range res.Items {
 		other, ok := item.(*corev1.Service)
-		if !ok || (other.Namespace == svc.Namespace && other.Name == svc.Name) {
+		if !ok {
 			continue
 		}
 		for _, p := range other.Spec.Ports {
 			if p.NodePort != 0 {
-				used[p.NodePort] = true
+				used[p.NodePort] = other.UID
 			}
 		}
 		if other.Spec.HealthCheckNodePort != 0 {
-			used[other.Spec.HealthCheckNodePort] = true
+			used[other.Spec.HealthCheckNodePort] = other.UID
 		}
 	}
-	return used, nil
+	for port, owner := range s.nodePorts.byPort {
+		if used[port] == owner {
+			delete(s.nodePorts.byPort, port) // stored with it: the list shows it
+			continue
+		}
+		used[port] = owner
+	}
+	others := map[int32]bool{}
+	for port, owner := range used {
+		if owner != svc.UID {
+			others[port] = true
+		}
+	}
+	return others, nil
+}
+
+// nodePortReservations are the node ports given to Services not yet
+// stored, which the list of stored Services cannot show: without them two
+// writes at once could take the same port (kube's allocator records each
+// port in storage as it takes it). A write's reservations go when it
+// fails, once it is stored and listed, or when its Service is updated or
+// deleted. (Servers sharing an etcd cluster do not see each other's.)
+type nodePortReservations struct {
+	mu     sync.Mutex
+	byPort map[int32]types.UID
+}
+
+// reserve records the node ports svc holds. The caller holds r.mu.
+func (r *nodePortReservations) reserve(svc *corev1.Service) {
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			r.byPort[p.NodePort] = svc.UID
+		}
+	}
+	if svc.Spec.HealthCheckNodePort != 0 {
+		r.byPort[svc.Spec.HealthCheckNodePort] = svc.UID
+	}
+}
+
+// release forgets the reservations of the Service uid.
+func (r *nodePortReservations) release(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for port, owner := range r.byPort {
+		if owner == uid {
+			delete(r.byPort, port)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -1008,6 +1009,77 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 	patch := `{"spec":{"$setElementOrder/ports":[{"port":80}],"ports":[{"port":80,"name":"p"}],"healthCheckNodePort":"x"}}`
 	if out, err := k.kubectl("patch", "service", "lb", "-p", patch); err == nil || !strings.Contains(out, `patch: Invalid value: "map[spec:map[healthCheckNodePort:x]]": unrecognized type: int32`) {
 		t.Errorf("a strategic merge patch of the wrong type with directives: %v %s", err, out)
+	}
+}
+
+// TestNodePortsTakenOnce: Services created at once asking for the same
+// node port (or health check node port) get it once, the others kube's
+// 422 (500); a Service created again under the name of one holding its
+// node port is refused for the port, before its name is found taken.
+func TestNodePortsTakenOnce(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	services := k.clientset().CoreV1().Services("default")
+	race := func(name string, spec corev1.ServiceSpec) (created int, errs []error) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i)}, Spec: *spec.DeepCopy()}
+				_, err := services.Create(ctx, svc, metav1.CreateOptions{})
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					created++
+				} else {
+					errs = append(errs, err)
+				}
+			}()
+		}
+		wg.Wait()
+		return created, errs
+	}
+	created, errs := race("np", corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80, NodePort: 30555}}})
+	if created != 1 {
+		t.Errorf("8 Services created at once asking for node port 30555: %d created, errors %v", created, errs)
+	}
+	for _, err := range errs {
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.ports[0].nodePort: Invalid value: 30555: provided port is already allocated") {
+			t.Errorf("a Service refused its node port: %v", err)
+		}
+	}
+	created, errs = race("hc", corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}},
+		ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, HealthCheckNodePort: 30556})
+	if created != 1 {
+		t.Errorf("8 Services created at once asking for health check node port 30556: %d created, errors %v", created, errs)
+	}
+	for _, err := range errs {
+		if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "failed to allocate requested HealthCheck NodePort 30556: provided port is already allocated") {
+			t.Errorf("a Service refused its health check node port: %v", err)
+		}
+	}
+	// Every Service can still be written.
+	list, err := services.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, svc := range list.Items {
+		if _, err := services.Patch(ctx, svc.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"patched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Errorf("a label patch of Service %s: %v", svc.Name, err)
+		}
+	}
+	again := list.Items[0].DeepCopy()
+	for _, svc := range list.Items {
+		if svc.Spec.Type == corev1.ServiceTypeNodePort {
+			again = svc.DeepCopy()
+		}
+	}
+	again.ObjectMeta = metav1.ObjectMeta{Name: again.Name}
+	again.Spec.ClusterIP, again.Spec.ClusterIPs = "", nil
+	_, err = services.Create(ctx, again, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided port is already allocated") {
+		t.Errorf("a Service created again with its node port: %v", err)
 	}
 }
 
