@@ -46,6 +46,14 @@ func (a *API) scale(w http.ResponseWriter, r *http.Request, req *request.Info, s
 	var obj runtime.Object
 	switch req.Verb {
 	case "get":
+		if rv := r.URL.Query().Get("resourceVersion"); rv != "" {
+			// As any get: the version must be known (a get's is a lower
+			// bound), waited for if it is ahead of the cache.
+			if _, _, err := a.getAt(r, req, store, rv); err != nil {
+				writeError(w, r, err)
+				return
+			}
+		}
 		if obj, err = store.Get(r.Context(), req.Namespace, req.Name); err == nil && scale.Readable != nil {
 			err = scale.Readable(obj)
 		}

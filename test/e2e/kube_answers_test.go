@@ -729,6 +729,12 @@ func TestScaleAsTableAndMetadata(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"kind":"PartialObjectMetadata"`) || !strings.Contains(string(body), `"name":"web"`) {
 		t.Errorf("a Scale as metadata: %d %s", resp.StatusCode, body)
 	}
+	// A Scale's get honours resourceVersion as any get: one ahead of the
+	// server is waited for, then kube's 504.
+	resp, body = rawDo(t, k, http.MethodGet, "/apis/apps/v1/namespaces/default/deployments/web/scale?resourceVersion=999999999", "", "", nil)
+	if resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(string(body), "Too large resource version: 999999999") {
+		t.Errorf("a Scale at a resourceVersion ahead of the server: %d %s", resp.StatusCode, body)
+	}
 }
 
 // TestConversionsThatDoNotFit: metadata of an object asked for a list,
