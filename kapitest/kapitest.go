@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/server"
 	"github.com/kapi-dev/kapi/internal/storage/pebble"
 )
@@ -43,6 +46,9 @@ type Env struct {
 	Webhooks *Webhooks
 
 	server *server.Server
+	// tempDir is the directory New made for the server's files, which Stop
+	// removes.
+	tempDir string
 }
 
 // Option changes how Start starts the server.
@@ -54,18 +60,24 @@ type options struct {
 	crds     []*apiextensionsv1.CustomResourceDefinition
 	logs     io.Writer
 
-	webhookPaths   []string
-	webhookObjects []any
-	simulatedNodes int
+	webhookPaths     []string
+	webhookObjects   []any
+	simulatedNodes   int
+	controllers      []string
+	admissionPlugins []string
 }
 
 // OnDisk keeps the data in the test's temporary directory instead of in
 // memory.
 func OnDisk() Option { return func(o *options) { o.onDisk = true } }
 
-// WithCRDs installs the CustomResourceDefinitions in the given YAML files,
-// or in the .yaml and .yml files of the given directories, and waits until
-// they are established and their resources served.
+// WithCRDs installs the CustomResourceDefinitions in the given YAML or
+// JSON files, or in the .yaml, .yml and .json files of the given
+// directories, and waits until they are established and their resources
+// served. A CRD given twice (by name) is installed once, as the last
+// gives it. A CRD converting its versions with a webhook is pointed at the
+// test's webhook server (Env.Webhooks), at the path its Service names
+// (envtest's "/convert" by kubebuilder's default).
 func WithCRDs(paths ...string) Option {
 	return func(o *options) { o.crdPaths = append(o.crdPaths, paths...) }
 }
@@ -82,14 +94,42 @@ func WithCRDObjects(crds ...*apiextensionsv1.CustomResourceDefinition) Option {
 // README).
 func WithSimulatedNodes(n int) Option { return func(o *options) { o.simulatedNodes = n } }
 
+// WithControllers runs only the built-in controllers selected, as
+// kube-controller-manager's --controllers flag selects them: "name" to run
+// one, "*" for every one, "-name" to leave one out (later entries win).
+// WithControllers() runs none, for tests written for envtest's server
+// without controllers. kapi's README lists the names.
+func WithControllers(selection ...string) Option {
+	return func(o *options) { o.controllers = append(o.controllers, append([]string{"-*"}, selection...)...) }
+}
+
+// WithAdmissionPlugins runs kube's admission plugins that a default
+// kube-apiserver leaves off, as its --enable-admission-plugins flag
+// (NodeRestriction, AlwaysPullImages, DenyServiceExternalIPs, ...).
+func WithAdmissionPlugins(names ...string) Option {
+	return func(o *options) { o.admissionPlugins = append(o.admissionPlugins, names...) }
+}
+
 // WithLogs sends the server's log to w, in log/slog's text format at level
 // Info (by default it is discarded). Kubernetes code that logs through
 // klog's global logger is not included: klog is shared by the whole
 // process, which may run many servers.
 func WithLogs(w io.Writer) Option { return func(o *options) { o.logs = w } }
 
+// TB is what Start needs of a test: *testing.T, *testing.B and
+// Ginkgo's GinkgoT() have it.
+type TB interface {
+	Helper()
+	TempDir() string
+	Cleanup(func())
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+var _ TB = testing.TB(nil)
+
 // Start starts a server for the test and stops it when the test ends.
-func Start(t testing.TB, opts ...Option) *Env {
+func Start(t TB, opts ...Option) *Env {
 	t.Helper()
 	env, err := New(t.TempDir(), opts...)
 	if err != nil {
@@ -104,25 +144,52 @@ func Start(t testing.TB, opts ...Option) *Env {
 }
 
 // New starts a server outside a single test (in TestMain, for a whole
-// package) with its files in dir; Stop ends it.
+// package, or in a Ginkgo suite's BeforeSuite) with its files in dir, or
+// with dir "" in a temporary directory that Stop removes; Stop ends it.
 func New(dir string, opts ...Option) (*Env, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
+	tempDir := ""
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "kapitest-"); err != nil {
+			return nil, err
+		}
+		tempDir = dir
+	}
 	env, err := start(dir, o)
 	if err != nil {
+		os.RemoveAll(tempDir)
 		return nil, err
 	}
-	if err := installCRDs(env.Config, o); err != nil {
-		env.Stop()
-		return nil, err
-	}
-	if env.Webhooks, err = installWebhooks(env.Config, dir, o); err != nil {
+	env.tempDir = tempDir
+	if err := env.install(dir, o); err != nil {
 		env.Stop()
 		return nil, err
 	}
 	return env, nil
+}
+
+// install installs the CRDs and webhook configurations of o, the
+// webhooks' server first if a CRD converts through it.
+func (e *Env) install(dir string, o options) error {
+	crds, err := o.allCRDs()
+	if err != nil {
+		return err
+	}
+	hooks, err := installWebhooks(e.Config, dir, o, needsWebhookServer(crds))
+	if err != nil {
+		return err
+	}
+	e.Webhooks = hooks
+	if hooks != nil {
+		for _, crd := range crds {
+			hooks.pointConversion(crd)
+		}
+	}
+	return installCRDs(e.Config, crds)
 }
 
 // UserConfig is a client configuration that the server authenticates as
@@ -143,7 +210,13 @@ func (e *Env) UserConfig(user string, groups ...string) (*rest.Config, error) {
 func (e *Env) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return e.server.Shutdown(ctx)
+	err := e.server.Shutdown(ctx)
+	if e.tempDir != "" {
+		if rmErr := os.RemoveAll(e.tempDir); err == nil {
+			err = rmErr
+		}
+	}
+	return err
 }
 
 func start(dir string, o options) (*Env, error) {
@@ -152,10 +225,18 @@ func start(dir string, o options) (*Env, error) {
 		logger = slog.New(slog.NewTextHandler(o.logs, nil))
 	}
 	cfg := server.Config{
-		DataDir:        dir,
-		Listen:         "127.0.0.1:0",
-		SimulatedNodes: o.simulatedNodes,
-		Logger:         logger,
+		DataDir:                dir,
+		Listen:                 "127.0.0.1:0",
+		SimulatedNodes:         o.simulatedNodes,
+		Logger:                 logger,
+		EnableAdmissionPlugins: o.admissionPlugins,
+	}
+	if o.controllers != nil {
+		selection, err := controllers.ParseSelection(strings.Join(o.controllers, ","))
+		if err != nil {
+			return nil, err
+		}
+		cfg.Controllers = selection
 	}
 	if !o.onDisk {
 		cfg.OpenStorage = pebble.InMemory()
@@ -174,16 +255,32 @@ func start(dir string, o options) (*Env, error) {
 	return &Env{Config: config, Kubeconfig: s.Kubeconfig, server: s}, nil
 }
 
-// installCRDs creates the CRDs of o and waits until each is established.
-func installCRDs(config *rest.Config, o options) error {
+// allCRDs are the CRDs of o, each once (the last given of a name).
+func (o options) allCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	crds := append([]*apiextensionsv1.CustomResourceDefinition(nil), o.crds...)
 	for _, path := range o.crdPaths {
 		read, err := readCRDs(path)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		crds = append(crds, read...)
 	}
+	index := map[string]int{}
+	var unique []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range crds {
+		crd = crd.DeepCopy()
+		if i, seen := index[crd.Name]; seen {
+			unique[i] = crd
+			continue
+		}
+		index[crd.Name] = len(unique)
+		unique = append(unique, crd)
+	}
+	return unique, nil
+}
+
+// installCRDs creates crds and waits until each is established.
+func installCRDs(config *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
 	if len(crds) == 0 {
 		return nil
 	}
@@ -248,10 +345,10 @@ func served(disco discovery.DiscoveryInterface, crd *apiextensionsv1.CustomResou
 	return true
 }
 
-// readCRDs reads the CRDs of a YAML file, or of the YAML files of a
-// directory; other kinds are skipped.
+// readCRDs reads the CRDs of a YAML or JSON file, or of the YAML and
+// JSON files of a directory; other kinds are skipped.
 func readCRDs(path string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	files, err := yamlFiles(path)
+	files, err := manifestFiles(path)
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,10 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -210,5 +212,107 @@ webhooks:
 	good := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "good"}}
 	if _, err := client.CoreV1().ConfigMaps("hooked").Create(ctx, good, metav1.CreateOptions{}); err != nil {
 		t.Errorf("creating good: %v", err)
+	}
+}
+
+// TestConversionWebhook: a CRD converting its versions through a webhook
+// Service is pointed at the test's webhook server, as envtest points it,
+// and a read in the other version is converted there.
+func TestConversionWebhook(t *testing.T) {
+	dir := t.TempDir()
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"gadgets.example.com"},
+"spec":{"group":"example.com","names":{"plural":"gadgets","singular":"gadget","kind":"Gadget"},"scope":"Namespaced",
+"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],
+  "clientConfig":{"service":{"name":"webhook-service","namespace":"system","path":"/convert"}}}},
+"versions":[
+ {"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},
+ {"name":"v2","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	// The same CRD twice, in JSON: installed once.
+	for _, name := range []string{"a.json", "b.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(crd), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := kapitest.Start(t, kapitest.WithCRDs(dir))
+	if env.Webhooks == nil {
+		t.Fatal("no webhook server for the conversion webhook")
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/convert", func(w http.ResponseWriter, r *http.Request) {
+		var review apiextensionsv1.ConversionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		response := &apiextensionsv1.ConversionResponse{UID: review.Request.UID, Result: metav1.Status{Status: metav1.StatusSuccess}}
+		for _, raw := range review.Request.Objects {
+			var obj map[string]interface{}
+			json.Unmarshal(raw.Raw, &obj)
+			obj["apiVersion"] = review.Request.DesiredAPIVersion
+			obj["convertedBy"] = "the test"
+			converted, _ := json.Marshal(obj)
+			response.ConvertedObjects = append(response.ConvertedObjects, k8sruntime.RawExtension{Raw: converted})
+		}
+		review.Request, review.Response = nil, response
+		json.NewEncoder(w).Encode(&review)
+	})
+	server := &http.Server{Addr: net.JoinHostPort(env.Webhooks.Host, fmt.Sprint(env.Webhooks.Port)), Handler: mux}
+	go server.ListenAndServeTLS(filepath.Join(env.Webhooks.CertDir, "tls.crt"), filepath.Join(env.Webhooks.CertDir, "tls.key"))
+	t.Cleanup(func() { server.Close() })
+
+	client := dynamic.NewForConfigOrDie(env.Config)
+	gadget := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": map[string]interface{}{"name": "g"}}}
+	if _, err := client.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}).Namespace("default").Create(ctx, gadget, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	v2 := client.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "gadgets"}).Namespace("default")
+	var got *unstructured.Unstructured
+	var err error
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) { // until the test's server listens
+		if got, err = v2.Get(ctx, "g", metav1.GetOptions{}); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil || got.Object["convertedBy"] != "the test" || got.GetAPIVersion() != "example.com/v2" {
+		t.Fatalf("the gadget read in v2: %v %v", err, got)
+	}
+}
+
+// TestWithoutControllers: WithControllers() runs none, as envtest's
+// server: a new namespace gets neither a default ServiceAccount nor the
+// root CA ConfigMap.
+func TestWithoutControllers(t *testing.T) {
+	env := kapitest.Start(t, kapitest.WithControllers())
+	client := kubernetes.NewForConfigOrDie(env.Config)
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "quiet"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the controllers, if any ran, act within milliseconds
+	if list, err := client.CoreV1().ConfigMaps("quiet").List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
+		t.Errorf("ConfigMaps in a new namespace without controllers: %v %v", err, list)
+	}
+	if list, err := client.CoreV1().ServiceAccounts("quiet").List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
+		t.Errorf("ServiceAccounts in a new namespace without controllers: %v %v", err, list)
+	}
+}
+
+// TestNewInATemporaryDirectory: New("") keeps the server's files in a
+// directory of its own, which Stop removes.
+func TestNewInATemporaryDirectory(t *testing.T) {
+	env, err := kapitest.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(env.Kubeconfig)
+	if _, err := os.Stat(env.Kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the server's directory %s after Stop: %v", dir, err)
 	}
 }

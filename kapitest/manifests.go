@@ -10,9 +10,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// yamlFiles is path when it is a file, or the .yaml and .yml files of the
-// directory path.
-func yamlFiles(path string) ([]string, error) {
+// manifestFiles is path when it is a file, or the .yaml, .yml and .json
+// files of the directory path.
+func manifestFiles(path string) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -26,7 +26,7 @@ func yamlFiles(path string) ([]string, error) {
 	}
 	var files []string
 	for _, e := range entries {
-		if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+		if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
 			files = append(files, filepath.Join(path, e.Name()))
 		}
 	}

@@ -10,11 +10,13 @@ import (
 	"strconv"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/utils/ptr"
 )
 
 // Webhooks is where the test serves the admission webhooks installed with
@@ -35,8 +37,8 @@ func (w *Webhooks) URL(path string) string {
 }
 
 // WithWebhooks installs the MutatingWebhookConfigurations and
-// ValidatingWebhookConfigurations in the given YAML files (or the .yaml and
-// .yml files of the given directories, such as kubebuilder's
+// ValidatingWebhookConfigurations in the given YAML or JSON files (or the
+// .yaml, .yml and .json files of the given directories, such as kubebuilder's
 // config/webhook), pointed at the test's webhook server (Env.Webhooks): a
 // webhook that names a Service is called at its path there instead, as
 // envtest's WebhookInstallOptions does.
@@ -54,8 +56,8 @@ func WithWebhookObjects(configs ...any) Option {
 
 // installWebhooks makes the webhook server's certificate in dir, picks its
 // port and installs the configurations of o pointed at it; nil when o has
-// none.
-func installWebhooks(config *rest.Config, dir string, o options) (*Webhooks, error) {
+// none and no CRD converts through it (conversion).
+func installWebhooks(config *rest.Config, dir string, o options, conversion bool) (*Webhooks, error) {
 	configs := append([]any(nil), o.webhookObjects...)
 	for _, path := range o.webhookPaths {
 		read, err := readWebhooks(path)
@@ -64,7 +66,7 @@ func installWebhooks(config *rest.Config, dir string, o options) (*Webhooks, err
 		}
 		configs = append(configs, read...)
 	}
-	if len(configs) == 0 {
+	if len(configs) == 0 && !conversion {
 		return nil, nil
 	}
 	hooks, err := newWebhookServer(filepath.Join(dir, "webhook-certs"))
@@ -130,25 +132,65 @@ func newWebhookServer(certDir string) (*Webhooks, error) {
 // point makes a webhook call the test's server: a Service becomes the URL
 // of its path there; a URL keeps its path on the test's host and port.
 func (w *Webhooks) point(cc *admissionregistrationv1.WebhookClientConfig) {
-	path := ""
-	switch {
-	case cc.Service != nil:
-		if cc.Service.Path != nil {
-			path = *cc.Service.Path
-		}
-	case cc.URL != nil:
-		if u, err := neturl.Parse(*cc.URL); err == nil {
-			path = u.Path
-		}
+	var servicePath *string
+	if cc.Service != nil {
+		servicePath = ptr.To(ptr.Deref(cc.Service.Path, ""))
 	}
-	url := w.URL(path)
+	url := w.urlFor(servicePath, cc.URL)
 	cc.Service, cc.URL, cc.CABundle = nil, &url, w.CABundle
 }
 
-// readWebhooks reads the webhook configurations of a YAML file or of the
-// YAML files of a directory; other kinds are skipped.
+// urlFor is where a webhook given by a Service (the path it names) or by a
+// URL is called on the test's server.
+func (w *Webhooks) urlFor(servicePath, url *string) string {
+	path := ""
+	switch {
+	case servicePath != nil:
+		path = *servicePath
+	case url != nil:
+		if u, err := neturl.Parse(*url); err == nil {
+			path = u.Path
+		}
+	}
+	return w.URL(path)
+}
+
+// needsWebhookServer reports whether a CRD converts its versions through a
+// webhook.
+func needsWebhookServer(crds []*apiextensionsv1.CustomResourceDefinition) bool {
+	for _, crd := range crds {
+		if convertsByWebhook(crd) {
+			return true
+		}
+	}
+	return false
+}
+
+func convertsByWebhook(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	c := crd.Spec.Conversion
+	return c != nil && c.Strategy == apiextensionsv1.WebhookConverter && c.Webhook != nil && c.Webhook.ClientConfig != nil
+}
+
+// pointConversion makes a CRD that converts through a webhook call the
+// test's server, as envtest does: a Service becomes the URL of its path
+// there, a URL keeps its path.
+func (w *Webhooks) pointConversion(crd *apiextensionsv1.CustomResourceDefinition) {
+	if !convertsByWebhook(crd) {
+		return
+	}
+	cc := crd.Spec.Conversion.Webhook.ClientConfig
+	var servicePath *string
+	if cc.Service != nil {
+		servicePath = ptr.To(ptr.Deref(cc.Service.Path, ""))
+	}
+	url := w.urlFor(servicePath, cc.URL)
+	cc.Service, cc.URL, cc.CABundle = nil, &url, w.CABundle
+}
+
+// readWebhooks reads the webhook configurations of a YAML or JSON file or
+// of the YAML and JSON files of a directory; other kinds are skipped.
 func readWebhooks(path string) ([]any, error) {
-	files, err := yamlFiles(path)
+	files, err := manifestFiles(path)
 	if err != nil {
 		return nil, err
 	}

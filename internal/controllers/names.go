@@ -118,7 +118,7 @@ func ServiceAccount(controller string) string { return serviceAccounts[controlle
 
 // Selection says which controllers run, as kube-controller-manager's
 // --controllers flag does: "*" for every one, "name" to enable one,
-// "-name" to disable one; later entries win.
+// "-name" to disable one ("-*" every one); later entries win.
 type Selection []string
 
 // ParseSelection reads a comma-separated --controllers value, refusing
@@ -161,7 +161,7 @@ func (s Selection) Enabled(name string) bool {
 		switch item {
 		case "*", name:
 			enabled = true
-		case "-" + name:
+		case "-*", "-" + name:
 			enabled = false
 		}
 	}
