@@ -76,7 +76,9 @@ func (s *versionSchema) FromStorage(obj runtime.Object) {
 	if s.structural != nil {
 		structuraldefaulting.Default(u.Object, s.structural)
 	}
-	s.Converted(u)
+	if _, err := s.coerce(u, true, false); err == nil && u.GetGeneration() == 0 {
+		u.SetGeneration(1)
+	}
 }
 
 // Default sets the schema's defaults on obj.
@@ -86,16 +88,13 @@ func (s *versionSchema) Default(obj runtime.Object) {
 	}
 }
 
-// Converted prunes and repairs an object converted to this version from
-// the one it is stored in, as kube-apiserver's converter of custom
-// resources does: without this version's defaults.
+// Converted prunes an object converted to this version from another, as
+// kube-apiserver's converter of custom resources does: without this
+// version's defaults, and without the storage codec's repair of a missing
+// generation (a new object converted for admission has none).
 func (s *versionSchema) Converted(obj runtime.Object) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return
-	}
-	if _, err := s.coerce(u, true, false); err == nil && u.GetGeneration() == 0 {
-		u.SetGeneration(1)
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		s.coerce(u, true, false)
 	}
 }
 

@@ -589,13 +589,26 @@ webhooks:
   rules:
   - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [events]}
   - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
-`, hooks.URL, base64PEM(hooks.caBundle())))
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: equivalent}
+webhooks:
+- name: equivalent.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  matchPolicy: Equivalent
+  clientConfig: {url: %s/deny, caBundle: %s}
+  rules:
+  - {apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}
+`, hooks.URL, base64PEM(hooks.caBundle()), hooks.URL, base64PEM(hooks.caBundle())))
 	waitFor(t, 20*time.Second, "the CRD to be served", func() bool {
 		_, err := k.kubectl("get", "widgets.v2.example.com")
 		return err == nil
 	})
-	var event, widget *admissionv1.AdmissionRequest
+	var event, widget, mutatedWidget *admissionv1.AdmissionRequest
 	waitFor(t, 20*time.Second, "the webhook to see both writes", func() bool {
+		event, widget, mutatedWidget = nil, nil, nil
 		name := fmt.Sprintf("w%d", time.Now().UnixNano())
 		apply(t, k, fmt.Sprintf(`apiVersion: example.com/v2
 kind: Widget
@@ -614,6 +627,9 @@ regarding: {kind: Widget, name: %s}
 `, name, name, name))
 		for _, req := range hooks.seen() {
 			if req.Name == name && req.Resource.Resource == "widgets" {
+				if mutatedWidget == nil {
+					mutatedWidget = &req // the mutating webhook is called first
+				}
 				widget = &req
 			}
 			if req.Name == name && req.Resource.Resource == "events" {
@@ -626,6 +642,14 @@ regarding: {kind: Widget, name: %s}
 	json.Unmarshal(widget.Object.Raw, &obj)
 	if widget.Kind.Version != "v1" || widget.RequestKind.Version != "v2" || obj["apiVersion"] != "example.com/v1" {
 		t.Errorf("the widget's review: kind %v, request kind %v, object %v", widget.Kind, widget.RequestKind, obj["apiVersion"])
+	}
+	// Converted as kube's converter converts it, not as the storage codec
+	// repairs an object it reads: a new object has no generation before
+	// its strategy prepares it, after mutating admission.
+	obj = nil
+	json.Unmarshal(mutatedWidget.Object.Raw, &obj)
+	if metadata, _ := obj["metadata"].(map[string]any); mutatedWidget == widget || metadata == nil || metadata["generation"] != nil {
+		t.Errorf("the converted widget's metadata in mutating admission: %v", obj["metadata"])
 	}
 	obj = nil
 	json.Unmarshal(event.Object.Raw, &obj)
