@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	kstorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/kapi-dev/kapi/internal/storage"
 	"github.com/kapi-dev/kapi/internal/storage/pebble"
@@ -718,5 +720,27 @@ func TestPagesReadFromStorageCountWhatFollows(t *testing.T) {
 	}
 	if len(page.Items) != 2 || page.Continue == "" || page.Remaining == nil || *page.Remaining != 3 {
 		t.Fatalf("a page from storage: %d items, continue %q, remaining %v; want 2, a token and 3", len(page.Items), page.Continue, page.Remaining)
+	}
+}
+
+// TestDecodeTokenAsKube: continue tokens are read by kube's own decoder:
+// any negative revision continues at the latest, a start key that a
+// path's cleaning would change is refused, each with kube's words.
+func TestDecodeTokenAsKube(t *testing.T) {
+	token := func(raw string) string { return base64.RawURLEncoding.EncodeToString([]byte(raw)) }
+	if tok, err := DecodeToken(token(`{"v":"meta.k8s.io/v1","rv":-5,"start":"ns/a\u0000"}`)); err != nil || tok.Revision != -5 || tok.Start != "ns/a\x00" {
+		t.Errorf("a token at revision -5: %+v %v", tok, err)
+	}
+	for raw, want := range map[string]error{
+		`{"v":"meta.k8s.io/v1","rv":7,"start":"//x"}`:  kstorage.ErrGenericInvalidKey,
+		`{"v":"meta.k8s.io/v1","rv":7,"start":"../x"}`: kstorage.ErrGenericInvalidKey,
+		`{"v":"meta.k8s.io/v1","rv":0,"start":"x"}`:    kstorage.ErrInvalidStartRV,
+		`{"v":"meta.k8s.io/v1","rv":7,"start":""}`:     kstorage.ErrEmptyStartKey,
+		`{"v":"v2","rv":7,"start":"x"}`:                kstorage.ErrUnrecognizedEncodedVersion,
+		`{"v":"meta.k8s.io/v1","rv":"7"}`:              kstorage.ErrGenericInvalidKey,
+	} {
+		if _, err := DecodeToken(token(raw)); !errors.Is(err, want) {
+			t.Errorf("token %s: %v, want %v", raw, err, want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	kstorage "k8s.io/apiserver/pkg/storage"
 
 	"github.com/kapi-dev/kapi/internal/storage"
 )
@@ -347,25 +348,14 @@ func encodeToken(rev int64, start string) string {
 	return base64.RawURLEncoding.EncodeToString(data)
 }
 
-// DecodeToken parses and checks a continue token from a client.
+// DecodeToken parses and checks a continue token from a client, as
+// kube's storage does (any negative revision continues at the latest).
 func DecodeToken(s string) (*Token, error) {
-	data, err := base64.RawURLEncoding.DecodeString(s)
+	start, rev, err := kstorage.DecodeContinue(s, "")
 	if err != nil {
-		return nil, fmt.Errorf("continue key is not valid: %v", err)
+		return nil, err
 	}
-	var t tokenJSON
-	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("continue key is not valid: %v", err)
-	}
-	switch {
-	case t.APIVersion != "meta.k8s.io/v1":
-		return nil, fmt.Errorf("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-	case t.Revision == 0 || t.Revision < latestRevision:
-		return nil, fmt.Errorf("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-	case t.Start == "" || strings.ContainsRune(t.Start, 0) || strings.Contains(t.Start, ".."):
-		return nil, fmt.Errorf("continue key is not valid: encoded start key is invalid")
-	}
-	return &Token{Revision: t.Revision, Start: t.Start}, nil
+	return &Token{Revision: rev, Start: start}, nil
 }
 
 // withRevision copies obj with its resourceVersion set to rev.
