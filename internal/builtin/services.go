@@ -303,6 +303,18 @@ func setHeadlessFamilies(svc, old *corev1.Service) error {
 	return nil
 }
 
+// unchangedPreferDualStack reports whether an update leaves a
+// PreferDualStack Service of a type with cluster IPs as it was in type,
+// policy, cluster IPs and families.
+func unchangedPreferDualStack(svc, old *corev1.Service) bool {
+	preferDual := func(s *corev1.Service) bool {
+		return s.Spec.IPFamilyPolicy != nil && *s.Spec.IPFamilyPolicy == corev1.IPFamilyPolicyPreferDualStack
+	}
+	return svc.Spec.Type == old.Spec.Type && svc.Spec.Type != corev1.ServiceTypeExternalName &&
+		preferDual(svc) && (old.Spec.IPFamilyPolicy == nil || preferDual(old)) &&
+		slices.Equal(svc.Spec.ClusterIPs, old.Spec.ClusterIPs) && slices.Equal(svc.Spec.IPFamilies, old.Spec.IPFamilies)
+}
+
 func setSingleStack(spec *corev1.ServiceSpec) {
 	if len(spec.IPFamilies) == 0 {
 		spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
@@ -543,6 +555,10 @@ func (s *services) keepServiceAllocations(ctx context.Context, next, current run
 	undo := noop
 	switch {
 	case svc.Spec.Type == corev1.ServiceTypeExternalName:
+	case unchangedPreferDualStack(svc, old):
+		// As kube's allocator: a PreferDualStack Service keeps its families
+		// whatever the cluster's (a headless one gaining or losing its
+		// selector too), until its policy changes.
 	case old.Spec.Type == corev1.ServiceTypeExternalName:
 		var err error
 		if undo, err = s.allocateClusterIP(ctx, svc, dry); err != nil {

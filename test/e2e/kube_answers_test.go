@@ -1016,6 +1016,28 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 	if out, err := k.kubectl("patch", "service", "lb", "-p", patch); err == nil || !strings.Contains(out, `patch: Invalid value: "map[spec:map[healthCheckNodePort:x]]": unrecognized type: int32`) {
 		t.Errorf("a strategic merge patch of the wrong type with directives: %v %s", err, out)
 	}
+	// A headless PreferDualStack Service keeps its families when it gains
+	// or loses its selector (kube's allocator leaves an unchanged
+	// PreferDualStack Service alone).
+	preferDual := corev1.IPFamilyPolicyPreferDualStack
+	headless, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "headless-dual"}, Spec: corev1.ServiceSpec{
+		ClusterIP: corev1.ClusterIPNone, IPFamilyPolicy: &preferDual}}, metav1.CreateOptions{})
+	if err != nil || len(headless.Spec.IPFamilies) != 2 {
+		t.Fatalf("a headless PreferDualStack Service without a selector: %v %+v", err, headless)
+	}
+	headless, err = services.Patch(ctx, "headless-dual", types.MergePatchType, []byte(`{"spec":{"selector":{"app":"x"}}}`), metav1.PatchOptions{})
+	if err != nil || len(headless.Spec.IPFamilies) != 2 {
+		t.Errorf("a selector added to a headless PreferDualStack Service of two families: %v %+v", err, headless)
+	}
+	headless, err = services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "headless-selected"}, Spec: corev1.ServiceSpec{
+		ClusterIP: corev1.ClusterIPNone, IPFamilyPolicy: &preferDual, Selector: map[string]string{"app": "x"}}}, metav1.CreateOptions{})
+	if err != nil || len(headless.Spec.IPFamilies) != 1 {
+		t.Fatalf("a headless PreferDualStack Service with a selector: %v %+v", err, headless)
+	}
+	headless, err = services.Patch(ctx, "headless-selected", types.MergePatchType, []byte(`{"spec":{"selector":null}}`), metav1.PatchOptions{})
+	if err != nil || len(headless.Spec.IPFamilies) != 1 {
+		t.Errorf("the selector taken from a headless PreferDualStack Service of one family: %v %+v", err, headless)
+	}
 }
 
 // TestNodePortsTakenOnce: Services created at once asking for the same
