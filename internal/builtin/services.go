@@ -332,13 +332,15 @@ func clusterIPInvalid(svc *corev1.Service, detail string) error {
 }
 
 // claimFreeIP claims a random free address of the first range that has
-// one, the default range first, as kube's allocator tries its ranges (a
-// dry run claims nothing).
+// one, trying the ranges in a random order, as kube's allocator tries its
+// ranges in a map's order (a dry run claims nothing).
 func (s *services) claimFreeIP(ctx context.Context, svc *corev1.Service, ranges []netip.Prefix, dry bool) (netip.Addr, error) {
+	ranges = slices.Clone(ranges)
+	rand.Shuffle(len(ranges), func(i, j int) { ranges[i], ranges[j] = ranges[j], ranges[i] })
 	if dry {
 		// As kube's allocator, a dry run looks for no free address: it
-		// answers the default range's first, its network address.
-		return serviceCIDR.Masked().Addr(), nil
+		// answers the first range's first, its network address.
+		return ranges[0].Masked().Addr(), nil
 	}
 	for _, r := range ranges {
 		first, last := hostRange(r)
@@ -360,7 +362,7 @@ func (s *services) claimFreeIP(ctx context.Context, svc *corev1.Service, ranges 
 }
 
 // serviceRanges are the IPv4 ranges ClusterIPs come from, as kube's
-// allocator takes them: the default one, then those of the ServiceCIDRs
+// allocator takes them: the default one and those of the ServiceCIDRs
 // that are not being deleted and not known to be unready.
 func (s *services) serviceRanges(ctx context.Context) []netip.Prefix {
 	ranges := []netip.Prefix{serviceCIDR}

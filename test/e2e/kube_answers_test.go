@@ -1146,6 +1146,25 @@ spec: {cidrs: [10.200.0.0/24]}
 			t.Errorf("clusterIP %s%s: %d %s, want %q", tc.ip, tc.query, code, body, tc.message)
 		}
 	}
+	// Services asking for no address get one of either range, as kube's
+	// allocator tries its ranges in no set order.
+	ranges := map[string]int{}
+	for i := range 16 {
+		name := fmt.Sprintf("any-%d", i)
+		if code, body := service(name, "", ""); code != http.StatusCreated {
+			t.Fatalf("a Service asking for no address: %d %s", code, body)
+		}
+		ip := k.mustKubectl("get", "service", name, "-o", "jsonpath={.spec.clusterIP}")
+		if strings.HasPrefix(ip, "10.200.0.") {
+			ranges["extra"]++
+		} else {
+			ranges["default"]++
+		}
+		k.mustKubectl("delete", "service", name)
+	}
+	if len(ranges) != 2 {
+		t.Errorf("16 Services took addresses of the ranges %v, want both", ranges)
+	}
 
 	k.mustKubectl("delete", "servicecidr", "extra", "--wait=false")
 	if code, body := service("late", "10.200.0.9", ""); code != http.StatusUnprocessableEntity || !strings.Contains(body, "does not match the current range") {
