@@ -695,6 +695,11 @@ func (s *services) chooseNodePorts(svc *corev1.Service, old *corev1.Service, use
 	mine := map[int32]bool{}    // node ports this Service has taken: one may serve two protocols
 	fresh := map[int32]bool{}   // those it did not hold before this write
 	byPort := map[int32]int32{} // on create, the node port each service port took
+	type protocolPort struct {
+		protocol corev1.Protocol
+		port     int32
+	}
+	taken := map[protocolPort]bool{} // on update, the node ports by protocol
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
 		if p.NodePort == 0 && !needsNodePorts(svc) {
@@ -721,6 +726,14 @@ func (s *services) chooseNodePorts(svc *corev1.Service, old *corev1.Service, use
 				fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax)))
 		case p.NodePort == 0:
 			p.NodePort = nextNodePort(used, fresh, dry)
+		}
+		if pair := (protocolPort{p.Protocol, p.NodePort}); old != nil && len(errs) == 0 {
+			if taken[pair] {
+				// kube's allocator fails so, before validation, as a bare
+				// error: a 500.
+				return fmt.Errorf("duplicate nodePort: {%s %d}", p.Protocol, p.NodePort)
+			}
+			taken[pair] = true
 		}
 		used[p.NodePort], mine[p.NodePort] = true, true
 		if old == nil || !holdsNodePort(old, p.NodePort) {

@@ -1109,6 +1109,17 @@ func TestNodePortsTakenOnce(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided port is already allocated") {
 		t.Errorf("a Service created again with its node port: %v", err)
 	}
+	// An update giving two ports of one protocol one node port fails in
+	// kube's allocator, before validation: a bare 500.
+	if _, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "dup"}, Spec: corev1.ServiceSpec{
+		Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Name: "a", Port: 80}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = services.Patch(ctx, "dup", types.MergePatchType,
+		[]byte(`{"spec":{"ports":[{"port":80,"nodePort":30160,"name":"a"},{"port":81,"nodePort":30160,"name":"b"}]}}`), metav1.PatchOptions{})
+	if status, ok := err.(apierrors.APIStatus); !ok || status.Status().Code != 500 || status.Status().Reason != "" || status.Status().Message != "duplicate nodePort: {TCP 30160}" {
+		t.Errorf("an update giving two TCP ports one node port: %v", err)
+	}
 }
 
 // TestServiceCIDRs: ClusterIPs come from the ServiceCIDRs besides the
