@@ -60,7 +60,7 @@ func main() {
 	admissionPlugins := flags.String("enable-admission-plugins", "", "admission plugins to run besides the default ones, as kube-apiserver's flag: a comma-separated list of "+strings.Join(admission.OptionalPlugins(), ", "))
 	clientCAFile := flags.String("client-ca-file", "", "a PEM bundle of more CAs whose client certificates authenticate (CN user, O groups), besides kapi's own")
 	tokenAuthFile := flags.String("token-auth-file", "", "a CSV file of static bearer tokens (token,user,uid,\"group1,group2\"), as kube-apiserver's flag")
-	anonymousAuth := flags.Bool("anonymous-auth", true, "treat requests without credentials as system:anonymous, for RBAC to decide, as kube-apiserver's flag (false: they get 401, except GETs of health and version)")
+	anonymousAuth := flags.Bool("anonymous-auth", true, "treat requests without credentials as system:anonymous, for RBAC to decide, as kube-apiserver's flag (false: they get 401, health and version included)")
 	issuer := flags.String("service-account-issuer", "", "the issuer and API audience of service account tokens (default https://kubernetes.default.svc.cluster.local)")
 	auditPolicy := flags.String("audit-policy-file", "", "an audit.k8s.io/v1 Policy: which requests are audited, at which level")
 	auditLog := flags.String("audit-log-path", "", "where audit events go, one JSON line each ('-' for standard output)")

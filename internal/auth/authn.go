@@ -42,20 +42,6 @@ func WithUser(ctx context.Context, u *User) context.Context {
 	return genericapirequest.WithUser(ctx, u)
 }
 
-// IsPublic tells whether r may be answered without credentials: a GET
-// of health or version, as kube-apiserver's system:public-info-viewer
-// role lets anonymous users read them.
-func IsPublic(r *http.Request) bool {
-	if r.Method != http.MethodGet {
-		return false
-	}
-	switch r.URL.Path {
-	case "/healthz", "/livez", "/readyz", "/version", "/version/":
-		return true
-	}
-	return false
-}
-
 // maxVerified bounds the chains an Authenticator remembers. Only chains
 // that verified are remembered, but every certificate the CA ever issued
 // (and every rotation of a client's certificate) adds one, so without a
@@ -156,11 +142,8 @@ func (a *Authenticator) certificateUser(r *http.Request) (*User, error) {
 // Middleware passes requests on to next with their user in their context
 // (see UserFrom): a user the connection they came on already carries,
 // one AuthenticateRequest accepts, one a bearer token names, or
-// system:anonymous when anonymous requests are allowed. Requests for the
-// public requests (IsPublic) pass without one, unless they present a
-// bearer token that does not authenticate or a client certificate that
-// does not verify; it answers the rest with
-// unauthorized, or a plain 401 when unauthorized is nil. It is
+// system:anonymous when anonymous requests are allowed; it answers the
+// rest with unauthorized, or a plain 401 when unauthorized is nil. It is
 // kube-apiserver's own authentication filter, so that the request loses
 // its Authorization header and front proxy headers once authenticated,
 // an anonymous request's HTTP/2 connection closes after it, and the
@@ -171,31 +154,7 @@ func (a *Authenticator) Middleware(next http.Handler, unauthorized func(http.Res
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 		}
 	}
-	failed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if IsPublic(r) && !a.refusesToken(r) && !a.refusesCertificate(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		unauthorized(w, r)
-	})
-	return endpointsfilters.WithAuthentication(next, authenticator.RequestFunc(a.authenticate), failed, nil, nil)
-}
-
-// refusesToken tells whether r presents a bearer token that does not
-// authenticate (asked again of a refused request, so only those pay).
-func (a *Authenticator) refusesToken(r *http.Request) bool {
-	if a.tokens == nil {
-		return false
-	}
-	_, _, err := a.tokens.AuthenticateRequest(r)
-	return err != nil
-}
-
-// refusesCertificate tells whether r presents a client certificate that
-// does not verify (asked again of a refused request only).
-func (a *Authenticator) refusesCertificate(r *http.Request) bool {
-	_, err := a.verifiedClient(r)
-	return err != nil
+	return endpointsfilters.WithAuthentication(next, authenticator.RequestFunc(a.authenticate), http.HandlerFunc(unauthorized), nil, nil)
 }
 
 // authenticate answers who made a request, as kube-apiserver's

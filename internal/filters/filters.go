@@ -26,15 +26,13 @@ import (
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
-	"github.com/kapi-dev/kapi/internal/auth"
 	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/request"
 	"github.com/kapi-dev/kapi/internal/respond"
 )
 
-// Authenticator puts the user of a request in its context (auth.UserFrom),
-// lets the public requests (auth.IsPublic) through without one, and hands
-// the rest to unauthorized.
+// Authenticator puts the user of a request in its context (auth.UserFrom)
+// and hands a request it finds none for to unauthorized.
 type Authenticator interface {
 	Middleware(next http.Handler, unauthorized func(http.ResponseWriter, *http.Request)) http.Handler
 }
@@ -111,13 +109,7 @@ func withImpersonation(next http.Handler, authz authorizer.Authorizer) http.Hand
 	if utilfeature.DefaultFeatureGate.Enabled(features.ConstrainedImpersonation) {
 		impersonating = impersonation.WithConstrainedImpersonation(next, authz, codecs.Factory)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, authenticated := auth.UserFrom(r.Context()); !authenticated {
-			next.ServeHTTP(w, r) // a public path
-			return
-		}
-		impersonating.ServeHTTP(w, r)
-	})
+	return impersonating
 }
 
 // recoverPanics turns a panic in next into a 500 Status instead of a
@@ -233,14 +225,7 @@ func selectors(r *http.Request, info *request.Info) (label, field string) {
 
 // authorize refuses what the user may not do with kube-apiserver's 403,
 // with kube's own filter (its audit annotations and authorization
-// metrics). Public requests without credentials pass.
+// metrics).
 func authorize(next http.Handler, authz authorizer.Authorizer) http.Handler {
-	authorizing := endpointsfilters.WithAuthorization(next, authz, codecs.Factory)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, authenticated := auth.UserFrom(r.Context()); !authenticated && auth.IsPublic(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		authorizing.ServeHTTP(w, r)
-	})
+	return endpointsfilters.WithAuthorization(next, authz, codecs.Factory)
 }

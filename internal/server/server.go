@@ -126,8 +126,8 @@ type Config struct {
 	// --token-auth-file.
 	TokenAuthFile string
 	// AnonymousAuth makes requests without credentials system:anonymous
-	// ones, for RBAC to decide; without it only health and version
-	// answer them. `kapi serve` sets it unless told not to, as
+	// ones, for RBAC to decide; without it they get 401 (health and
+	// version too). `kapi serve` sets it unless told not to, as
 	// kube-apiserver's --anonymous-auth defaults to true.
 	AnonymousAuth bool
 	// ServiceAccountIssuer is the issuer (and API audience) of service

@@ -357,8 +357,9 @@ func TestServiceAccountTokens(t *testing.T) {
 
 // TestUnauthenticated: a wrong token gets kube-apiserver's 401 Status;
 // without credentials RBAC decides for system:anonymous, as
-// kube-apiserver's default is, and with --anonymous-auth=false only health
-// and version answer.
+// kube-apiserver's default is, and with --anonymous-auth=false (or
+// AlwaysAllow) every request without them is refused, health and version
+// too, as kube-apiserver refuses them.
 func TestUnauthenticated(t *testing.T) {
 	k := startKapiWithTokens(t, onlyLifecycleControllers)
 	_, err := k.clientWithToken("wrong").CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
@@ -394,10 +395,11 @@ func TestUnauthenticated(t *testing.T) {
 		t.Errorf("GET /api/v1/namespaces as system:anonymous: %d %s", code, body)
 	}
 	// Anonymous requests are never allowed with AlwaysAllow, as in
-	// kube-apiserver: they would be allowed everything.
+	// kube-apiserver: they would be allowed everything. Without them,
+	// health and version need credentials too, as kube-apiserver's.
 	for _, flag := range []string{"--anonymous-auth=false", "--authorization-mode=AlwaysAllow"} {
 		k2 := startKapi(t, onlyLifecycleControllers, flag)
-		for path, want := range map[string]int{"/healthz": 200, "/version": 200, "/api": 401, "/api/v1/namespaces": 401} {
+		for path, want := range map[string]int{"/healthz": 401, "/version": 401, "/api": 401, "/api/v1/namespaces": 401} {
 			if code, body := anonymous(k2, path); code != want {
 				t.Errorf("%s: GET %s without credentials: %d %s, want %d", flag, path, code, body, want)
 			}

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os"
@@ -148,7 +147,13 @@ func (k *kapi) start() {
 }
 
 func (k *kapi) waitReady(deadline time.Time) {
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	// With the admin's credentials: a server started without anonymous
+	// requests refuses /readyz without them, as kube-apiserver does.
+	transport, err := rest.TransportFor(k.config)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	client := &http.Client{Transport: transport}
 	for {
 		resp, err := client.Get(k.config.Host + "/readyz")
 		if err == nil {
