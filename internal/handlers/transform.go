@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -128,6 +129,10 @@ func (t readTarget) transform(store *registry.Store, obj runtime.Object, items [
 		for _, item := range items {
 			// Each item carries its kind, as kube-apiserver's do.
 			list.Items = append(list.Items, *partialMetadata(item, gv))
+		}
+		if gv.Version == "v1beta1" {
+			// Its own type: in protobuf its fields are numbered otherwise.
+			return &metav1beta1.PartialObjectMetadataList{ListMeta: list.ListMeta, Items: list.Items}, gv.WithKind(asPartialList), nil
 		}
 		return list, gv.WithKind(asPartialList), nil
 	}

@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -108,6 +111,31 @@ func TestProtobufEnvelopeAndWatchFrames(t *testing.T) {
 	// in the protobuf envelope.
 	if !bytes.HasPrefix(frame, []byte("\x0a\x05ADDED\x12")) || !bytes.Contains(frame, []byte("k8s\x00")) {
 		t.Fatalf("first frame % x", frame[:min(len(frame), 24)])
+	}
+
+	// Metadata lists in each version of meta.k8s.io decode as that
+	// version's type (their protobuf fields are numbered otherwise).
+	for version, list := range map[string]interface {
+		runtime.Object
+		Unmarshal([]byte) error
+	}{"v1": &metav1.PartialObjectMetadataList{}, "v1beta1": &metav1beta1.PartialObjectMetadataList{}} {
+		resp, data := rawDo(t, k, "GET", "/api/v1/namespaces/default/configmaps", "",
+			"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v="+version, nil)
+		var envelope runtime.Unknown
+		if resp.StatusCode != 200 || !bytes.HasPrefix(data, []byte("k8s\x00")) {
+			t.Fatalf("a %s metadata list in protobuf: %d % x", version, resp.StatusCode, data[:min(len(data), 8)])
+		}
+		if err := envelope.Unmarshal(data[4:]); err != nil || list.Unmarshal(envelope.Raw) != nil {
+			t.Fatalf("a %s metadata list in protobuf: %v", version, err)
+		}
+		items, _ := meta.ExtractList(list)
+		names := []string{}
+		for _, item := range items {
+			names = append(names, item.(*metav1.PartialObjectMetadata).Name)
+		}
+		if lm, _ := meta.ListAccessor(list); !slices.Contains(names, "p") || lm.GetResourceVersion() == "" {
+			t.Errorf("the %s metadata list decoded: names %v, resourceVersion %q", version, names, lm.GetResourceVersion())
+		}
 	}
 }
 
