@@ -300,6 +300,10 @@ func (r *Registry) newBackend(spec Spec, served func(schema.GroupResource) *Back
 		hash = discovery.StorageVersionHash(s.Group, s.Version, s.Kind)
 	case spec.HashedVersion != "":
 		hash = discovery.StorageVersionHash(gr.Group, spec.HashedVersion, storageStore.Info.Kind)
+	case spec.StorageUnserved:
+		// As apiextensions' discovery, which hashes the storage version
+		// only among the served ones.
+		hash = ""
 	}
 	for _, info := range spec.Versions {
 		// As kube-apiserver, only resources kept in storage have a hash:

@@ -1164,6 +1164,12 @@ spec:
 	if err == nil {
 		t.Errorf("example.com/v1 is still discovered: %v", group.APIResources)
 	}
+	// Nor is it hashed: apiextensions hashes the storage version only
+	// among the served ones.
+	if group, err = k.clientset().Discovery().ServerResourcesForGroupVersion("example.com/v2"); err != nil || len(group.APIResources) == 0 ||
+		group.APIResources[0].StorageVersionHash != "" {
+		t.Errorf("example.com/v2's resources: %v %+v", err, group)
+	}
 
 	k.mustKubectl("delete", "crd", "keeps.example.com", "--timeout=30s")
 	if out, err := k.kubectl("get", "crd", "keeps.example.com"); err == nil {
