@@ -24,12 +24,12 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/controller/nonstructuralschema"
 	"k8s.io/apiextensions-apiserver/pkg/controller/status"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/webhook"
 )
@@ -40,7 +40,10 @@ type Config struct {
 	// loopback client.
 	Client   *rest.Config
 	Registry *registry.Registry
-	Logger   *slog.Logger
+	// Writes is the write pipeline, which the CRD finalizer deletes
+	// custom resources through.
+	Writes *pipeline.Pipeline
+	Logger *slog.Logger
 }
 
 // workers per apiextensions controller, as kube-apiserver runs them.
@@ -50,10 +53,6 @@ const workers = 5
 // served; the controllers run until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	client, err := crdclient.NewForConfig(cfg.Client)
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(cfg.Client)
 	if err != nil {
 		return err
 	}
@@ -82,7 +81,7 @@ func Run(ctx context.Context, cfg Config) error {
 	naming := status.NewNamingConditionController(klog.FromContext(ctx), crds, crdsV1)
 	nonStructural := nonstructuralschema.NewConditionController(crds, crdsV1)
 	approval := apiapproval.NewKubernetesAPIApprovalPolicyConformantConditionController(crds, crdsV1)
-	cleanup := finalizer.NewCRDFinalizer(crds, crdsV1, dynamicCRClients{dyn})
+	cleanup := finalizer.NewCRDFinalizer(crds, crdsV1, storedCustomResources{cfg.Registry, cfg.Writes})
 
 	factory.StartWithContext(ctx)
 	factory.WaitForCacheSync(ctx.Done())

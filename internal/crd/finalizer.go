@@ -2,10 +2,12 @@ package crd
 
 import (
 	"context"
+	"fmt"
 
-	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/finalizer"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,62 +15,67 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/client-go/dynamic"
+
+	"github.com/kapi-dev/kapi/internal/pipeline"
+	"github.com/kapi-dev/kapi/internal/registry"
 )
 
-// dynamicCRClients give apiextensions' CRD finalizer the custom resources
-// of a CRD through the API (kube's goes to storage directly), so that
-// their deletion honours finalizers and admission like any other.
-type dynamicCRClients struct{ client dynamic.Interface }
-
-func (d dynamicCRClients) GetCustomResourceListerCollectionDeleter(crd *apiextensionsv1.CustomResourceDefinition) (finalizer.ListerCollectionDeleter, error) {
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: servedVersion(crd), Resource: crd.Status.AcceptedNames.Plural}
-	return &crClient{resource: d.client.Resource(gvr), namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped}, nil
+// storedCustomResources give apiextensions' CRD finalizer the custom
+// resources of a CRD as kube-apiserver's storage gives them: in the
+// storage version, served or not (no conversion, so no conversion webhook
+// is called), deleted past admission, their finalizers honoured. (Through
+// the API, a CRD serving no version, or only versions its failing
+// conversion webhook must convert to, or one whose resources a policy
+// keeps from being deleted, stayed Terminating.)
+type storedCustomResources struct {
+	registry *registry.Registry
+	writes   *pipeline.Pipeline
 }
 
-// servedVersion is the version the finalizer reaches the custom resources
-// by: the storage version, or the first served one when the storage
-// version is no longer served.
-func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
-	served := ""
-	for _, v := range crd.Spec.Versions {
-		if v.Served && v.Storage {
-			return v.Name
-		}
-		if v.Served && served == "" {
-			served = v.Name
-		}
+func (s storedCustomResources) GetCustomResourceListerCollectionDeleter(crd *apiextensionsv1.CustomResourceDefinition) (finalizer.ListerCollectionDeleter, error) {
+	gr := schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural}
+	backend := s.registry.Snapshot().Backend(gr)
+	if backend == nil {
+		return nil, fmt.Errorf("the custom resources of %s are not served", crd.Name)
 	}
-	if served == "" {
-		storage, _ := apiextensionshelpers.GetCRDStorageVersion(crd)
-		return storage // nothing served: nothing to reach them by
-	}
-	return served
+	return &storedCRs{store: backend.Storage(), writes: s.writes}, nil
 }
 
-// crClient is the list and delete-collection the finalizer uses.
-type crClient struct {
+// storedCRs is the list and delete-collection the finalizer uses, in the
+// namespace its context names (all of them when none).
+type storedCRs struct {
 	rest.TableConvertor // unused by the finalizer
-	resource            dynamic.NamespaceableResourceInterface
-	namespaced          bool
+	store               *registry.Store
+	writes              *pipeline.Pipeline
 }
 
-func (c *crClient) NewList() runtime.Object { return &unstructured.UnstructuredList{} }
+func (c *storedCRs) NewList() runtime.Object { return &unstructured.UnstructuredList{} }
 
-func (c *crClient) List(ctx context.Context, _ *metainternalversion.ListOptions) (runtime.Object, error) {
-	return c.resource.List(ctx, metav1.ListOptions{})
+func (c *storedCRs) List(ctx context.Context, _ *metainternalversion.ListOptions) (runtime.Object, error) {
+	return c.store.List(ctx, genericapirequest.NamespaceValue(ctx), nil)
 }
 
-func (c *crClient) DeleteCollection(ctx context.Context, _ rest.ValidateObjectFunc, options *metav1.DeleteOptions, _ *metainternalversion.ListOptions) (runtime.Object, error) {
-	opts := metav1.DeleteOptions{}
-	if options != nil {
-		opts = *options
+func (c *storedCRs) DeleteCollection(ctx context.Context, _ rest.ValidateObjectFunc, options *metav1.DeleteOptions, _ *metainternalversion.ListOptions) (runtime.Object, error) {
+	list, err := c.List(ctx, nil)
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	if ns := genericapirequest.NamespaceValue(ctx); c.namespaced && ns != "" {
-		err = c.resource.Namespace(ns).DeleteCollection(ctx, opts, metav1.ListOptions{})
-	} else {
-		err = c.resource.DeleteCollection(ctx, opts, metav1.ListOptions{})
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
 	}
-	return &metav1.Status{Status: metav1.StatusSuccess}, err
+	if options == nil {
+		options = &metav1.DeleteOptions{}
+	}
+	for _, item := range items {
+		m, err := meta.Accessor(item)
+		if err != nil {
+			return nil, err
+		}
+		_, _, err = c.writes.Delete(ctx, c.store, m.GetNamespace(), m.GetName(), options, pipeline.Options{Unadmitted: true, InCollection: true})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	return &metav1.Status{Status: metav1.StatusSuccess}, nil
 }

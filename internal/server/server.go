@@ -533,7 +533,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	kinds := reg.Follow(func(snap *registry.Snapshot) { registerKinds(snap, plugins.objects) })
 	s.background(func() { kinds(runCtx) })
 	if err := crd.Run(runCtx, crd.Config{
-		Client: loopbackClient(), Registry: reg, Logger: cfg.Logger,
+		Client: loopbackClient(), Registry: reg, Writes: writes, Logger: cfg.Logger,
 	}); err != nil {
 		return nil, err
 	}

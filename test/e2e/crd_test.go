@@ -1176,3 +1176,70 @@ spec:
 		t.Errorf("the CRD is still there after its deletion: %s", out)
 	}
 }
+
+// TestCustomResourceCleanupPastAdmission: deleting a CRD deletes its
+// custom resources from storage, as kube-apiserver's finalizer does: when
+// the CRD serves no version any more, and when a policy refuses every
+// delete of them through the API.
+func TestCustomResourceCleanupPastAdmission(t *testing.T) {
+	t.Parallel() // waits for the CRD finalizer, beside the other such tests
+	k := startKapi(t, onlyLifecycleControllers)
+	manifest := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %[1]ss.example.com}
+spec:
+  group: example.com
+  names: {plural: %[1]ss, singular: %[1]s, kind: %[2]s}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: %[3]t
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
+	d := dynamicClient(t, k)
+	create := func(plural, kind string) {
+		createCRD(t, k, fmt.Sprintf(manifest, plural, kind, true), plural+"s.example.com")
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": kind, "metadata": map[string]any{"name": "a"}}}
+		if _, err := d.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: plural + "s"}).Namespace("default").Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := func(name string) {
+		k.mustKubectl("delete", "crd", name, "--wait=false")
+		waitFor(t, 40*time.Second, name+" to go", func() bool {
+			_, err := k.kubectl("get", "crd", name)
+			return err != nil
+		})
+	}
+
+	create("unserved", "Unserved")
+	apply(t, k, fmt.Sprintf(manifest, "unserved", "Unserved", false))
+	gone("unserveds.example.com")
+
+	create("guarded", "Guarded")
+	apply(t, k, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-deletes}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [example.com], apiVersions: ["*"], operations: [DELETE], resources: [guardeds]}
+  validations:
+  - {expression: "false", message: "guarded resources stay"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: no-deletes}
+spec:
+  policyName: no-deletes
+  validationActions: [Deny]
+`)
+	guarded := d.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "guardeds"}).Namespace("default")
+	waitFor(t, 20*time.Second, "the policy to refuse deletes", func() bool {
+		err := guarded.Delete(ctx, "a", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil && strings.Contains(err.Error(), "guarded resources stay")
+	})
+	gone("guardeds.example.com")
+}
