@@ -63,10 +63,14 @@ type services struct {
 }
 
 func serviceHooks(p *pipeline.Pipeline, k *kubelets) registry.Hooks {
-	s := &services{p: p, nodePorts: nodePortReservations{byPort: map[int32]types.UID{}}}
+	s := newServices(p)
 	return registry.Hooks{BeforeCreate: s.allocateService, BeforeUpdate: s.keepServiceAllocations,
 		AfterUpdate: s.releaseDroppedIPs, AfterDelete: s.releaseService, OnRead: showService,
 		Connects: map[string]rest.Connecter{"proxy": serviceProxy(p, k)}}
+}
+
+func newServices(p *pipeline.Pipeline) *services {
+	return &services{p: p, nodePorts: nodePortReservations{byPort: map[int32]reservation{}}}
 }
 
 // showService is how kube-apiserver's Service storage shows a stored
@@ -514,7 +518,7 @@ func (s *services) releaseService(ctx context.Context, obj runtime.Object) {
 	if !ok {
 		return
 	}
-	s.nodePorts.release(svc.UID)
+	s.nodePorts.releaseOwner(svc.UID)
 	if svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
 		s.releaseIP(ctx, svc, svc.Spec.ClusterIP)
 	}
@@ -528,7 +532,7 @@ func (s *services) releaseDroppedIPs(ctx context.Context, old, updated runtime.O
 	if !ok || !ok2 {
 		return
 	}
-	s.nodePorts.release(after.UID) // stored: the Services' list shows them
+	s.nodePorts.releaseOwner(after.UID) // stored: the Services' list shows them
 	for _, ip := range before.Spec.ClusterIPs {
 		if ip != corev1.ClusterIPNone && !slices.Contains(after.Spec.ClusterIPs, ip) {
 			s.releaseIP(ctx, before, ip)
@@ -670,11 +674,18 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 	if svc.Spec.Type != corev1.ServiceTypeNodePort && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return release, nil
 	}
+	// The ports belong to the stored Service an update changes (the
+	// request's body may carry no UID, or another), to the new one a
+	// create makes (its UID given already).
+	owner := svc.UID
+	if old != nil {
+		owner = old.UID
+	}
 	// One write at a time chooses among the ports neither stored nor
 	// reserved, and reserves those it takes until it is stored.
 	s.nodePorts.mu.Lock()
 	defer s.nodePorts.mu.Unlock()
-	used, err := s.usedNodePorts(ctx, svc)
+	used, err := s.usedNodePorts(ctx, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -684,8 +695,8 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 	if dry {
 		return release, nil
 	}
-	s.nodePorts.reserve(svc)
-	return func() { s.nodePorts.release(svc.UID) }, nil
+	write := s.nodePorts.reserve(owner, svc)
+	return func() { s.nodePorts.releaseWrite(write) }, nil
 }
 
 // chooseNodePorts gives svc's ports the node ports they ask for, if free,
@@ -811,10 +822,10 @@ func allocateHealthCheckNodePort(svc *corev1.Service, used, taken map[int32]bool
 	return apierrors.NewInternalError(fmt.Errorf("failed to allocate a HealthCheck NodePort 0: range is full"))
 }
 
-// usedNodePorts lists the node ports of every other Service (another
+// usedNodePorts lists the node ports of every Service but owner (another
 // object: a Service created again under its name does not own them),
 // stored or reserved. The caller holds s.nodePorts.mu.
-func (s *services) usedNodePorts(ctx context.Context, svc *corev1.Service) (map[int32]bool, error) {
+func (s *services) usedNodePorts(ctx context.Context, owner types.UID) (map[int32]bool, error) {
 	store := s.p.Registry().Snapshot().Lookup(servicesGVR)
 	res, err := store.Backend().Cache.List(ctx, cache.ListRequest{
 		Filter: cache.Filter{Prefix: store.CollectionPrefix("")}, Consistency: cache.Consistent,
@@ -837,16 +848,16 @@ func (s *services) usedNodePorts(ctx context.Context, svc *corev1.Service) (map[
 			used[other.Spec.HealthCheckNodePort] = other.UID
 		}
 	}
-	for port, owner := range s.nodePorts.byPort {
-		if used[port] == owner {
+	for port, r := range s.nodePorts.byPort {
+		if used[port] == r.owner {
 			delete(s.nodePorts.byPort, port) // stored with it: the list shows it
 			continue
 		}
-		used[port] = owner
+		used[port] = r.owner
 	}
 	others := map[int32]bool{}
-	for port, owner := range used {
-		if owner != svc.UID {
+	for port, holder := range used {
+		if holder != owner {
 			others[port] = true
 		}
 	}
@@ -857,31 +868,56 @@ func (s *services) usedNodePorts(ctx context.Context, svc *corev1.Service) (map[
 // stored, which the list of stored Services cannot show: without them two
 // writes at once could take the same port (kube's allocator records each
 // port in storage as it takes it). A write's reservations go when it
-// fails, once it is stored and listed, or when its Service is updated or
-// deleted. (Servers sharing an etcd cluster do not see each other's.)
+// fails, when a list shows its Service stored with them, or when its
+// Service is updated or deleted through this server. (Servers sharing an
+// etcd cluster do not see each other's; a Service another server deletes
+// before this one lists it keeps its ports reserved here until this
+// server restarts.)
 type nodePortReservations struct {
 	mu     sync.Mutex
-	byPort map[int32]types.UID
+	byPort map[int32]reservation
+	writes uint64 // the last write's number
 }
 
-// reserve records the node ports svc holds. The caller holds r.mu.
-func (r *nodePortReservations) reserve(svc *corev1.Service) {
+// reservation is a node port a write took for the Service owner.
+type reservation struct {
+	owner types.UID
+	write uint64
+}
+
+// reserve records the node ports svc holds for owner, for a new write
+// whose number it returns. The caller holds r.mu.
+func (r *nodePortReservations) reserve(owner types.UID, svc *corev1.Service) uint64 {
+	r.writes++
 	for _, p := range svc.Spec.Ports {
 		if p.NodePort != 0 {
-			r.byPort[p.NodePort] = svc.UID
+			r.byPort[p.NodePort] = reservation{owner, r.writes}
 		}
 	}
 	if svc.Spec.HealthCheckNodePort != 0 {
-		r.byPort[svc.Spec.HealthCheckNodePort] = svc.UID
+		r.byPort[svc.Spec.HealthCheckNodePort] = reservation{owner, r.writes}
+	}
+	return r.writes
+}
+
+// releaseWrite forgets the reservations of a write that failed.
+func (r *nodePortReservations) releaseWrite(write uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for port, held := range r.byPort {
+		if held.write == write {
+			delete(r.byPort, port)
+		}
 	}
 }
 
-// release forgets the reservations of the Service uid.
-func (r *nodePortReservations) release(uid types.UID) {
+// releaseOwner forgets the reservations for the Service uid, which is
+// stored (the list shows what it holds) or gone.
+func (r *nodePortReservations) releaseOwner(uid types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for port, owner := range r.byPort {
-		if owner == uid {
+	for port, held := range r.byPort {
+		if held.owner == uid {
 			delete(r.byPort, port)
 		}
 	}

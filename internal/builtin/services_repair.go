@@ -36,7 +36,7 @@ func RepairServiceIPs(ctx context.Context, p *pipeline.Pipeline) error {
 	if err != nil {
 		return err
 	}
-	s := &services{p: p}
+	s := newServices(p)
 	ranges := s.serviceRanges(ctx)
 	held := map[string]types.NamespacedName{} // ClusterIP → Service
 	for _, svc := range serviceList.(*corev1.ServiceList).Items {

@@ -1109,6 +1109,28 @@ func TestNodePortsTakenOnce(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided port is already allocated") {
 		t.Errorf("a Service created again with its node port: %v", err)
 	}
+	// A PUT whose body names no UID (kubectl replace of a manifest) keeps
+	// the Service's own node ports, or gives it new ones that later
+	// updates keep.
+	for _, tc := range []struct {
+		name string
+		spec corev1.ServiceSpec
+	}{
+		{"replaced", corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80, NodePort: 30570}}}},
+		{"made-nodeport", corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
+	} {
+		if _, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: tc.name}, Spec: tc.spec}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		body := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Labels: map[string]string{"replaced": "yes"}}, Spec: *tc.spec.DeepCopy()}
+		body.Spec.Type = corev1.ServiceTypeNodePort
+		if _, err := services.Update(ctx, body, metav1.UpdateOptions{}); err != nil {
+			t.Errorf("a PUT of Service %s without a UID: %v", tc.name, err)
+		}
+		if _, err := services.Patch(ctx, tc.name, types.MergePatchType, []byte(`{"metadata":{"labels":{"patched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Errorf("a patch of Service %s after a PUT without a UID: %v", tc.name, err)
+		}
+	}
 	// An update giving two ports of one protocol one node port fails in
 	// kube's allocator, before validation: a bare 500.
 	if _, err := services.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "dup"}, Spec: corev1.ServiceSpec{
