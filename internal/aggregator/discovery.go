@@ -180,12 +180,7 @@ func mergeGroups(groups []metav1.APIGroup, remote [][]*apiregistrationv1.APIServ
 			groups[i].PreferredVersion = groups[i].Versions[0]
 		}
 	}
-	sort.SliceStable(groups, func(i, j int) bool {
-		if a, b := groups[i].Name == apiregistrationv1.GroupName, groups[j].Name == apiregistrationv1.GroupName; a != b {
-			return a
-		}
-		return order.groupBefore(groups[i].Name, groups[j].Name, order.firstService)
-	})
+	sort.SliceStable(groups, func(i, j int) bool { return order.groupBefore(groups[i].Name, groups[j].Name, order.firstService) })
 	return groups
 }
 
@@ -230,8 +225,12 @@ func (p *priorities) add(group, version string, groupMinimum, versionPriority in
 	}
 }
 
-// groupBefore orders groups by priority, ties by the name tie[...] gives.
+// groupBefore orders groups as kube-aggregator lists them: its own first,
+// then by priority, ties by the name tie[...] gives (or their own).
 func (p *priorities) groupBefore(a, b string, tie map[string]string) bool {
+	if own, otherOwn := a == apiregistrationv1.GroupName, b == apiregistrationv1.GroupName; own != otherOwn {
+		return own
+	}
 	if p.group[a] != p.group[b] {
 		return p.group[a] > p.group[b]
 	}
@@ -262,8 +261,9 @@ func hasVersion(versions []metav1.GroupVersionForDiscovery, version string) bool
 
 // mergeAggregated adds the aggregated groups' discovery (remote, of the
 // APIServices services) to kapi's, ordered as kube's aggregated discovery
-// orders them: groups by their highest priority, then by name; a group's
-// versions by version priority.
+// orders them: apiregistration.k8s.io first (kube ranks it above any
+// APIService), then groups by their highest priority, then by name; a
+// group's versions by version priority.
 func mergeAggregated(local, remote []apidiscoveryv2.APIGroupDiscovery, services [][]*apiregistrationv1.APIService) []apidiscoveryv2.APIGroupDiscovery {
 	order := newPriorities(services)
 	index := map[string]int{}

@@ -92,8 +92,9 @@ func TestAggregatedGroupOrder(t *testing.T) {
 	for _, g := range merged {
 		names = append(names, g.Name)
 	}
-	// Kube's aggregated discovery orders every group by priority alone.
-	want := []string{"top.example.com", "apiregistration.k8s.io", "aaa.example.com", "apps", "batch", "low.example.com"}
+	// Kube's aggregated discovery ranks its own group above any
+	// APIService, then every group by priority.
+	want := []string{"apiregistration.k8s.io", "top.example.com", "aaa.example.com", "apps", "batch", "low.example.com"}
 	if !slices.Equal(names, want) {
 		t.Errorf("groups %v, want %v", names, want)
 	}
