@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +101,12 @@ func WithSimulatedNodes(n int) Option { return func(o *options) { o.simulatedNod
 // WithControllers() runs none, for tests written for envtest's server
 // without controllers. kapi's README lists the names.
 func WithControllers(selection ...string) Option {
-	return func(o *options) { o.controllers = append(o.controllers, append([]string{"-*"}, selection...)...) }
+	return func(o *options) {
+		if o.controllers == nil {
+			o.controllers = []string{"-*"} // only those selected, by this call and later ones
+		}
+		o.controllers = append(o.controllers, selection...)
+	}
 }
 
 // WithAdmissionPlugins runs kube's admission plugins that a default
@@ -172,24 +178,34 @@ func New(dir string, opts ...Option) (*Env, error) {
 	return env, nil
 }
 
-// install installs the CRDs and webhook configurations of o, the
-// webhooks' server first if a CRD converts through it.
+// install installs the CRDs of o, pointed at the test's webhook server if
+// they convert through a webhook, then its webhook configurations (a
+// configuration refusing what its server does not answer yet would
+// refuse the CRDs).
 func (e *Env) install(dir string, o options) error {
 	crds, err := o.allCRDs()
 	if err != nil {
 		return err
 	}
-	hooks, err := installWebhooks(e.Config, dir, o, needsWebhookServer(crds))
+	configs, err := o.webhookConfigs()
 	if err != nil {
 		return err
 	}
-	e.Webhooks = hooks
-	if hooks != nil {
+	if len(configs) > 0 || needsWebhookServer(crds) {
+		if e.Webhooks, err = newWebhookServer(filepath.Join(dir, "webhook-certs")); err != nil {
+			return err
+		}
 		for _, crd := range crds {
-			hooks.pointConversion(crd)
+			e.Webhooks.pointConversion(crd)
 		}
 	}
-	return installCRDs(e.Config, crds)
+	if err := installCRDs(e.Config, crds); err != nil {
+		return err
+	}
+	if len(configs) == 0 {
+		return nil
+	}
+	return e.Webhooks.install(e.Config, configs)
 }
 
 // UserConfig is a client configuration that the server authenticates as

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -314,5 +315,40 @@ func TestNewInATemporaryDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the server's directory %s after Stop: %v", dir, err)
+	}
+}
+
+// TestCRDsBeforeWebhooks: CRDs are installed before the webhook
+// configurations, which a webhook for every create, not served yet, would
+// otherwise refuse.
+func TestCRDsBeforeWebhooks(t *testing.T) {
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNone
+	everything := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "everything"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "everything.example.com", AdmissionReviewVersions: []string{"v1"}, SideEffects: &none, FailurePolicy: &fail,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: "system", Name: "webhook-service"}},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+			}},
+		}},
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "things.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "things", Singular: "thing", Kind: "Thing"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}},
+		},
+	}
+	env, err := kapitest.New(t.TempDir(), kapitest.WithCRDObjects(crd), kapitest.WithWebhookObjects(everything))
+	if err != nil {
+		t.Fatalf("a CRD and a webhook for every create: %v", err)
+	}
+	if err := env.Stop(); err != nil {
+		t.Error(err)
 	}
 }

@@ -54,10 +54,8 @@ func WithWebhookObjects(configs ...any) Option {
 	return func(o *options) { o.webhookObjects = append(o.webhookObjects, configs...) }
 }
 
-// installWebhooks makes the webhook server's certificate in dir, picks its
-// port and installs the configurations of o pointed at it; nil when o has
-// none and no CRD converts through it (conversion).
-func installWebhooks(config *rest.Config, dir string, o options, conversion bool) (*Webhooks, error) {
+// webhookConfigs are the webhook configurations of o.
+func (o options) webhookConfigs() ([]any, error) {
 	configs := append([]any(nil), o.webhookObjects...)
 	for _, path := range o.webhookPaths {
 		read, err := readWebhooks(path)
@@ -66,16 +64,15 @@ func installWebhooks(config *rest.Config, dir string, o options, conversion bool
 		}
 		configs = append(configs, read...)
 	}
-	if len(configs) == 0 && !conversion {
-		return nil, nil
-	}
-	hooks, err := newWebhookServer(filepath.Join(dir, "webhook-certs"))
-	if err != nil {
-		return nil, err
-	}
+	return configs, nil
+}
+
+// install creates the webhook configurations, pointed at the
+// test's webhook server.
+func (w *Webhooks) install(config *rest.Config, configs []any) error {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ctx := context.Background()
 	for _, c := range configs {
@@ -83,23 +80,23 @@ func installWebhooks(config *rest.Config, dir string, o options, conversion bool
 		case *admissionregistrationv1.MutatingWebhookConfiguration:
 			c = c.DeepCopy()
 			for i := range c.Webhooks {
-				hooks.point(&c.Webhooks[i].ClientConfig)
+				w.point(&c.Webhooks[i].ClientConfig)
 			}
 			_, err = client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, c, metav1.CreateOptions{})
 		case *admissionregistrationv1.ValidatingWebhookConfiguration:
 			c = c.DeepCopy()
 			for i := range c.Webhooks {
-				hooks.point(&c.Webhooks[i].ClientConfig)
+				w.point(&c.Webhooks[i].ClientConfig)
 			}
 			_, err = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, c, metav1.CreateOptions{})
 		default:
 			err = fmt.Errorf("%T is not a webhook configuration", c)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("installing webhooks: %w", err)
+			return fmt.Errorf("installing webhooks: %w", err)
 		}
 	}
-	return hooks, nil
+	return nil
 }
 
 // newWebhookServer picks a free loopback port and writes a certificate
