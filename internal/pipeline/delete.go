@@ -36,22 +36,12 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	if err := checkPreconditionsFirst(store, opts, current); err != nil {
 		return nil, false, err
 	}
-	attrs := deleteAttributes(store, namespace, name, current, opts, o)
-	if err := p.admit(ctx, o, attrs); err != nil {
-		return nil, false, err
-	}
-	if pending, err := p.keptByType(store, current); err != nil || pending {
-		// Being deleted, and kept by its type until something else is
-		// done (a namespace until its content is gone): as kube-apiserver's
-		// namespace storage, a further delete changes nothing (and is not
-		// validated).
-		return current, false, err
-	}
 	w := registry.Write{Info: store.Info, Namespace: namespace, Name: name, Verb: "delete"}
 	gd, deletesGracefully := strategyOf(store).(registry.GracefulDeleter)
-	// The options validating admission sees are those the type's storage
-	// made of the request's, as kube's: a graceful delete's effective
-	// grace period, a namespace's own UID as a precondition.
+	// Admission runs, as in kube-apiserver, where the type's storage
+	// validates the delete: after its graceful deletion made the options
+	// effective (a pod's grace period), not at all for an object already
+	// being deleted gracefully or kept by its type.
 	effective := opts.DeepCopy()
 	if effective == nil {
 		effective = &metav1.DeleteOptions{}
@@ -62,35 +52,48 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 			return nil, false, err
 		}
 	}
-	if store.GroupResource() == namespacesResource && (effective.Preconditions == nil || effective.Preconditions.UID == nil) {
+	if pending {
+		// Already being deleted gracefully: nothing changes.
+		return current, false, nil
+	}
+	if kept, err := p.keptByType(store, current); err != nil || kept {
+		// Being deleted, and kept by its type until something else is
+		// done (a namespace until its content is gone): as kube-apiserver's
+		// namespace storage, a further delete changes nothing.
+		return current, false, err
+	}
+	own := store.Backend().Hooks.OwnDelete
+	if own != nil && (effective.Preconditions == nil || effective.Preconditions.UID == nil) {
+		// Types deleting in their own way (namespaces, CRDs) delete the
+		// object read, as kube's storages of them do by its UID.
 		uid := mustAccessor(current).GetUID()
 		if effective.Preconditions == nil {
 			effective.Preconditions = &metav1.Preconditions{}
 		}
 		effective.Preconditions.UID = &uid
 	}
-	validating := *attrs
-	validating.Options = withDeleteOptionsKind(effective)
-	if err := p.validate(ctx, o, &validating); err != nil {
+	if o.InCollection {
+		// Each object of a collection is deleted with a copy of the
+		// options; admission keeps the request's.
+		effective = opts
+	}
+	attrs := deleteAttributes(store, namespace, name, current, effective, o)
+	if err := p.admit(ctx, o, attrs); err != nil {
 		return nil, false, err
 	}
-	if own := store.Backend().Hooks.OwnDelete; own != nil && mustAccessor(current).GetDeletionTimestamp() == nil {
+	if err := p.validate(ctx, o, attrs); err != nil {
+		return nil, false, err
+	}
+	if own != nil && mustAccessor(current).GetDeletionTimestamp() == nil {
 		marked, err := p.markFirstDelete(ctx, store, namespace, name, opts, current, dry, own)
 		return marked, false, err
 	}
-	if deletesGracefully {
-		switch {
-		case pending:
-			// Already being deleted gracefully: nothing changes.
-			return current, false, nil
-		case graceful:
-			// Kept for its grace period (a pod, until its kubelet has
-			// stopped it and deletes it for good). With no grace left it
-			// is marked all the same, then deleted: as in kube-apiserver,
-			// watchers see it MODIFIED with its deletion timestamp, then
-			// DELETED.
-			return p.markDeleting(ctx, store, namespace, name, opts, current, dry)
-		}
+	if graceful {
+		// Kept for its grace period (a pod, until its kubelet has stopped
+		// it and deletes it for good). With no grace left it is marked all
+		// the same, then deleted: as in kube-apiserver, watchers see it
+		// MODIFIED with its deletion timestamp, then DELETED.
+		return p.markDeleting(ctx, store, namespace, name, opts, current, dry)
 	}
 	if _, changed := gcFinalizers(ctx, strategyOf(store), w, opts, mustAccessor(current)); changed {
 		// The garbage collector finishes the delete (orphaning the

@@ -782,6 +782,15 @@ webhooks:
 		options(got[2]) != `{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","gracePeriodSeconds":30}` {
 		t.Errorf("the delete of a pod bound to a node: %+v", got)
 	}
+	// A pod already being deleted gracefully is deleted again without
+	// admission, as kube's storage answers it before any.
+	before = len(calls("bound"))
+	if err := pods.Delete(ctx, "bound", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(calls("bound")); got != before {
+		t.Errorf("a repeated delete of a pod being deleted made %d calls, want none", got-before)
+	}
 
 	// A namespace is created and deleted in itself; its delete is
 	// validated with its UID as a precondition, as kube's namespace
