@@ -105,7 +105,8 @@ var nodeRestricted = []schema.GroupResource{
 }
 
 // runApart are the plugins of a default kube-apiserver that kapi runs
-// outside builtinPlugins: naming them enables nothing more.
+// outside builtinPlugins, or (PodGroupProtection, for an API kapi does not
+// serve) not at all: naming them enables nothing more.
 var runApart = map[string]bool{
 	"NamespaceLifecycle": true, "MutatingAdmissionPolicy": true, "MutatingAdmissionWebhook": true,
 	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionWebhook": true, "ResourceQuota": true,

@@ -108,8 +108,7 @@ func (a *Authenticator) Tokens() authenticator.Request { return a.tokens }
 
 // WithAnonymous makes requests without credentials those of
 // system:anonymous (group system:unauthenticated), for the authorizer to
-// decide, as --anonymous-auth does; without it only the public paths
-// answer them.
+// decide, as --anonymous-auth does; without it they get 401.
 func (a *Authenticator) WithAnonymous() *Authenticator {
 	a.anonymous = true
 	return a

@@ -22,11 +22,11 @@ import (
 
 // storedCustomResources give apiextensions' CRD finalizer the custom
 // resources of a CRD as kube-apiserver's storage gives them: in the
-// storage version, served or not (no conversion, so no conversion webhook
-// is called), deleted past admission, their finalizers honoured. (Through
-// the API, a CRD serving no version, or only versions its failing
-// conversion webhook must convert to, or one whose resources a policy
-// keeps from being deleted, stayed Terminating.)
+// storage version, served or not (only objects stored in an older version
+// are converted, as kube's storage converts them), deleted past admission,
+// their finalizers honoured. (Through the API, a CRD serving no version,
+// or only versions its failing conversion webhook must convert to, or one
+// whose resources a policy keeps from being deleted, stayed Terminating.)
 type storedCustomResources struct {
 	registry *registry.Registry
 	writes   *pipeline.Pipeline

@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	flowcontrolbootstrap "k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	apimux "k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/apiserver/pkg/storage"
@@ -106,18 +105,9 @@ func (f *FlowControl) InstallDebug(mux *http.ServeMux) {
 
 // Filter queues each request for its priority level's seats, as
 // kube-apiserver's filter does, by the user and request info in its
-// context. Requests without a user (the public paths, when anonymous
-// requests are not authenticated) pass as they are: kube-apiserver, which
-// makes them system:anonymous, classifies them as exempt probes.
+// context.
 func (f *FlowControl) Filter(next http.Handler) http.Handler {
-	queued := genericfilters.WithPriorityAndFairness(next, filters.LongRunning, f.controller, f.estimate, requestWaitLimit)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := genericapirequest.UserFrom(r.Context()); !ok {
-			next.ServeHTTP(w, r)
-			return
-		}
-		queued.ServeHTTP(w, r)
-	})
+	return genericfilters.WithPriorityAndFairness(next, filters.LongRunning, f.controller, f.estimate, requestWaitLimit)
 }
 
 // Start puts Kubernetes' bootstrap configuration in place (on a first
