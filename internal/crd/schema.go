@@ -76,6 +76,18 @@ func (s *versionSchema) FromStorage(obj runtime.Object) {
 	if s.structural != nil {
 		structuraldefaulting.Default(u.Object, s.structural)
 	}
+	s.StoredConverted(u)
+}
+
+// StoredConverted prunes and repairs an object read from storage in
+// another version, as kube-apiserver's storage codec for custom resources
+// does: invalid metadata is dropped instead of refused, a missing
+// generation becomes 1; without this version's defaults.
+func (s *versionSchema) StoredConverted(obj runtime.Object) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
 	if _, err := s.coerce(u, true, false); err == nil && u.GetGeneration() == 0 {
 		u.SetGeneration(1)
 	}

@@ -222,9 +222,11 @@ type Schema interface {
 	// to objects stored before).
 	FromStorage(obj runtime.Object)
 	// Converted drops unknown fields from an object converted to the
-	// schema's version from the one it is stored in; it gets no
-	// defaults of this version.
+	// schema's version from another; it gets no defaults of this version.
 	Converted(obj runtime.Object)
+	// StoredConverted is Converted for an object read from storage in
+	// another version, repaired as one read from storage is.
+	StoredConverted(obj runtime.Object)
 	// Default sets the schema's defaults, as kube's defaulter of custom
 	// resources does after mutating admission changed an object.
 	Default(obj runtime.Object)

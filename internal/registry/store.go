@@ -330,7 +330,7 @@ func (s *Store) decode(kv *storage.KeyValue) (runtime.Object, error) {
 		if upgraded {
 			// Defaulted by the version it was stored in, as kube's storage
 			// codec defaults before it converts; not by this one.
-			s.schema.Converted(obj)
+			s.schema.StoredConverted(obj)
 		} else {
 			s.schema.FromStorage(obj)
 		}
