@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -194,11 +195,28 @@ func applyConfigFile(flags *flag.FlagSet, path string) error {
 		if given[name] {
 			continue
 		}
-		if err := flags.Set(name, fmt.Sprint(value)); err != nil {
+		if err := flags.Set(name, flagValue(value)); err != nil {
 			return fmt.Errorf("%s: %s: %w", path, name, err)
 		}
 	}
 	return nil
+}
+
+// flagValue writes a config file's value as the command line would: a
+// number in full (YAML's numbers are floats: 1000000 is not "1e+06"), a
+// list comma-separated.
+func flagValue(value interface{}) string {
+	switch v := value.(type) {
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case []interface{}:
+		items := make([]string, len(v))
+		for i, item := range v {
+			items[i] = flagValue(item)
+		}
+		return strings.Join(items, ",")
+	}
+	return fmt.Sprint(value)
 }
 
 // splitList reads a comma-separated flag value, as kube's list flags do.

@@ -107,15 +107,20 @@ spec:
 }
 
 // TestConfigFile: kapi serve --config reads flag values from a file (here
-// in-memory storage, so a restart loses the data) and refuses a setting
-// it does not know.
+// in-memory storage, so a restart loses the data; a large number; a list)
+// and refuses a setting it does not know.
 func TestConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "kapi.yaml")
-	if err := os.WriteFile(good, []byte("storage: memory\nhistory-window: 1m\n"), 0o600); err != nil {
+	config := "storage: memory\nhistory-window: 1m\nmax-watches: 1000000\nenable-admission-plugins: [AlwaysPullImages, DenyServiceExternalIPs]\n"
+	if err := os.WriteFile(good, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	k := startKapi(t, "--config", good)
+	outside := writeTemp(t, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"outside"},"spec":{"ports":[{"port":80}],"externalIPs":["192.0.2.1"]}}`)
+	if out, err := k.kubectl("create", "-f", outside); err == nil || !strings.Contains(out, "Use of external IPs is denied by admission control") {
+		t.Errorf("a Service with an external IP, DenyServiceExternalIPs listed in the config file: %v\n%s", err, out)
+	}
 	k.mustKubectl("create", "configmap", "kept-in-memory")
 	k.stop()
 	k.start()
