@@ -75,7 +75,9 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	if o.InCollection {
 		// Each object of a collection is deleted with a copy of the
 		// options; admission keeps the request's.
-		effective = opts
+		if effective = opts.DeepCopy(); effective == nil {
+			effective = &metav1.DeleteOptions{}
+		}
 	}
 	attrs := deleteAttributes(store, namespace, name, current, effective, o)
 	if err := p.admit(ctx, o, attrs); err != nil {
@@ -123,18 +125,15 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 	return deleted, err == nil, err
 }
 
-// deleteAttributes describe a delete to admission: its options as the
-// request gave them, and no name for an object of a deletecollection.
+// deleteAttributes describe a delete to admission: the options it sees
+// (the caller's own copy, which admission may hold), and no name for an
+// object of a deletecollection.
 func deleteAttributes(store *registry.Store, namespace, name string, current runtime.Object, opts *metav1.DeleteOptions, o Options) *admission.Attributes {
 	if o.InCollection {
 		name = ""
 	}
 	attrs := attributes(admission.Delete, store, namespace, name, nil, current, Options{DryRun: o.DryRun})
-	asked := &metav1.DeleteOptions{}
-	if opts != nil {
-		asked = opts.DeepCopy()
-	}
-	attrs.Options = withDeleteOptionsKind(asked)
+	attrs.Options = withDeleteOptionsKind(opts)
 	return attrs
 }
 
