@@ -541,10 +541,16 @@ func recordWatchListLatency(ctx context.Context, gvr schema.GroupVersionResource
 }
 
 // initialEventsEnd is the bookmark that ends a streaming list's initial
-// events: kube-apiserver 1.37's carries only the annotation that says so.
+// events: kube-apiserver 1.37's is a bookmark with the annotation that
+// says so.
 func (a *API) initialEventsEnd(store *registry.Store, rev int64) runtime.Object {
 	obj := store.Bookmark(rev)
 	m, _ := meta.Accessor(obj)
-	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	annotations := m.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[metav1.InitialEventsAnnotationKey] = "true"
+	m.SetAnnotations(annotations)
 	return obj
 }

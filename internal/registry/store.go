@@ -191,10 +191,16 @@ func (s *Store) DefaultBySchema(obj runtime.Object) {
 	}
 }
 
-// Bookmark is a watch bookmark: an object of the resource's kind holding
-// only a resource version.
+// Bookmark is a watch bookmark: an empty object of the resource's kind
+// (as kube-apiserver makes it, codecs.Empty) holding only a resource
+// version.
 func (s *Store) Bookmark(rev int64) runtime.Object {
 	obj := s.New()
+	if s.typed {
+		if empty, err := codecs.Empty(s.gvk); err == nil {
+			obj = empty
+		}
+	}
 	m, _ := meta.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	obj.GetObjectKind().SetGroupVersionKind(s.gvk)
