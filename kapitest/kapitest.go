@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kapi-dev/kapi/internal/auth"
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/server"
 	"github.com/kapi-dev/kapi/internal/storage/pebble"
@@ -246,6 +247,8 @@ func start(dir string, o options) (*Env, error) {
 		SimulatedNodes:         o.simulatedNodes,
 		Logger:                 logger,
 		EnableAdmissionPlugins: o.admissionPlugins,
+		// As envtest's kube-apiserver, with its default flags.
+		ServiceAccountTokens: auth.TokenOptions{ExtendExpiration: true},
 	}
 	if o.controllers != nil {
 		selection, err := controllers.ParseSelection(strings.Join(o.controllers, ","))

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kapi-dev/kapi/internal/admission"
+	"github.com/kapi-dev/kapi/internal/auth"
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/logging"
 	"github.com/kapi-dev/kapi/internal/memory"
@@ -62,7 +63,14 @@ func main() {
 	clientCAFile := flags.String("client-ca-file", "", "a PEM bundle of more CAs whose client certificates authenticate (CN user, O groups), besides kapi's own")
 	tokenAuthFile := flags.String("token-auth-file", "", "a CSV file of static bearer tokens (token,user,uid,\"group1,group2\"), as kube-apiserver's flag")
 	anonymousAuth := flags.Bool("anonymous-auth", true, "treat requests without credentials as system:anonymous, for RBAC to decide, as kube-apiserver's flag (false: they get 401, health and version included)")
-	issuer := flags.String("service-account-issuer", "", "the issuer and API audience of service account tokens (default https://kubernetes.default.svc.cluster.local)")
+	var issuers, keyFiles repeatedFlag
+	flags.Var(&issuers, "service-account-issuer", "the issuer of service account tokens, as kube-apiserver's flag: given more than once, the first is the issuer of the tokens made and all are accepted (default "+auth.DefaultIssuer+")")
+	apiAudiences := flags.String("api-audiences", "", "comma-separated audiences of the API, as kube-apiserver's flag: a service account token for none of them does not authenticate (default: the issuers)")
+	signingKeyFile := flags.String("service-account-signing-key-file", "", "a PEM private key (RSA or ECDSA) to sign service account tokens with, as kube-apiserver's flag (default: kapi's own, sa.key in the PKI directory)")
+	flags.Var(&keyFiles, "service-account-key-file", "a PEM file of more keys (public or private keys, certificates) whose service account tokens are accepted and published in /openid/v1/jwks, as kube-apiserver's flag: the keys of an earlier signing key; may be given more than once")
+	maxTokenExpiration := flags.Duration("service-account-max-token-expiration", 0, "the longest a TokenRequest's token lasts: longer requests are shortened to it, as kube-apiserver's flag (0: no maximum; otherwise 1h to 2^32s)")
+	extendTokenExpiration := flags.Bool("service-account-extend-token-expiration", true, "pods' projected tokens (asking for kube's default 3607s) last a year but warn after their hour, as kube-apiserver's flag")
+	jwksURI := flags.String("service-account-jwks-uri", "", "the https URL of the key set that /.well-known/openid-configuration names, as kube-apiserver's flag (default: kapi's own /openid/v1/jwks)")
 	auditPolicy := flags.String("audit-policy-file", "", "an audit.k8s.io/v1 Policy: which requests are audited, at which level")
 	auditLog := flags.String("audit-log-path", "", "where audit events go, one JSON line each ('-' for standard output)")
 	featureGates := flags.String("feature-gates", "", "comma-separated NAME=true|false pairs for Kubernetes feature gates, as kube-apiserver's flag (AllowUnsafeMalformedObjectDeletion=false, ...)")
@@ -86,6 +94,14 @@ func main() {
 	}
 	if *verbosity < 0 {
 		fmt.Fprintf(os.Stderr, "--v %d: must not be negative\n", *verbosity)
+		os.Exit(2)
+	}
+	tokenOptions := auth.TokenOptions{
+		Issuers: issuers, APIAudiences: splitList(*apiAudiences), SigningKeyFile: *signingKeyFile, KeyFiles: keyFiles,
+		MaxExpiration: *maxTokenExpiration, ExtendExpiration: *extendTokenExpiration, JWKSURI: *jwksURI,
+	}
+	if err := tokenOptions.Validate(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	var etcdOpts *etcd.Options
@@ -132,7 +148,7 @@ func main() {
 		HistoryWindow: *window, EventTTL: *eventTTL, MinRequestTimeout: *minTimeout, MaxWatches: *maxWatches, BookmarkInterval: *bookmarks,
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise, SimulatedNodes: *simulatedNodes,
 		AuthorizationMode: *authorizationMode, EnableAdmissionPlugins: splitList(*admissionPlugins), TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,
-		ServiceAccountIssuer: *issuer, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,
+		ServiceAccountTokens: tokenOptions, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,
 		Flags: flagValues(flags),
 	})
 	if err != nil {
@@ -173,6 +189,17 @@ func flagValues(flags *flag.FlagSet) map[string]string {
 	values := map[string]string{}
 	flags.VisitAll(func(f *flag.Flag) { values[f.Name] = f.Value.String() })
 	return values
+}
+
+// repeatedFlag is a flag that may be given more than once, each value
+// added to the list (a config file's list is one comma-separated value).
+type repeatedFlag []string
+
+func (r *repeatedFlag) String() string { return strings.Join(*r, ",") }
+
+func (r *repeatedFlag) Set(value string) error {
+	*r = append(*r, strings.Split(value, ",")...)
+	return nil
 }
 
 // applyConfigFile sets the flags a config file names, except those given

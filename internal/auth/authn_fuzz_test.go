@@ -48,7 +48,7 @@ func (noObjects) GetMutatingWebhookConfiguration(_ context.Context, name string)
 // panics.
 func FuzzBearerToken(f *testing.F) {
 	p := newPKI(f)
-	tokens, err := NewServiceAccountTokens(p.ServiceAccountKey, DefaultIssuer, "127.0.0.1:6443", noObjects{}, fake.NewClientset().CoreV1())
+	tokens, err := NewServiceAccountTokens(TokenOptions{}, p.ServiceAccountKey, "127.0.0.1:6443", noObjects{}, fake.NewClientset().CoreV1())
 	if err != nil {
 		f.Fatal(err)
 	}

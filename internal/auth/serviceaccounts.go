@@ -1,12 +1,21 @@
 package auth
 
 import (
-	"crypto/ecdsa"
+	"bytes"
+	"crypto"
+	"crypto/x509"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/emicklei/go-restful/v3"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/util/keyutil"
 	"k8s.io/kubernetes/pkg/routes"
 	"k8s.io/kubernetes/pkg/serviceaccount"
 
@@ -18,6 +27,72 @@ import (
 // accepts.
 const DefaultIssuer = "https://kubernetes.default.svc.cluster.local"
 
+// TokenOptions are kube-apiserver's flags for service account tokens.
+type TokenOptions struct {
+	// Issuers (--service-account-issuer): the first is the issuer of the
+	// tokens made, all are accepted; DefaultIssuer when none is given.
+	Issuers []string
+	// APIAudiences (--api-audiences) are the API's own audiences: a token
+	// for none of them does not authenticate to it. The issuers when
+	// none is given.
+	APIAudiences []string
+	// SigningKeyFile (--service-account-signing-key-file) holds the PEM
+	// private key (RSA or ECDSA) tokens are signed with, instead of
+	// kapi's own key.
+	SigningKeyFile string
+	// KeyFiles (--service-account-key-file) hold more public keys (or
+	// private keys, or certificates) whose tokens are accepted and
+	// published in the key set: the keys of an earlier signing key, while
+	// its tokens are still in use.
+	KeyFiles []string
+	// MaxExpiration (--service-account-max-token-expiration) shortens a
+	// TokenRequest asking for longer; 0 means no maximum, otherwise from
+	// an hour to 2^32 seconds.
+	MaxExpiration time.Duration
+	// ExtendExpiration (--service-account-extend-token-expiration, on in
+	// kube-apiserver by default) makes the tokens of pods' projected
+	// volumes, which ask for kube's default hour and seven seconds, last
+	// a year but warn after their hour.
+	ExtendExpiration bool
+	// JWKSURI (--service-account-jwks-uri) is the key set's address that
+	// the OpenID discovery document names, instead of kapi's own.
+	JWKSURI string
+}
+
+// Validate checks the options as kube-apiserver checks its flags, with its
+// messages.
+func (o TokenOptions) Validate() error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, issuer := range o.Issuers {
+		if strings.Contains(issuer, ":") {
+			if _, err := url.Parse(issuer); err != nil {
+				errs = append(errs, fmt.Errorf("service-account-issuer %q contained a ':' but was not a valid URL: %v", issuer, err))
+				continue
+			}
+		}
+		if issuer == "" {
+			errs = append(errs, errors.New("service-account-issuer should not be an empty string"))
+			continue
+		}
+		if seen[issuer] {
+			errs = append(errs, fmt.Errorf("service-account-issuer %q is already specified", issuer))
+		}
+		seen[issuer] = true
+	}
+	if o.JWKSURI != "" {
+		if u, err := url.Parse(o.JWKSURI); err != nil {
+			errs = append(errs, fmt.Errorf("service-account-jwks-uri must be a valid URL: %v", err))
+		} else if u.Scheme != "https" {
+			errs = append(errs, fmt.Errorf("service-account-jwks-uri requires https scheme, parsed as: %v", u.String()))
+		}
+	}
+	if o.MaxExpiration != 0 && (o.MaxExpiration < time.Hour || o.MaxExpiration > time.Duration(1<<32)*time.Second) {
+		errs = append(errs, errors.New("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds"))
+	}
+	return errors.Join(errs...)
+}
+
 // ServiceAccountTokens issues the JWTs of service accounts (TokenRequest)
 // and authenticates them, with kube-apiserver's own generator, claims and
 // validator: a token is accepted while it has not expired and the service
@@ -28,7 +103,12 @@ type ServiceAccountTokens struct {
 	// Audiences are the API's own: a token for another audience does not
 	// authenticate to it.
 	Audiences authenticator.Audiences
-	Generator serviceaccount.TokenGenerator
+	// MaxExpirationSeconds shortens longer token requests (0: none).
+	MaxExpirationSeconds int64
+	// ExtendExpiration extends the tokens of pods' projected volumes to a
+	// year, warning after the hour they asked for.
+	ExtendExpiration bool
+	Generator        serviceaccount.TokenGenerator
 	// LegacyGenerator signs the long-lived tokens kube-controller-manager's
 	// tokens controller puts in Secrets of type
 	// kubernetes.io/service-account-token, with the legacy issuer.
@@ -46,10 +126,33 @@ type ServiceAccountTokens struct {
 	Discovery http.Handler
 }
 
-// NewServiceAccountTokens signs with key; getter looks up the objects a
-// token names, and secrets labels the Secrets whose tokens are used.
-func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer, externalAddress string, getter serviceaccount.ServiceAccountTokenGetter, secrets typedcorev1.SecretsGetter) (*ServiceAccountTokens, error) {
-	generator, err := serviceaccount.JWTTokenGenerator(issuer, key)
+// NewServiceAccountTokens signs with opts' signing key, or key when it
+// names none; getter looks up the objects a token names, and secrets
+// labels the Secrets whose tokens are used.
+func NewServiceAccountTokens(opts TokenOptions, key crypto.Signer, externalAddress string, getter serviceaccount.ServiceAccountTokenGetter, secrets typedcorev1.SecretsGetter) (*ServiceAccountTokens, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	issuers := opts.Issuers
+	if len(issuers) == 0 {
+		issuers = []string{DefaultIssuer}
+	}
+	audiences := authenticator.Audiences(opts.APIAudiences)
+	if len(audiences) == 0 {
+		audiences = authenticator.Audiences(issuers)
+	}
+	if opts.SigningKeyFile != "" {
+		signingKey, err := signingKeyFromFile(opts.SigningKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		key = signingKey
+	}
+	publicKeys, err := verifyingKeys(key, opts.KeyFiles)
+	if err != nil {
+		return nil, err
+	}
+	generator, err := serviceaccount.JWTTokenGenerator(issuers[0], key)
 	if err != nil {
 		return nil, err
 	}
@@ -62,12 +165,11 @@ func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer, externalAddress stri
 	if err != nil {
 		return nil, err
 	}
-	keys, err := serviceaccount.StaticPublicKeysGetter([]interface{}{&key.PublicKey})
+	keys, err := serviceaccount.StaticPublicKeysGetter(publicKeys)
 	if err != nil {
 		return nil, err
 	}
-	audiences := authenticator.Audiences{issuer}
-	metadata, err := serviceaccount.NewOpenIDMetadataProvider(issuer, "", externalAddress, keys)
+	metadata, err := serviceaccount.NewOpenIDMetadataProvider(issuers[0], opts.JWKSURI, externalAddress, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +177,50 @@ func NewServiceAccountTokens(key *ecdsa.PrivateKey, issuer, externalAddress stri
 	discovery.ServiceErrorHandler(respond.RouteError)
 	routes.NewOpenIDMetadataServer(metadata).Install(discovery)
 	return &ServiceAccountTokens{
-		Issuer: issuer, Audiences: audiences, Generator: generator, LegacyGenerator: legacyGenerator,
-		Authenticator: serviceaccount.JWTTokenAuthenticator([]string{issuer}, keys, audiences, serviceaccount.NewValidator(getter)),
+		Issuer: issuers[0], Audiences: audiences,
+		MaxExpirationSeconds: int64(opts.MaxExpiration / time.Second), ExtendExpiration: opts.ExtendExpiration,
+		Generator: generator, LegacyGenerator: legacyGenerator,
+		Authenticator: serviceaccount.JWTTokenAuthenticator(issuers, keys, audiences, serviceaccount.NewValidator(getter)),
 		Legacy:        serviceaccount.JWTTokenAuthenticator([]string{serviceaccount.LegacyIssuer}, keys, audiences, legacyValidator),
 		Discovery:     discovery,
 	}, nil
+}
+
+// signingKeyFromFile reads --service-account-signing-key-file.
+func signingKeyFromFile(path string) (crypto.Signer, error) {
+	key, err := keyutil.PrivateKeyFromFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to parse service-account-issuer-key-file: %w", err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("failed to parse service-account-issuer-key-file: %T is not a signing key", key)
+	}
+	return signer, nil
+}
+
+// verifyingKeys are the public keys tokens are accepted from: the signing
+// key's, then those of the key files (each once).
+func verifyingKeys(signing crypto.Signer, keyFiles []string) ([]interface{}, error) {
+	keys := []interface{}{signing.Public()}
+	var seen [][]byte
+	for _, path := range keyFiles {
+		fileKeys, err := keyutil.PublicKeysFromFile(path)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, fileKeys...)
+	}
+	var unique []interface{}
+	for _, key := range keys {
+		der, err := x509.MarshalPKIXPublicKey(key)
+		if err != nil {
+			return nil, fmt.Errorf("service account key: %w", err)
+		}
+		if !slices.ContainsFunc(seen, func(d []byte) bool { return bytes.Equal(d, der) }) {
+			seen = append(seen, der)
+			unique = append(unique, key)
+		}
+	}
+	return unique, nil
 }

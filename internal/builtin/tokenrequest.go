@@ -36,10 +36,11 @@ import (
 var tokenRequestKind = authenticationv1.SchemeGroupVersion.WithKind("TokenRequest")
 
 // tokenIssuer serves serviceaccounts/token (TokenRequest) as
-// kube-apiserver does with its default flags: audiences default to the
-// API's, pod-bound tokens asking for kube's default hour and seven seconds
-// last a year but warn after the hour (--service-account-extend-token-expiration),
-// and there is no maximum expiration.
+// kube-apiserver does: audiences default to the API's, a request for
+// longer than --service-account-max-token-expiration is shortened to it,
+// and with --service-account-extend-token-expiration pod-bound tokens
+// asking for kube's default hour and seven seconds last a year but warn
+// after the hour.
 type tokenIssuer struct {
 	objects objectGetter
 	tokens  *auth.ServiceAccountTokens
@@ -108,8 +109,12 @@ func (t *tokenIssuer) requestToken(ctx context.Context, namespace, name string, 
 	if err != nil {
 		return nil, err
 	}
+	if limit := t.tokens.MaxExpirationSeconds; limit > 0 && req.Spec.ExpirationSeconds > limit {
+		warning.AddWarning(ctx, "", fmt.Sprintf("requested expiration of %d seconds shortened to %d seconds", req.Spec.ExpirationSeconds, limit))
+		req.Spec.ExpirationSeconds = limit
+	}
 	exp, warnAfter := req.Spec.ExpirationSeconds, int64(0)
-	if bound.pod != nil && exp == token.WarnOnlyBoundTokenExpirationSeconds && sets.New(t.tokens.Audiences...).HasAll(req.Spec.Audiences...) {
+	if t.tokens.ExtendExpiration && bound.pod != nil && exp == token.WarnOnlyBoundTokenExpirationSeconds && sets.New(t.tokens.Audiences...).HasAll(req.Spec.Audiences...) {
 		warnAfter, exp = exp, token.ExpirationExtensionSeconds
 	}
 	sc, pc, err := token.Claims(*sa, bound.pod, bound.secret, bound.node, nil, nil, exp, warnAfter, req.Spec.Audiences, nil)

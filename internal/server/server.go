@@ -130,9 +130,12 @@ type Config struct {
 	// version too). `kapi serve` sets it unless told not to, as
 	// kube-apiserver's --anonymous-auth defaults to true.
 	AnonymousAuth bool
-	// ServiceAccountIssuer is the issuer (and API audience) of service
-	// account tokens (default auth.DefaultIssuer).
-	ServiceAccountIssuer string
+	// ServiceAccountTokens are the issuers, audiences, keys and
+	// expirations of service account tokens, as kube-apiserver's flags
+	// (--service-account-issuer, --api-audiences, ...); the zero value
+	// is kapi's own key, auth.DefaultIssuer, and no extension of pods'
+	// tokens (`kapi serve` extends them, as kube-apiserver by default).
+	ServiceAccountTokens auth.TokenOptions
 	// AuditPolicyFile is an audit.k8s.io/v1 Policy; with AuditLogPath,
 	// requests are written there as audit.k8s.io/v1 events, one JSON
 	// line each ("-" is standard output), as kube-apiserver's
@@ -388,14 +391,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.URL = "https://" + clientAddress(s.listener.Addr().(*net.TCPAddr))
-	issuer := cfg.ServiceAccountIssuer
-	if issuer == "" {
-		issuer = auth.DefaultIssuer
-	}
 	// The legacy tokens' Secrets are labelled with the day of their last
 	// use as kube-apiserver labels them, through its loopback client.
 	secrets := kubernetes.NewForConfigOrDie(loopbackClient()).CoreV1()
-	tokens, err := auth.NewServiceAccountTokens(pki.ServiceAccountKey, issuer, strings.TrimPrefix(s.URL, "https://"), builtin.TokenGetter(writes), secrets)
+	tokens, err := auth.NewServiceAccountTokens(cfg.ServiceAccountTokens, pki.ServiceAccountKey, strings.TrimPrefix(s.URL, "https://"), builtin.TokenGetter(writes), secrets)
 	if err != nil {
 		return nil, fmt.Errorf("service account tokens: %w", err)
 	}

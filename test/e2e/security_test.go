@@ -2,15 +2,23 @@ package e2e
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +36,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/pkg/serviceaccount"
 )
 
 // tokenUsers are the users of the static token file the security tests
@@ -353,6 +363,152 @@ func TestServiceAccountTokens(t *testing.T) {
 		_, err := bot.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 		return apierrors.IsUnauthorized(err)
 	})
+}
+
+// TestServiceAccountTokenFlags: kube-apiserver's flags for service account
+// tokens: tokens are signed with the given key for the first issuer and
+// the API's audiences, accepted from an earlier key and issuer, shortened
+// to the maximum expiration with kube's warning, refused for another
+// audience; the discovery documents name the issuer, both keys and the
+// key set's given address; wrong values stop the start with kube's words.
+func TestServiceAccountTokenFlags(t *testing.T) {
+	dir := t.TempDir()
+	signing, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signingFile, earlierFile := filepath.Join(dir, "sa.key"), filepath.Join(dir, "earlier.pub")
+	if err := writeFile(signingFile, string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(signing)}))); err != nil {
+		t.Fatal(err)
+	}
+	earlierDER, _ := x509.MarshalPKIXPublicKey(&earlier.PublicKey)
+	if err := writeFile(earlierFile, string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: earlierDER}))); err != nil {
+		t.Fatal(err)
+	}
+	const issuer, earlierIssuer = "https://issuer.example", "https://earlier.example"
+	k := startKapi(t, onlyLifecycleControllers, "--service-account-signing-key-file", signingFile, "--service-account-key-file", earlierFile,
+		"--service-account-issuer", issuer, "--service-account-issuer", earlierIssuer, "--api-audiences", "api.example,"+issuer,
+		"--service-account-max-token-expiration", "2h", "--service-account-jwks-uri", "https://keys.example/jwks")
+	k.mustKubectl("create", "serviceaccount", "bot")
+	sa, err := k.clientset().CoreV1().ServiceAccounts("default").Get(ctx, "bot", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	warnings := &warningRecorder{}
+	cfg := rest.CopyConfig(k.config)
+	cfg.WarningHandler = warnings
+	long := int64(10000)
+	tr, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ServiceAccounts("default").CreateToken(ctx, "bot", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &long},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := *tr.Spec.ExpirationSeconds; got != 7200 {
+		t.Errorf("a 10000-second token request was answered with expirationSeconds %d, want the maximum 7200", got)
+	}
+	if left := time.Until(tr.Status.ExpirationTimestamp.Time); left < 7100*time.Second || left > 7300*time.Second {
+		t.Errorf("the token expires in %v, want 2h", left)
+	}
+	if want := "requested expiration of 10000 seconds shortened to 7200 seconds"; !slices.Contains(warnings.all(), want) {
+		t.Errorf("warnings %q, want %q", warnings.all(), want)
+	}
+	header, claims := jwtParts(t, tr.Status.Token)
+	if header["alg"] != "RS256" || claims["iss"] != issuer || fmt.Sprint(claims["aud"]) != "[api.example "+issuer+"]" {
+		t.Errorf("token header %v, claims iss %v aud %v", header, claims["iss"], claims["aud"])
+	}
+	if _, err := k.clientWithToken(tr.Status.Token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the token does not authenticate: %v", err)
+	}
+
+	// A token the earlier key signed for the earlier issuer.
+	earlierToken := signedToken(t, earlier, earlierIssuer, sa, []string{"api.example"})
+	review, err := k.clientWithToken(earlierToken).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil || review.Status.UserInfo.Username != "system:serviceaccount:default:bot" {
+		t.Errorf("the earlier key's token: %v %+v", err, review)
+	}
+	// Tokens for another audience, or by an issuer not named, do not.
+	for name, token := range map[string]string{
+		"another audience": signedToken(t, signing, issuer, sa, []string{"vault"}),
+		"another issuer":   signedToken(t, signing, "https://other.example", sa, []string{"api.example"}),
+	} {
+		_, err := k.clientWithToken(token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if !apierrors.IsUnauthorized(err) {
+			t.Errorf("a token for %s: %v, want 401", name, err)
+		}
+	}
+
+	var config struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := json.Unmarshal([]byte(k.mustKubectl("get", "--raw", "/.well-known/openid-configuration")), &config); err != nil || config.Issuer != issuer || config.JWKSURI != "https://keys.example/jwks" {
+		t.Errorf("openid configuration: %+v %v", config, err)
+	}
+	var jwks struct {
+		Keys []struct {
+			Kty string `json:"kty"`
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(k.mustKubectl("get", "--raw", "/openid/v1/jwks")), &jwks); err != nil || len(jwks.Keys) != 2 || jwks.Keys[0].Kty != "RSA" || jwks.Keys[1].Kty != "EC" {
+		t.Errorf("key set: %+v %v, want the RSA signing key and the earlier EC key", jwks, err)
+	}
+
+	for flags, want := range map[string]string{
+		"--service-account-max-token-expiration=5m":         "the service-account-max-token-expiration must be between 1 hour and 2^32 seconds",
+		"--service-account-jwks-uri=http://keys.example":    "service-account-jwks-uri requires https scheme, parsed as: http://keys.example",
+		"--service-account-issuer=":                         "service-account-issuer should not be an empty string",
+		"--service-account-signing-key-file=" + earlierFile: "failed to parse service-account-issuer-key-file",
+	} {
+		out, err := exec.Command(kapiBinary, "serve", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", flags).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("kapi serve %s: %v\n%s", flags, err, out)
+		}
+	}
+}
+
+// jwtParts decodes a JWT's header and claims (unverified).
+func jwtParts(t *testing.T, token string) (header, claims map[string]interface{}) {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", token)
+	}
+	for i, into := range []*map[string]interface{}{&header, &claims} {
+		data, err := base64.RawURLEncoding.DecodeString(parts[i])
+		if err == nil {
+			err = json.Unmarshal(data, into)
+		}
+		if err != nil {
+			t.Fatalf("JWT part %d: %v", i, err)
+		}
+	}
+	return header, claims
+}
+
+// signedToken is an hour's token of sa for audiences, signed by key as
+// issuer with kube's own generator and claims.
+func signedToken(t *testing.T, key crypto.Signer, issuer string, sa *corev1.ServiceAccount, audiences []string) string {
+	t.Helper()
+	generator, err := serviceaccount.JWTTokenGenerator(issuer, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	account := api.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa.Name, Namespace: sa.Namespace, UID: sa.UID}}
+	public, private, err := serviceaccount.Claims(account, nil, nil, nil, nil, nil, 3600, 0, audiences, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := generator.GenerateToken(ctx, public, private)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
 }
 
 // TestUnauthenticated: a wrong token gets kube-apiserver's 401 Status;
