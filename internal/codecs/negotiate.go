@@ -202,7 +202,9 @@ func NegotiateInput(contentType string, infos []runtime.SerializerInfo) (runtime
 			}
 		}
 	}
-	return runtime.SerializerInfo{}, UnsupportedMediaType(MediaTypes(slices.DeleteFunc(slices.Clone(infos), conversionOnly)))
+	// Listed as kube-apiserver lists them, the conversion-only protobuf of
+	// custom resources included.
+	return runtime.SerializerInfo{}, UnsupportedMediaType(MediaTypes(infos))
 }
 
 // StatusError is an error that carries the Status a client should see.

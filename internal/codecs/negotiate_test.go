@@ -330,6 +330,19 @@ func TestNegotiateInputUnstructured(t *testing.T) {
 	}
 }
 
+// TestNegotiateInputListsConversionOnlyProtobuf: a custom resource's 415
+// lists protobuf, as kube-apiserver's does, though a body in it is refused.
+func TestNegotiateInputListsConversionOnlyProtobuf(t *testing.T) {
+	infos := []runtime.SerializerInfo{UnstructuredSerializers[0], UnstructuredSerializers[1], MetaProtobuf, UnstructuredSerializers[2]}
+	for _, contentType := range []string{"text/plain", "application/vnd.kubernetes.protobuf"} {
+		_, err := NegotiateInput(contentType, infos)
+		want := "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor"
+		if s := statusOf(t, err); s.Code != http.StatusUnsupportedMediaType || s.Message != want {
+			t.Errorf("%s: got %d %q, want 415 %q", contentType, s.Code, s.Message, want)
+		}
+	}
+}
+
 func TestParseAccept(t *testing.T) {
 	tests := []struct {
 		header string

@@ -26,6 +26,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
@@ -71,6 +72,12 @@ func init() {
 	Factory = serializer.NewCodecFactory(Scheme, serializer.WithSerializer(cbor.NewSerializerInfo))
 	TypedSerializers = typedSerializers(Factory.SupportedMediaTypes())
 }
+
+// MetaInternalFactory decodes the option types of any group or version
+// (DeleteOptions in a delete's body) as kube-apiserver's meta codecs do
+// with CBOR served (its CBORServingAndStorage gate): into
+// meta.k8s.io/__internal, from JSON, YAML, protobuf or CBOR.
+var MetaInternalFactory = serializer.NewCodecFactory(metainternalversionscheme.Scheme, serializer.WithSerializer(cbor.NewSerializerInfo))
 
 // MetaProtobuf serves resources without protobuf (custom resources) as
 // kube-apiserver's handler of custom resources serves them in protobuf:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	cbordirect "k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	"mime"
 	"net/http"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/kapi-dev/kapi/internal/codecs"
 	"github.com/kapi-dev/kapi/internal/pipeline"
 	"github.com/kapi-dev/kapi/internal/registry"
 	"github.com/kapi-dev/kapi/internal/request"
@@ -147,9 +147,11 @@ func decodeApplied(r *http.Request, body []byte) (applied *unstructured.Unstruct
 	applied = &unstructured.Unstructured{Object: map[string]interface{}{}}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt == applyCBORType {
-		info, _ := runtime.SerializerInfoForMediaType(codecs.UnstructuredSerializers, runtime.ContentTypeCBOR)
-		if _, _, err := info.Serializer.Decode(body, nil, applied); err != nil {
+		if err := cbordirect.Unmarshal(body, &applied.Object); err != nil {
 			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+		}
+		if applied.Object == nil {
+			applied.Object = map[string]interface{}{}
 		}
 		asJSON, err := json.Marshal(applied.Object)
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/features"
-	"k8s.io/apiserver/pkg/util/apihelpers"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/utils/ptr"
 
@@ -156,8 +155,8 @@ func deleteOptions(r *http.Request, store *registry.Store) (*metav1.DeleteOption
 		// Decoded as kube-apiserver decodes it, by the codecs of the meta
 		// types, to which DeleteOptions of any group or version are one
 		// kind: audit records it in the version the decoder gave it
-		// (meta.k8s.io/__internal).
-		metaCodecs := apihelpers.GetMetaInternalVersionCodecs()
+		// (meta.k8s.io/__internal). CBOR too, as kapi serves it.
+		metaCodecs := codecs.MetaInternalFactory
 		info, err := codecs.NegotiateInput(r.Header.Get("Content-Type"), metaCodecs.SupportedMediaTypes())
 		if err != nil {
 			return nil, false, err

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	cbordirect "k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	"net/http"
 	"slices"
 	"strings"
@@ -192,6 +193,28 @@ func TestCBORRoundTrip(t *testing.T) {
 	cm, err := k.clientset().CoreV1().ConfigMaps("default").Get(ctx, "c", metav1.GetOptions{})
 	if err != nil || cm.Name != "c" {
 		t.Fatalf("CBOR-created configmap: %v", err)
+	}
+
+	// An applied configuration in CBOR that does not decode: kube's words.
+	resp, data = rawDo(t, k, "PATCH", "/api/v1/namespaces/default/configmaps/c?fieldManager=m", "application/apply-patch+cbor", "application/json", []byte("\xd9\xd9\xf7\xa2\x61"))
+	if want := `"message":"error decoding patch: unexpected EOF"`; resp.StatusCode != 400 || !bytes.Contains(data, []byte(want)) {
+		t.Errorf("a truncated CBOR apply: %d %s, want 400 %s", resp.StatusCode, data, want)
+	}
+	// DeleteOptions in CBOR, as a client preferring CBOR sends them.
+	deleteOptions := func(uid string) []byte {
+		body, err := cbordirect.Marshal(map[string]any{"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": map[string]any{"uid": uid}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	resp, data = rawDo(t, k, "DELETE", "/api/v1/namespaces/default/configmaps/c", "application/cbor", "application/json", deleteOptions("not-its-uid"))
+	if resp.StatusCode != 409 || !bytes.Contains(data, []byte("the UID in the precondition (not-its-uid) does not match the UID in record")) {
+		t.Errorf("a CBOR delete with another UID: %d %s, want 409", resp.StatusCode, data)
+	}
+	resp, data = rawDo(t, k, "DELETE", "/api/v1/namespaces/default/configmaps/c", "application/cbor", "application/json", deleteOptions(string(cm.UID)))
+	if resp.StatusCode != 200 {
+		t.Errorf("a CBOR delete: %d %s", resp.StatusCode, data)
 	}
 }
 
