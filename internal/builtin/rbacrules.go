@@ -52,9 +52,15 @@ func (r storedRBAC) ListClusterRoleBindings(ctx context.Context) ([]*rbacv1.Clus
 
 // get reads one object. Not found, it is refused in the words of
 // kube-apiserver's storage, which names the resource of the request being
-// checked ("rolebindings... not found" for a binding to a missing role).
+// checked ("rolebindings... not found" for a binding to a missing role);
+// a Role without a namespace (a ClusterRoleBinding's roleRef of kind
+// Role) is its storage's 400.
 func (r storedRBAC) get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
-	obj, err := r.p.Registry().Snapshot().Lookup(gvr).Get(ctx, namespace, name)
+	store := r.p.Registry().Snapshot().Lookup(gvr)
+	if store.Info.Namespaced && namespace == "" {
+		return nil, apierrors.NewBadRequest("Namespace parameter required.")
+	}
+	obj, err := store.Get(ctx, namespace, name)
 	if apierrors.IsNotFound(err) {
 		resource := gvr.GroupResource()
 		if info, ok := genericapirequest.RequestInfoFrom(ctx); ok && info.IsResourceRequest {

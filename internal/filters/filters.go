@@ -14,7 +14,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
-	"k8s.io/apimachinery/pkg/fields"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/audit"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -181,7 +183,7 @@ func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.Req
 		Namespace:         info.Namespace,
 		Resource:          info.Resource,
 		Subresource:       info.Subresource,
-		Name:              requestedName(info, fieldSelector),
+		Name:              requestedName(r, info, fieldSelector),
 		Parts:             parts,
 		LabelSelector:     labelSelector,
 		FieldSelector:     fieldSelector,
@@ -192,16 +194,17 @@ func kubeRequestInfo(r *http.Request, info *request.Info) *genericapirequest.Req
 // for a list or watch that selects one object by metadata.name, that
 // name, as kube-apiserver's request info has it. Authorisation (a role
 // limited to resourceNames allows watching its object this way) and
-// audit's objectRef see it; the handlers serve the path.
-func requestedName(info *request.Info, fieldSelector string) string {
+// audit's objectRef see it; the handlers serve the path. As kube's, the
+// name is taken only when all of the list's options parse.
+func requestedName(r *http.Request, info *request.Info, fieldSelector string) string {
 	if info.Name != "" || fieldSelector == "" || (info.Verb != "list" && info.Verb != "watch") {
 		return info.Name
 	}
-	selected, err := fields.ParseSelector(fieldSelector)
-	if err != nil {
+	var opts metainternalversion.ListOptions
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil || opts.FieldSelector == nil {
 		return ""
 	}
-	name, ok := selected.RequiresExactMatch("metadata.name")
+	name, ok := opts.FieldSelector.RequiresExactMatch("metadata.name")
 	if !ok || len(path.IsValidPathSegmentName(name)) > 0 {
 		return ""
 	}

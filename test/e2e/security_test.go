@@ -168,6 +168,13 @@ func TestWatchOfOneObjectByName(t *testing.T) {
 			t.Errorf("listing with %q: %v, want Forbidden", opts.FieldSelector, err)
 		}
 	}
+	// As kube's, the name is the request's only when all of its list
+	// options parse: with one that does not, the list is of no name.
+	err = k.clientWithToken("nobody-token").CoreV1().RESTClient().Get().Namespace("default").Resource("configmaps").
+		Param("fieldSelector", "metadata.name=mine").Param("limit", "abc").Do(ctx).Error()
+	if want := `configmaps is forbidden: User "nobody" cannot list resource "configmaps"`; !apierrors.IsForbidden(err) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("listing mine by name with a limit that does not parse: %v, want %s", err, want)
+	}
 }
 
 // tryVerb does verb on an object of resource in the namespace team (a
@@ -606,6 +613,22 @@ func TestRoleEscalation(t *testing.T) {
 	_, err = eddie.RbacV1().RoleBindings("default").Create(ctx, missing, metav1.CreateOptions{})
 	if !apierrors.IsNotFound(err) || err.Error() != `rolebindings.rbac.authorization.k8s.io "missing" not found` {
 		t.Errorf("a binding to a missing role: %v", err)
+	}
+	// A cluster binding naming a Role, which has no namespace there: the
+	// Role's storage refuses the lookup.
+	k.mustKubectl("create", "clusterrole", "crb-writer", "--verb=create", "--resource=clusterrolebindings")
+	k.mustKubectl("create", "clusterrolebinding", "eddie-crb", "--clusterrole=crb-writer", "--user=eddie")
+	waitFor(t, 10*time.Second, "eddie to write cluster bindings", func() bool {
+		_, err := eddie.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return !apierrors.IsForbidden(err)
+	})
+	_, err = eddie.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "to-a-role"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "rbac-writer"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: "eddie"}},
+	}, metav1.CreateOptions{})
+	if !apierrors.IsBadRequest(err) || err.Error() != "Namespace parameter required." {
+		t.Errorf("a cluster binding to a Role: %v, want kube's 400", err)
 	}
 	// A rule granted a moment ago is held: the checks read the newest
 	// roles and bindings, not the authorizer's informers.
