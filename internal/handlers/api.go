@@ -140,6 +140,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	store := snap.Lookup(schema.GroupVersionResource{Group: req.Group, Version: req.Version, Resource: req.Resource})
+	if req.ProxyPath && servesGroup(snap, req.Group) {
+		noRoute(w, r, req, nil)
+		return
+	}
 	if store == nil && !servesGroup(snap, req.Group) {
 		// No route of the group: kube-apiserver's mux answers.
 		http.NotFound(w, r)

@@ -26,6 +26,10 @@ type Info struct {
 	// request a watch: kube-apiserver then reads no list options into its
 	// request info (no name from a field selector, no selectors).
 	WatchPath bool
+	// ProxyPath is set when the path had the removed /proxy/ prefix
+	// (/api/v1/proxy/namespaces/NS/pods/NAME): the verb is proxy, and
+	// no route serves it.
+	ProxyPath bool
 	// EmptyNamespace is set when the path's namespace segment is there
 	// but empty (/api/v1/namespaces//configmaps).
 	EmptyNamespace bool
@@ -67,8 +71,13 @@ func Parse(r *http.Request) *Info {
 	info.IsResourceRequest = true
 
 	watchPath := false
-	if parts[0] == "watch" { // the deprecated /watch/ path prefix
+	switch {
+	case parts[0] == "watch": // the deprecated /watch/ path prefix
 		watchPath, parts = true, parts[1:]
+	case parts[0] == "proxy" && len(parts) > 1:
+		// The /proxy/ prefix kube-apiserver's request info still reads
+		// as the verb proxy, though no route serves it any more.
+		info.ProxyPath, parts = true, parts[1:]
 	}
 	info.WatchPath = watchPath
 	if len(parts) >= 2 && parts[0] == "namespaces" {
@@ -97,6 +106,9 @@ func Parse(r *http.Request) *Info {
 		info.Namespace = info.Name // a namespace lives in itself
 	}
 	info.Verb = verbFor(r, info.Name, watchPath)
+	if info.ProxyPath {
+		info.Verb = "proxy"
+	}
 	return info
 }
 

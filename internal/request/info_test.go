@@ -94,6 +94,14 @@ func TestParseResourceRequests(t *testing.T) {
 		{name: "watch prefix one namespace", method: "GET", url: "/api/v1/watch/namespaces/foo",
 			want: Info{WatchPath: true, Verb: "watch", Prefix: "api", Version: "v1", Namespace: "foo", Resource: "namespaces", Name: "foo"}},
 
+		// the removed /proxy/ path prefix, still read as the verb proxy
+		{name: "proxy prefix namespaced", method: "GET", url: "/api/v1/proxy/namespaces/default/pods/foo",
+			want: Info{ProxyPath: true, UnderNamespace: true, Verb: "proxy", Prefix: "api", Version: "v1", Namespace: "default", Resource: "pods", Name: "foo"}},
+		{name: "proxy prefix cluster-scoped with a path", method: "DELETE", url: "/api/v1/proxy/nodes/n1/x",
+			want: Info{ProxyPath: true, Verb: "proxy", Prefix: "api", Version: "v1", Resource: "nodes", Name: "n1", Subresource: "x"}},
+		{name: "a resource named proxy", method: "GET", url: "/api/v1/proxy",
+			want: Info{Verb: "list", Prefix: "api", Version: "v1", Resource: "proxy"}},
+
 		// ?watch=
 		{name: "watch=1", method: "GET", url: "/api/v1/namespaces/default/pods?watch=1",
 			want: Info{UnderNamespace: true, Verb: "watch", Prefix: "api", Version: "v1", Namespace: "default", Resource: "pods"}},

@@ -175,6 +175,15 @@ func TestWatchOfOneObjectByName(t *testing.T) {
 	if want := `configmaps is forbidden: User "nobody" cannot list resource "configmaps"`; !apierrors.IsForbidden(err) || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("listing mine by name with a limit that does not parse: %v, want %s", err, want)
 	}
+	// The removed /proxy/ prefix is still read as the verb proxy, as by
+	// kube-apiserver, and then has no route.
+	err = k.clientWithToken("nobody-token").CoreV1().RESTClient().Get().AbsPath("/api/v1/proxy/namespaces/default/pods/p1").Do(ctx).Error()
+	if want := `pods "p1" is forbidden: User "nobody" cannot proxy resource "pods" in API group "" in the namespace "default"`; !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Errorf("a /proxy/ path: %v, want %s", err, want)
+	}
+	if err := k.clientset().CoreV1().RESTClient().Get().AbsPath("/api/v1/proxy/namespaces/default/pods/p1").Do(ctx).Error(); !apierrors.IsNotFound(err) {
+		t.Errorf("a /proxy/ path as the admin: %v, want 404", err)
+	}
 }
 
 // tryVerb does verb on an object of resource in the namespace team (a
