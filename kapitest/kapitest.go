@@ -48,6 +48,7 @@ type Env struct {
 	Webhooks *Webhooks
 
 	server *server.Server
+	logs   *stoppingHandler
 	// tempDir is the directory New made for the server's files, which Stop
 	// removes.
 	tempDir string
@@ -118,7 +119,8 @@ func WithAdmissionPlugins(names ...string) Option {
 }
 
 // WithLogs sends the server's log to w, in log/slog's text format at level
-// Info (by default it is discarded). Kubernetes code that logs through
+// Info (by default it is discarded); errors logged while the Env stops
+// are its controllers' stopping, logged at Debug. Kubernetes code that logs through
 // klog's global logger is not included: klog is shared by the whole
 // process, which may run many servers.
 func WithLogs(w io.Writer) Option { return func(o *options) { o.logs = w } }
@@ -227,6 +229,7 @@ func (e *Env) UserConfig(user string, groups ...string) (*rest.Config, error) {
 func (e *Env) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	e.logs.stopping.Store(true)
 	err := e.server.Shutdown(ctx)
 	if e.tempDir != "" {
 		if rmErr := os.RemoveAll(e.tempDir); err == nil {
@@ -237,10 +240,11 @@ func (e *Env) Stop() error {
 }
 
 func start(dir string, o options) (*Env, error) {
-	logger := slog.New(slog.DiscardHandler)
+	logs := newStoppingHandler(slog.DiscardHandler)
 	if o.logs != nil {
-		logger = slog.New(slog.NewTextHandler(o.logs, nil))
+		logs = newStoppingHandler(slog.NewTextHandler(o.logs, nil))
 	}
+	logger := slog.New(logs)
 	cfg := server.Config{
 		DataDir:                dir,
 		Listen:                 "127.0.0.1:0",
@@ -271,7 +275,7 @@ func start(dir string, o options) (*Env, error) {
 	}
 	// A test's client need not wait for a rate limiter.
 	config.QPS, config.Burst = -1, -1
-	return &Env{Config: config, Kubeconfig: s.Kubeconfig, server: s}, nil
+	return &Env{Config: config, Kubeconfig: s.Kubeconfig, server: s, logs: logs}, nil
 }
 
 // allCRDs are the CRDs of o, each once (the last given of a name).

@@ -1,6 +1,7 @@
 package kapitest_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -316,6 +318,46 @@ func TestNewInATemporaryDirectory(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the server's directory %s after Stop: %v", dir, err)
 	}
+}
+
+// TestStopLogsNoErrors: an Env stopped as soon as it started logs no
+// error: its controllers' complaints of being stopped before their
+// informers synced are logged at Debug.
+func TestStopLogsNoErrors(t *testing.T) {
+	var logs syncBuffer
+	env, err := kapitest.New("", kapitest.WithLogs(&logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "level=ERROR") {
+			t.Errorf("logged: %s", line)
+		}
+	}
+	if !strings.Contains(logs.String(), "level=INFO") {
+		t.Errorf("nothing logged at Info: %q", logs.String())
+	}
+}
+
+// syncBuffer is a buffer the server's goroutines may write at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // TestCRDsBeforeWebhooks: CRDs are installed before the webhook

@@ -113,7 +113,7 @@ func Run(ctx context.Context, cfg Config) error {
 			err := lead(ctx, cfg.LeaderElection, cfg.Scheduler, schedulerLease, cfg.Logger, func(ctx context.Context) error {
 				return scheduler.Run(ctx, cfg.Scheduler, cfg.NewInformers)
 			})
-			if err != nil {
+			if err != nil && ctx.Err() == nil {
 				cfg.Logger.Error("running the scheduler failed", "err", err)
 			}
 		})
