@@ -195,16 +195,21 @@ func beingDeleted(ctx context.Context, store *registry.Store, m metav1.Object, e
 }
 
 // checkNameFree answers a dry-run create of a name that exists as the real
-// create would: 409 AlreadyExists.
+// create would: 409 AlreadyExists, saying so when the object is being
+// deleted.
 func (p *Pipeline) checkNameFree(ctx context.Context, store *registry.Store, m metav1.Object) error {
-	_, err := store.Get(ctx, m.GetNamespace(), m.GetName())
+	current, err := store.Get(ctx, m.GetNamespace(), m.GetName())
 	switch {
-	case err == nil:
-		return apierrors.NewAlreadyExists(store.GroupResource(), m.GetName())
 	case apierrors.IsNotFound(err):
 		return nil
+	case err != nil:
+		return err
 	}
-	return err
+	exists := apierrors.NewAlreadyExists(store.GroupResource(), m.GetName())
+	if mustAccessor(current).GetDeletionTimestamp() != nil {
+		exists.ErrStatus.Message = "object is being deleted: " + exists.ErrStatus.Message
+	}
+	return exists
 }
 
 // fillSystemFields sets what the server owns on a new object.

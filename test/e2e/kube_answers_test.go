@@ -1225,9 +1225,11 @@ func TestCreateOverObjectBeingDeleted(t *testing.T) {
 	if err := cms.Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held"}}, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) || err.Error() != `object is being deleted: configmaps "held" already exists` {
-		t.Errorf("a create over an object being deleted: %v", err)
+	for _, opts := range []metav1.CreateOptions{{}, {DryRun: []string{metav1.DryRunAll}}} {
+		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held"}}, opts)
+		if !apierrors.IsAlreadyExists(err) || err.Error() != `object is being deleted: configmaps "held" already exists` {
+			t.Errorf("a create (dry run %v) over an object being deleted: %v", opts.DryRun, err)
+		}
 	}
 	if _, err := cms.Patch(ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
