@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -32,7 +33,8 @@ import (
 // Services get their ClusterIP and node ports from the server, as in
 // kube-apiserver: each ClusterIP is recorded as a networking.k8s.io/v1
 // IPAddress named after it, so two Services never share one, and node ports
-// are chosen among those no Service uses.
+// are chosen among those no Service uses and claimed in storage until the
+// Service holding them is stored (nodePortClaims).
 
 // serviceCIDR is the range ClusterIPs come from (kube-apiserver's default);
 // its first address is kept for the kubernetes Service.
@@ -59,18 +61,19 @@ var (
 // services allocates what Services hold, through the write pipeline.
 type services struct {
 	p         *pipeline.Pipeline
-	nodePorts nodePortReservations
+	nodePorts nodePortClaims
+	choosing  sync.Mutex // one write's choice of node ports at a time
 }
 
 func serviceHooks(p *pipeline.Pipeline, k *kubelets) registry.Hooks {
 	s := newServices(p)
-	return registry.Hooks{BeforeCreate: s.allocateService, BeforeUpdate: s.keepServiceAllocations,
+	return registry.Hooks{BeforeCreate: s.allocateService, AfterCreate: s.storedService, BeforeUpdate: s.keepServiceAllocations,
 		AfterUpdate: s.releaseDroppedIPs, AfterDelete: s.releaseService, OnRead: showService,
 		Connects: map[string]rest.Connecter{"proxy": serviceProxy(p, k)}}
 }
 
 func newServices(p *pipeline.Pipeline) *services {
-	return &services{p: p, nodePorts: nodePortReservations{byPort: map[int32]reservation{}}}
+	return &services{p: p, nodePorts: nodePortClaims{store: p.Registry().Storage()}}
 }
 
 // showService is how kube-apiserver's Service storage shows a stored
@@ -512,13 +515,20 @@ func (s *services) deleteAddress(ctx context.Context, address *networkingv1.IPAd
 	}
 }
 
+// storedService releases the claims on the node ports of a Service now
+// stored: the Services' list shows them.
+func (s *services) storedService(ctx context.Context, obj runtime.Object) {
+	if svc, ok := obj.(*corev1.Service); ok {
+		s.nodePorts.release(ctx, svc.UID, nodePortsOf(svc))
+	}
+}
+
 // releaseService frees what a deleted Service held.
 func (s *services) releaseService(ctx context.Context, obj runtime.Object) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
 		return
 	}
-	s.nodePorts.releaseOwner(svc.UID)
 	if svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
 		s.releaseIP(ctx, svc, svc.Spec.ClusterIP)
 	}
@@ -532,7 +542,7 @@ func (s *services) releaseDroppedIPs(ctx context.Context, old, updated runtime.O
 	if !ok || !ok2 {
 		return
 	}
-	s.nodePorts.releaseOwner(after.UID) // stored: the Services' list shows them
+	s.nodePorts.release(ctx, after.UID, freshNodePorts(after, before)) // stored: the Services' list shows them
 	for _, ip := range before.Spec.ClusterIPs {
 		if ip != corev1.ClusterIPNone && !slices.Contains(after.Spec.ClusterIPs, ip) {
 			s.releaseIP(ctx, before, ip)
@@ -668,7 +678,8 @@ func needsHealthCheck(svc *corev1.Service) bool {
 
 // allocateNodePorts gives NodePort and LoadBalancer ports a free node port
 // (a LoadBalancer's only those it asks for when it asks not to be given
-// any) and refuses one another Service uses.
+// any) and refuses one another Service uses. The ports it newly takes are
+// claimed in storage until the Service is stored (nodePortClaims).
 func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, old *corev1.Service, dry bool) (release func(), err error) {
 	release = func() {}
 	if svc.Spec.Type != corev1.ServiceTypeNodePort && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
@@ -681,22 +692,93 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 	if old != nil {
 		owner = old.UID
 	}
-	// One write at a time chooses among the ports neither stored nor
-	// reserved, and reserves those it takes until it is stored.
-	s.nodePorts.mu.Lock()
-	defer s.nodePorts.mu.Unlock()
+	// One write of this server at a time chooses; a choice another
+	// write has claimed, here or on another server, is chosen again.
+	s.choosing.Lock()
+	defer s.choosing.Unlock()
+	asked, askedHealthCheck := slices.Clone(svc.Spec.Ports), svc.Spec.HealthCheckNodePort
+	claimedElsewhere := map[int32]bool{}
+	for attempt := 0; ; attempt++ {
+		used, err := s.usedNodePorts(ctx, owner)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(used, claimedElsewhere)
+		if err := s.chooseNodePorts(svc, old, used, dry); err != nil {
+			return nil, err
+		}
+		if dry {
+			return release, nil
+		}
+		fresh := freshNodePorts(svc, old)
+		claimed, err := s.claimNodePorts(ctx, owner, fresh, claimedElsewhere)
+		if err != nil {
+			return nil, err
+		}
+		if claimed {
+			return func() { s.nodePorts.release(ctx, owner, fresh) }, nil
+		}
+		if attempt == allocateAttempts {
+			return nil, apierrors.NewInternalError(fmt.Errorf("failed to allocate node ports: other writes took the ports chosen %d times", attempt+1))
+		}
+		svc.Spec.Ports, svc.Spec.HealthCheckNodePort = slices.Clone(asked), askedHealthCheck
+	}
+}
+
+// claimNodePorts claims ports for owner, then checks that no Service
+// stored meanwhile (through another server) holds one. On a port another
+// write holds, it releases what it claimed, notes the port in taken and
+// reports false.
+func (s *services) claimNodePorts(ctx context.Context, owner types.UID, ports []int32, taken map[int32]bool) (bool, error) {
+	for i, port := range ports {
+		ok, err := s.nodePorts.claim(ctx, port, owner)
+		if err != nil || !ok {
+			s.nodePorts.release(ctx, owner, ports[:i])
+			taken[port] = true
+			return false, err
+		}
+	}
+	// A Service stored before a claim was made, since the ports were
+	// chosen, shows in a consistent list now.
 	used, err := s.usedNodePorts(ctx, owner)
 	if err != nil {
-		return nil, err
+		s.nodePorts.release(ctx, owner, ports)
+		return false, err
 	}
-	if err := s.chooseNodePorts(svc, old, used, dry); err != nil {
-		return nil, err
+	for _, port := range ports {
+		if used[port] {
+			s.nodePorts.release(ctx, owner, ports)
+			taken[port] = true
+			return false, nil
+		}
 	}
-	if dry {
-		return release, nil
+	return true, nil
+}
+
+// freshNodePorts are the node ports (and health check node port) svc
+// holds that old, the Service it updates, did not.
+func freshNodePorts(svc, old *corev1.Service) []int32 {
+	var fresh []int32
+	for _, port := range nodePortsOf(svc) {
+		if (old == nil || !slices.Contains(nodePortsOf(old), port)) && !slices.Contains(fresh, port) {
+			fresh = append(fresh, port)
+		}
 	}
-	write := s.nodePorts.reserve(owner, svc)
-	return func() { s.nodePorts.releaseWrite(write) }, nil
+	return fresh
+}
+
+// nodePortsOf lists the node ports and health check node port svc holds.
+func nodePortsOf(svc *corev1.Service) []int32 {
+	var ports []int32
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			ports = append(ports, p.NodePort)
+		}
+	}
+	if svc.Spec.HealthCheckNodePort != 0 {
+		ports = append(ports, svc.Spec.HealthCheckNodePort)
+	}
+	return ports
 }
 
 // chooseNodePorts gives svc's ports the node ports they ask for, if free,
@@ -822,9 +904,9 @@ func allocateHealthCheckNodePort(svc *corev1.Service, used, taken map[int32]bool
 	return apierrors.NewInternalError(fmt.Errorf("failed to allocate a HealthCheck NodePort 0: range is full"))
 }
 
-// usedNodePorts lists the node ports of every Service but owner (another
-// object: a Service created again under its name does not own them),
-// stored or reserved. The caller holds s.nodePorts.mu.
+// usedNodePorts lists the node ports of every stored Service but owner
+// (another object: a Service created again under its name does not own
+// them).
 func (s *services) usedNodePorts(ctx context.Context, owner types.UID) (map[int32]bool, error) {
 	store := s.p.Registry().Snapshot().Lookup(servicesGVR)
 	res, err := store.Backend().Cache.List(ctx, cache.ListRequest{
@@ -833,92 +915,14 @@ func (s *services) usedNodePorts(ctx context.Context, owner types.UID) (map[int3
 	if err != nil {
 		return nil, cache.APIError(err)
 	}
-	used := map[int32]types.UID{}
+	used := map[int32]bool{}
 	for _, item := range res.Items {
-		other, ok := item.(*corev1.Service)
-		if !ok {
-			continue
-		}
-		for _, p := range other.Spec.Ports {
-			if p.NodePort != 0 {
-				used[p.NodePort] = other.UID
+		if other, ok := item.(*corev1.Service); ok && other.UID != owner {
+			for _, port := range nodePortsOf(other) {
+				used[port] = true
 			}
 		}
-		if other.Spec.HealthCheckNodePort != 0 {
-			used[other.Spec.HealthCheckNodePort] = other.UID
-		}
 	}
-	for port, r := range s.nodePorts.byPort {
-		if used[port] == r.owner {
-			delete(s.nodePorts.byPort, port) // stored with it: the list shows it
-			continue
-		}
-		used[port] = r.owner
-	}
-	others := map[int32]bool{}
-	for port, holder := range used {
-		if holder != owner {
-			others[port] = true
-		}
-	}
-	return others, nil
+	return used, nil
 }
 
-// nodePortReservations are the node ports given to Services not yet
-// stored, which the list of stored Services cannot show: without them two
-// writes at once could take the same port (kube's allocator records each
-// port in storage as it takes it). A write's reservations go when it
-// fails, when a list shows its Service stored with them, or when its
-// Service is updated or deleted through this server. (Servers sharing an
-// etcd cluster do not see each other's; a Service another server deletes
-// before this one lists it keeps its ports reserved here until this
-// server restarts.)
-type nodePortReservations struct {
-	mu     sync.Mutex
-	byPort map[int32]reservation
-	writes uint64 // the last write's number
-}
-
-// reservation is a node port a write took for the Service owner.
-type reservation struct {
-	owner types.UID
-	write uint64
-}
-
-// reserve records the node ports svc holds for owner, for a new write
-// whose number it returns. The caller holds r.mu.
-func (r *nodePortReservations) reserve(owner types.UID, svc *corev1.Service) uint64 {
-	r.writes++
-	for _, p := range svc.Spec.Ports {
-		if p.NodePort != 0 {
-			r.byPort[p.NodePort] = reservation{owner, r.writes}
-		}
-	}
-	if svc.Spec.HealthCheckNodePort != 0 {
-		r.byPort[svc.Spec.HealthCheckNodePort] = reservation{owner, r.writes}
-	}
-	return r.writes
-}
-
-// releaseWrite forgets the reservations of a write that failed.
-func (r *nodePortReservations) releaseWrite(write uint64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for port, held := range r.byPort {
-		if held.write == write {
-			delete(r.byPort, port)
-		}
-	}
-}
-
-// releaseOwner forgets the reservations for the Service uid, which is
-// stored (the list shows what it holds) or gone.
-func (r *nodePortReservations) releaseOwner(uid types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for port, held := range r.byPort {
-		if held.owner == uid {
-			delete(r.byPort, port)
-		}
-	}
-}

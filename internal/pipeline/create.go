@@ -153,6 +153,9 @@ func (p *Pipeline) storeCreate(ctx context.Context, store *registry.Store, obj r
 		undo()
 		return nil, beingDeleted(ctx, store, m, err)
 	}
+	if hook := store.Backend().Hooks.AfterCreate; hook != nil {
+		hook(context.WithoutCancel(ctx), created)
+	}
 	return created, nil
 }
 

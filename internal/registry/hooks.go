@@ -21,6 +21,8 @@ type Hooks struct {
 	// function it returns undoes its work if the object is not stored
 	// after all.
 	BeforeCreate func(ctx context.Context, obj runtime.Object, dryRun bool) (undo func(), err error)
+	// AfterCreate runs once a create is stored, with the object stored.
+	AfterCreate func(ctx context.Context, created runtime.Object)
 	// CheckUpdated may refuse the desired object of an update of the
 	// main resource once mutating admission has run, before its
 	// resourceVersion is compared with the current one: kube's storage

@@ -45,6 +45,10 @@ type Converter interface {
 	Convert(obj runtime.Object, to schema.GroupVersion) (runtime.Object, error)
 }
 
+// Storage is the store the resources are kept in, for the records that
+// are no resource's objects (the node ports Service writes have claimed).
+func (r *Registry) Storage() storage.Store { return r.storage }
+
 // Converter is what turns objects between the versions of a group, nil
 // if the registry was made without one.
 func (r *Registry) Converter() Converter { return r.convert }

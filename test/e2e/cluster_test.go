@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -221,6 +222,35 @@ func TestClusterReplicasShareState(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("watch resumed on replica 1 saw nothing")
+	}
+
+	// Two Services asking for one node port through two replicas at once:
+	// one gets it, the other kube's 422.
+	for port := int32(30100); port < 30106; port++ {
+		errs := make(chan error, 2)
+		for i := range 2 {
+			go func() {
+				svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("np-%d-%d", port, i)}, Spec: corev1.ServiceSpec{
+					Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80, NodePort: port}},
+				}}
+				_, err := kc.client(i).CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+				errs <- err
+			}()
+		}
+		var created, refused int
+		for range 2 {
+			switch err := <-errs; {
+			case err == nil:
+				created++
+			case apierrors.IsInvalid(err) && strings.Contains(err.Error(), "provided port is already allocated"):
+				refused++
+			default:
+				t.Errorf("node port %d: %v", port, err)
+			}
+		}
+		if created != 1 || refused != 1 {
+			t.Errorf("node port %d asked for through two replicas at once: %d Services got it, %d were refused", port, created, refused)
+		}
 	}
 }
 
