@@ -925,4 +925,3 @@ func (s *services) usedNodePorts(ctx context.Context, owner types.UID) (map[int3
 	}
 	return used, nil
 }
-
