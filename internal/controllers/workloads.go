@@ -130,7 +130,7 @@ var workloads = []workload{
 	}},
 	{EndpointSliceController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {
 		c := endpointslicecontroller.NewController(ctx, f.Core().V1().Pods(), f.Core().V1().Services(), f.Core().V1().Nodes(),
-			f.Discovery().V1().EndpointSlices(), maxEndpointsPerSlice, client, 0)
+			typelessSlices{f.Discovery().V1().EndpointSlices()}, maxEndpointsPerSlice, client, 0)
 		return func() { c.Run(ctx, endpointSliceWorkers) }, nil
 	}},
 	{EndpointSliceMirroringController, func(ctx context.Context, client kubernetes.Interface, f informers.SharedInformerFactory) (func(), error) {

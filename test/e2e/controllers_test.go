@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 )
 
@@ -315,6 +318,52 @@ func TestStorageVersionMigration(t *testing.T) {
 		}
 		if obj.GetResourceVersion() == rv {
 			t.Errorf("%s was not written again: still at %s", name, rv)
+		}
+	}
+}
+
+// TestPlaceholderEndpointSlicesStay: a Service whose selector matches no
+// pod gets one empty EndpointSlice from the EndpointSlice controller,
+// which then leaves it alone, as on a cluster (the controller once
+// rewrote some of them at once, dropping their trigger-time annotation,
+// as what the in-process informers gave it never equalled the slice it
+// wanted).
+func TestPlaceholderEndpointSlicesStay(t *testing.T) {
+	k := startKapi(t)
+	cs := k.clientset()
+	k.mustKubectl("create", "namespace", "eps")
+	w, err := cs.DiscoveryV1().EndpointSlices("eps").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	const services = 8
+	for i := range services {
+		k.mustKubectl("create", "service", "clusterip", fmt.Sprintf("s%d", i), "--tcp=80:80", "-n", "eps")
+	}
+	added := 0
+	deadline := time.After(30 * time.Second)
+	for quiet := time.After(time.Hour); ; {
+		select {
+		case ev := <-w.ResultChan():
+			slice, ok := ev.Object.(*discoveryv1.EndpointSlice)
+			if !ok {
+				t.Fatalf("watch event %s: %#v", ev.Type, ev.Object)
+			}
+			if ev.Type != watch.Added {
+				t.Errorf("%s of %s (annotations %v), want only the placeholders added", ev.Type, slice.Name, slice.Annotations)
+				continue
+			}
+			if slice.Annotations["endpoints.kubernetes.io/last-change-trigger-time"] == "" {
+				t.Errorf("placeholder %s: annotations %v", slice.Name, slice.Annotations)
+			}
+			if added++; added == services {
+				quiet = time.After(5 * time.Second) // long enough for the controller's syncs of them
+			}
+		case <-quiet:
+			return
+		case <-deadline:
+			t.Fatalf("%d of %d placeholder EndpointSlices after 30 s", added, services)
 		}
 	}
 }
