@@ -167,10 +167,12 @@ func runManager(ctx context.Context, cfg Config) error {
 			run()
 		}()
 	}
+	var accounts []string // the service accounts the controllers act as
 	own := func(controller string) *identity {
 		config := cfg.Client
 		if cfg.ClientFor != nil {
 			config = cfg.ClientFor(ServiceAccount(controller))
+			accounts = append(accounts, ServiceAccount(controller))
 		}
 		return newIdentity(config)
 	}
@@ -270,6 +272,7 @@ func runManager(ctx context.Context, cfg Config) error {
 		start(run)
 	}
 
+	start(func() { ensureServiceAccounts(ctx, client, accounts, cfg.Logger) })
 	start(func() { wait.Until(mapper.Reset, 30*time.Second, ctx.Done()) })
 	factory.StartWithContext(ctx)
 	// The metadata factory's interface lacks the method its implementation

@@ -367,3 +367,25 @@ func TestPlaceholderEndpointSlicesStay(t *testing.T) {
 		}
 	}
 }
+
+// TestControllerServiceAccounts: each controller's kube-system service
+// account exists, as kube-controller-manager creates them with
+// --use-service-account-credentials, and a token can be requested for it.
+func TestControllerServiceAccounts(t *testing.T) {
+	k := startKapi(t)
+	waitFor(t, 30*time.Second, "the controllers' service accounts", func() bool {
+		list, err := k.clientset().CoreV1().ServiceAccounts("kube-system").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		var names []string
+		for _, sa := range list.Items {
+			names = append(names, sa.Name)
+		}
+		return slices.Contains(names, "deployment-controller") && slices.Contains(names, "generic-garbage-collector") &&
+			slices.Contains(names, "namespace-controller") && slices.Contains(names, "node-controller")
+	})
+	if out, err := k.kubectl("create", "token", "deployment-controller", "-n", "kube-system"); err != nil || strings.Count(strings.TrimSpace(out), ".") != 2 {
+		t.Errorf("kubectl create token deployment-controller -n kube-system: %v %s", err, out)
+	}
+}
