@@ -29,12 +29,11 @@ import (
 
 // Media types of the documents.
 const (
-	mediaJSON            = "application/json"
-	mediaV2Protobuf      = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-	mediaV2ProtobufOld   = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
-	mediaV3Protobuf      = "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"
-	mediaV3ProtobufOld   = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"
-	notFoundStatusObject = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404}`
+	mediaJSON          = "application/json"
+	mediaV2Protobuf    = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+	mediaV2ProtobufOld = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+	mediaV3Protobuf    = "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"
+	mediaV3ProtobufOld = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"
 )
 
 // document is one served document: its JSON, its protobuf form (made on
@@ -324,7 +323,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		serveV3(w, r, key, lazy.get())
 	default:
-		notFound(w)
+		http.NotFound(w, r) // kube-apiserver's mux answers other paths
 	}
 }
 
@@ -467,12 +466,6 @@ func acceptedTypes(header string) []goautoneg.Accept {
 		header = "*/*"
 	}
 	return goautoneg.ParseAccept(header)
-}
-
-func notFound(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", mediaJSON)
-	w.WriteHeader(http.StatusNotFound)
-	w.Write([]byte(notFoundStatusObject))
 }
 
 // V2Document is an OpenAPI v2 document served as kube-apiserver serves
