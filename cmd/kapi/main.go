@@ -192,13 +192,14 @@ func flagValues(flags *flag.FlagSet) map[string]string {
 }
 
 // repeatedFlag is a flag that may be given more than once, each value
-// added to the list (a config file's list is one comma-separated value).
+// added to the list as it is (commas included, as kube's StringArray
+// flags); a config file's list sets it once per item.
 type repeatedFlag []string
 
 func (r *repeatedFlag) String() string { return strings.Join(*r, ",") }
 
 func (r *repeatedFlag) Set(value string) error {
-	*r = append(*r, strings.Split(value, ",")...)
+	*r = append(*r, value)
 	return nil
 }
 
@@ -222,8 +223,16 @@ func applyConfigFile(flags *flag.FlagSet, path string) error {
 		if given[name] {
 			continue
 		}
-		if err := flags.Set(name, flagValue(value)); err != nil {
-			return fmt.Errorf("%s: %s: %w", path, name, err)
+		items := []interface{}{value}
+		if list, ok := value.([]interface{}); ok {
+			if _, repeated := flags.Lookup(name).Value.(*repeatedFlag); repeated {
+				items = list
+			}
+		}
+		for _, item := range items {
+			if err := flags.Set(name, flagValue(item)); err != nil {
+				return fmt.Errorf("%s: %s: %w", path, name, err)
+			}
 		}
 	}
 	return nil

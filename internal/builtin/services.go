@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -61,7 +62,7 @@ var (
 // services allocates what Services hold, through the write pipeline.
 type services struct {
 	p         *pipeline.Pipeline
-	nodePorts nodePortClaims
+	nodePorts *nodePortClaims
 	choosing  sync.Mutex // one write's choice of node ports at a time
 }
 
@@ -73,7 +74,7 @@ func serviceHooks(p *pipeline.Pipeline, k *kubelets) registry.Hooks {
 }
 
 func newServices(p *pipeline.Pipeline) *services {
-	return &services{p: p, nodePorts: nodePortClaims{store: p.Registry().Storage()}}
+	return &services{p: p, nodePorts: newNodePortClaims(p.Registry().Storage())}
 }
 
 // showService is how kube-apiserver's Service storage shows a stored
@@ -519,7 +520,7 @@ func (s *services) deleteAddress(ctx context.Context, address *networkingv1.IPAd
 // stored: the Services' list shows them.
 func (s *services) storedService(ctx context.Context, obj runtime.Object) {
 	if svc, ok := obj.(*corev1.Service); ok {
-		s.nodePorts.release(ctx, svc.UID, nodePortsOf(svc))
+		s.nodePorts.stored(ctx, svc.UID, nodePortsOf(svc))
 	}
 }
 
@@ -542,7 +543,7 @@ func (s *services) releaseDroppedIPs(ctx context.Context, old, updated runtime.O
 	if !ok || !ok2 {
 		return
 	}
-	s.nodePorts.release(ctx, after.UID, freshNodePorts(after, before)) // stored: the Services' list shows them
+	s.nodePorts.stored(ctx, after.UID, nodePortsOf(after))
 	for _, ip := range before.Spec.ClusterIPs {
 		if ip != corev1.ClusterIPNone && !slices.Contains(after.Spec.ClusterIPs, ip) {
 			s.releaseIP(ctx, before, ip)
@@ -692,79 +693,74 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 	if old != nil {
 		owner = old.UID
 	}
-	// One write of this server at a time chooses; a choice another
-	// write has claimed, here or on another server, is chosen again.
+	// One write of this server at a time chooses, among the ports no
+	// stored Service holds and no other write has claimed, here or on
+	// another server; a claim made meanwhile has it choose again.
 	s.choosing.Lock()
 	defer s.choosing.Unlock()
 	asked, askedHealthCheck := slices.Clone(svc.Spec.Ports), svc.Spec.HealthCheckNodePort
-	claimedElsewhere := map[int32]bool{}
 	for attempt := 0; ; attempt++ {
 		used, err := s.usedNodePorts(ctx, owner)
 		if err != nil {
 			return nil, err
 		}
-		maps.Copy(used, claimedElsewhere)
-		if err := s.chooseNodePorts(svc, old, used, dry); err != nil {
-			return nil, err
-		}
-		if dry {
-			return release, nil
-		}
-		fresh := freshNodePorts(svc, old)
-		claimed, err := s.claimNodePorts(ctx, owner, fresh, claimedElsewhere)
+		claimed, err := s.nodePorts.claimed(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nodePortError(err)
 		}
-		if claimed {
-			return func() { s.nodePorts.release(ctx, owner, fresh) }, nil
+		maps.Copy(used, claimed)
+		fresh, err := s.chooseNodePorts(svc, old, used, dry)
+		if err != nil || dry || len(fresh) == 0 {
+			return release, err
 		}
-		if attempt == allocateAttempts {
-			return nil, apierrors.NewInternalError(fmt.Errorf("failed to allocate node ports: other writes took the ports chosen %d times", attempt+1))
+		token := newClaimToken()
+		ok, err := s.claimNodePorts(ctx, owner, token, fresh)
+		if err != nil {
+			return nil, nodePortError(err)
+		}
+		if ok {
+			s.nodePorts.hold(owner, token, fresh)
+			return func() { s.nodePorts.release(ctx, owner, token, fresh) }, nil
+		}
+		if attempt == claimAttempts {
+			return nil, apierrors.NewInternalError(fmt.Errorf("failed to allocate a nodePort: other writes took the ports chosen %d times", attempt+1))
 		}
 		svc.Spec.Ports, svc.Spec.HealthCheckNodePort = slices.Clone(asked), askedHealthCheck
 	}
 }
 
-// claimNodePorts claims ports for owner, then checks that no Service
-// stored meanwhile (through another server) holds one. On a port another
-// write holds, it releases what it claimed, notes the port in taken and
-// reports false.
-func (s *services) claimNodePorts(ctx context.Context, owner types.UID, ports []int32, taken map[int32]bool) (bool, error) {
+// claimAttempts bounds how often a write chooses node ports again because
+// other writes claimed them between its choice and its claim.
+const claimAttempts = 8
+
+// nodePortError is kube's allocator's answer to a failure of its storage.
+func nodePortError(err error) error {
+	return apierrors.NewInternalError(fmt.Errorf("failed to allocate a nodePort: %w", err))
+}
+
+// claimNodePorts claims ports for the write token, then checks that no
+// Service stored meanwhile (through another server) holds one. On a port
+// another write holds, it releases what it claimed and reports false.
+func (s *services) claimNodePorts(ctx context.Context, owner types.UID, token string, ports []int32) (bool, error) {
+	// Made whole or not at all, whatever becomes of the request.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	for i, port := range ports {
-		ok, err := s.nodePorts.claim(ctx, port, owner)
+		ok, err := s.nodePorts.claim(ctx, port, token)
 		if err != nil || !ok {
-			s.nodePorts.release(ctx, owner, ports[:i])
-			taken[port] = true
+			// A claim that failed may have been made all the same.
+			s.nodePorts.release(ctx, owner, token, ports[:i+1])
 			return false, err
 		}
 	}
 	// A Service stored before a claim was made, since the ports were
 	// chosen, shows in a consistent list now.
 	used, err := s.usedNodePorts(ctx, owner)
-	if err != nil {
-		s.nodePorts.release(ctx, owner, ports)
-		return false, err
+	if err == nil && !slices.ContainsFunc(ports, func(port int32) bool { return used[port] }) {
+		return true, nil
 	}
-	for _, port := range ports {
-		if used[port] {
-			s.nodePorts.release(ctx, owner, ports)
-			taken[port] = true
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// freshNodePorts are the node ports (and health check node port) svc
-// holds that old, the Service it updates, did not.
-func freshNodePorts(svc, old *corev1.Service) []int32 {
-	var fresh []int32
-	for _, port := range nodePortsOf(svc) {
-		if (old == nil || !slices.Contains(nodePortsOf(old), port)) && !slices.Contains(fresh, port) {
-			fresh = append(fresh, port)
-		}
-	}
-	return fresh
+	s.nodePorts.release(ctx, owner, token, ports)
+	return false, err
 }
 
 // nodePortsOf lists the node ports and health check node port svc holds.
@@ -782,8 +778,10 @@ func nodePortsOf(svc *corev1.Service) []int32 {
 }
 
 // chooseNodePorts gives svc's ports the node ports they ask for, if free,
-// or free ones, and its health check node port if it newly needs one.
-func (s *services) chooseNodePorts(svc *corev1.Service, old *corev1.Service, used map[int32]bool, dry bool) error {
+// or free ones, and its health check node port if it newly needs one. It
+// answers the ports it newly took, for the write to claim (others, such
+// as a health check node port an update changes, are validation's).
+func (s *services) chooseNodePorts(svc *corev1.Service, old *corev1.Service, used map[int32]bool, dry bool) ([]int32, error) {
 	var errs field.ErrorList
 	mine := map[int32]bool{}    // node ports this Service has taken: one may serve two protocols
 	fresh := map[int32]bool{}   // those it did not hold before this write
@@ -824,7 +822,7 @@ func (s *services) chooseNodePorts(svc *corev1.Service, old *corev1.Service, use
 			if taken[pair] {
 				// kube's allocator fails so, before validation, as a bare
 				// error: a 500.
-				return fmt.Errorf("duplicate nodePort: {%s %d}", p.Protocol, p.NodePort)
+				return nil, fmt.Errorf("duplicate nodePort: {%s %d}", p.Protocol, p.NodePort)
 			}
 			taken[pair] = true
 		}
@@ -837,12 +835,15 @@ func (s *services) chooseNodePorts(svc *corev1.Service, old *corev1.Service, use
 		}
 	}
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, errs)
+		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, svc.Name, errs)
 	}
 	if needsHealthCheck(svc) && (old == nil || !needsHealthCheck(old)) {
-		return allocateHealthCheckNodePort(svc, used, fresh, dry)
+		if err := allocateHealthCheckNodePort(svc, used, fresh, dry); err != nil {
+			return nil, err
+		}
+		fresh[svc.Spec.HealthCheckNodePort] = true
 	}
-	return nil
+	return slices.Sorted(maps.Keys(fresh)), nil
 }
 
 // nextNodePort picks a free node port: a random one, or for a dry run, as

@@ -881,6 +881,12 @@ func TestServiceAllocationsAsKube(t *testing.T) {
 	if got := k.mustKubectl("get", "service", "lb2", "-o", "jsonpath={.spec.healthCheckNodePort}"); got == "" || got == "0" {
 		t.Errorf("a LoadBalancer made local has health check node port %q", got)
 	}
+	// Changing the health check node port, even to one another Service
+	// holds, is validation's refusal, as kube's allocator leaves it be.
+	taken := fmt.Sprint(lb.Spec.Ports[0].NodePort)
+	if out, err := k.kubectl("patch", "service", "lb2", "-p", `{"spec":{"healthCheckNodePort":`+taken+`}}`); err == nil || !strings.Contains(out, "spec.healthCheckNodePort: Forbidden: field is immutable") {
+		t.Errorf("changing a health check node port to a taken one: %v %s", err, out)
+	}
 	// A LoadBalancer asking for no node ports gets only those it names;
 	// asking again for them, it gets the rest; giving them up, it keeps
 	// none.
