@@ -122,8 +122,10 @@ type ServiceAccountTokens struct {
 	// was last used.
 	Legacy authenticator.Token
 	// Discovery serves the OpenID discovery documents (issuer
-	// configuration and key set) others verify the tokens with.
-	Discovery http.Handler
+	// configuration and key set) others verify the tokens with; nil, for
+	// DiscoveryError, when the issuer is no https URL.
+	Discovery      http.Handler
+	DiscoveryError error
 }
 
 // NewServiceAccountTokens signs with opts' signing key, or key when it
@@ -169,14 +171,17 @@ func NewServiceAccountTokens(opts TokenOptions, key crypto.Signer, externalAddre
 	if err != nil {
 		return nil, err
 	}
-	metadata, err := serviceaccount.NewOpenIDMetadataProvider(issuers[0], opts.JWKSURI, externalAddress, keys)
-	if err != nil {
-		return nil, err
+	// As kube-apiserver, an issuer the OpenID discovery documents cannot
+	// name (not an https URL) leaves them unserved, tokens working.
+	var discovery http.Handler
+	metadata, discoveryErr := serviceaccount.NewOpenIDMetadataProvider(issuers[0], opts.JWKSURI, externalAddress, keys)
+	if discoveryErr == nil {
+		container := restful.NewContainer()
+		container.ServiceErrorHandler(respond.RouteError)
+		routes.NewOpenIDMetadataServer(metadata).Install(container)
+		discovery = container
 	}
-	discovery := restful.NewContainer()
-	discovery.ServiceErrorHandler(respond.RouteError)
-	routes.NewOpenIDMetadataServer(metadata).Install(discovery)
-	return &ServiceAccountTokens{
+	return &ServiceAccountTokens{DiscoveryError: discoveryErr,
 		Issuer: issuers[0], Audiences: audiences,
 		MaxExpirationSeconds: int64(opts.MaxExpiration / time.Second), ExtendExpiration: opts.ExtendExpiration,
 		Generator: generator, LegacyGenerator: legacyGenerator,

@@ -536,7 +536,8 @@ func (s *services) releaseService(ctx context.Context, obj runtime.Object) {
 }
 
 // releaseDroppedIPs frees the ClusterIPs an update took from a Service (a
-// change to type ExternalName, whose strategy drops them).
+// change to type ExternalName, whose strategy drops them), and the claims
+// on the node ports it is stored with.
 func (s *services) releaseDroppedIPs(ctx context.Context, old, updated runtime.Object) {
 	before, ok := old.(*corev1.Service)
 	after, ok2 := updated.(*corev1.Service)

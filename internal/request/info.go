@@ -107,7 +107,13 @@ func Parse(r *http.Request) *Info {
 	}
 	info.Verb = verbFor(r, info.Name, watchPath)
 	if info.ProxyPath {
+		// As kube's request info: the proxy verb has no sub-resource,
+		// the rest of the path is the proxied one's.
 		info.Verb = "proxy"
+		if info.Subresource != "" {
+			info.Extra = append([]string{info.Subresource}, info.Extra...)
+			info.Subresource = ""
+		}
 	}
 	return info
 }

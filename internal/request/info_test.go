@@ -98,7 +98,7 @@ func TestParseResourceRequests(t *testing.T) {
 		{name: "proxy prefix namespaced", method: "GET", url: "/api/v1/proxy/namespaces/default/pods/foo",
 			want: Info{ProxyPath: true, UnderNamespace: true, Verb: "proxy", Prefix: "api", Version: "v1", Namespace: "default", Resource: "pods", Name: "foo"}},
 		{name: "proxy prefix cluster-scoped with a path", method: "DELETE", url: "/api/v1/proxy/nodes/n1/x",
-			want: Info{ProxyPath: true, Verb: "proxy", Prefix: "api", Version: "v1", Resource: "nodes", Name: "n1", Subresource: "x"}},
+			want: Info{ProxyPath: true, Verb: "proxy", Prefix: "api", Version: "v1", Resource: "nodes", Name: "n1", Extra: []string{"x"}}},
 		{name: "a resource named proxy", method: "GET", url: "/api/v1/proxy",
 			want: Info{Verb: "list", Prefix: "api", Version: "v1", Resource: "proxy"}},
 

@@ -399,6 +399,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("service account tokens: %w", err)
 	}
 	s.tokens = tokens
+	if tokens.DiscoveryError != nil {
+		cfg.Logger.Error("the service account issuer discovery endpoints are not served", "err", tokens.DiscoveryError)
+	}
 	authn, err := authenticator(cfg, pki, tokens)
 	if err != nil {
 		return nil, err
@@ -832,6 +835,9 @@ func (s *Server) routes(api http.Handler, ver version.Info, fairness *flowcontro
 	// With a trailing slash too, as kube-apiserver answers them (the
 	// Python client asks so).
 	for _, path := range []string{satoken.OpenIDConfigPath, satoken.JWKSPath} {
+		if s.tokens.Discovery == nil {
+			break // an issuer that is no https URL: kube-apiserver serves them not
+		}
 		mux.Handle(path, s.tokens.Discovery)
 		mux.Handle(path+"/", s.tokens.Discovery)
 	}

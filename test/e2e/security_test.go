@@ -481,10 +481,27 @@ func TestServiceAccountTokenFlags(t *testing.T) {
 		"--service-account-issuer=":                         "service-account-issuer should not be an empty string",
 		"--service-account-signing-key-file=" + earlierFile: "failed to parse service-account-issuer-key-file",
 	} {
-		out, err := exec.Command(kapiBinary, "serve", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", flags).CombinedOutput()
+		stopped, cancel := context.WithTimeout(ctx, 30*time.Second)
+		out, err := exec.CommandContext(stopped, kapiBinary, "serve", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", flags).CombinedOutput()
+		cancel()
 		if err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("kapi serve %s: %v\n%s", flags, err, out)
 		}
+	}
+
+	// An issuer that is no https URL: tokens work, the discovery
+	// documents are not served, as from kube-apiserver.
+	plain := startKapi(t, onlyLifecycleControllers, "--service-account-issuer", "api")
+	plain.mustKubectl("create", "serviceaccount", "bot")
+	token := strings.TrimSpace(plain.mustKubectl("create", "token", "bot"))
+	if _, claims := jwtParts(t, token); claims["iss"] != "api" {
+		t.Errorf("issuer %v, want api", claims["iss"])
+	}
+	if _, err := plain.clientWithToken(token).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a token of issuer api: %v", err)
+	}
+	if resp, _ := rawDo(t, plain, http.MethodGet, "/.well-known/openid-configuration", "", "", nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("openid configuration of issuer api: %d, want 404", resp.StatusCode)
 	}
 }
 
