@@ -24,48 +24,84 @@ import (
 var events = schema.GroupResource{Resource: "events"}
 
 // expireEvents deletes, every ttl/60, the events last written more than
-// ttl ago, as etcd's leases delete kube-apiserver's. An event's last write
-// is read from its own timestamps (kapi's storage keeps no write times),
-// which every writer of events sets.
+// ttl ago, as etcd's leases delete kube-apiserver's (a lease per write:
+// an event lives ttl after its last write, whatever its content says).
+// kapi's storage keeps no write times, so the expirer notes them: a
+// resourceVersion it has not seen was written by the tick it is seen at;
+// the events there when the server started were last written at their
+// latest timestamp (at the latest now).
 func expireEvents(ctx context.Context, reg *registry.Registry, clk clock.WithTicker, ttl time.Duration, logger *slog.Logger) {
 	tick := clk.NewTicker(max(ttl/60, time.Second))
 	defer tick.Stop()
+	writes := &eventWrites{seen: map[string]eventWrite{}}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C():
-			if err := expire(ctx, reg.Snapshot().Backend(events), now.Add(-ttl)); err != nil && ctx.Err() == nil {
+			if err := writes.expire(ctx, reg.Snapshot().Backend(events), now, now.Add(-ttl)); err != nil && ctx.Err() == nil {
 				logger.Error("expiring events failed", "err", err)
 			}
 		}
 	}
 }
 
+// eventWrites are the events' last writes as the expirer saw them, by
+// storage key.
+type eventWrites struct {
+	seen   map[string]eventWrite
+	primed bool // it has looked once
+}
+
+type eventWrite struct {
+	resourceVersion string
+	at              time.Time
+}
+
 // errRenewed: the event was written again since it was found expired.
 var errRenewed = errors.New("renewed")
 
-// expire deletes the objects of a backend last written before cutoff,
-// found in its watch cache; each is checked again as it is deleted.
-func expire(ctx context.Context, b *registry.Backend, cutoff time.Time) error {
+// expire notes the writes of a backend's objects made since it last
+// looked (at now), then deletes those last written before cutoff; each is
+// checked again as it is deleted.
+func (w *eventWrites) expire(ctx context.Context, b *registry.Backend, now, cutoff time.Time) error {
 	if b == nil {
 		return nil
 	}
-	expired := func(obj runtime.Object) bool {
-		t := lastWritten(obj)
-		return !t.IsZero() && t.Before(cutoff)
-	}
-	found, err := b.Cache.List(ctx, cache.ListRequest{Consistency: cache.Any, Filter: cache.Filter{Prefix: b.Storage().CollectionPrefix(""), Match: expired}})
+	first := !w.primed
+	all, err := b.Cache.List(ctx, cache.ListRequest{Consistency: cache.Any, Filter: cache.Filter{Prefix: b.Storage().CollectionPrefix("")}})
 	if err != nil {
 		return err
 	}
-	for _, obj := range found.Items {
+	present := map[string]bool{}
+	var expired []metav1.Object
+	for _, obj := range all.Items {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return err
 		}
+		key := b.Storage().Key(m.GetNamespace(), m.GetName())
+		present[key] = true
+		if seen, ok := w.seen[key]; !ok || seen.resourceVersion != m.GetResourceVersion() {
+			at := now
+			if first {
+				at = lastWritten(obj, now)
+			}
+			w.seen[key] = eventWrite{m.GetResourceVersion(), at}
+		}
+		if w.seen[key].at.Before(cutoff) {
+			expired = append(expired, m)
+		}
+	}
+	w.primed = true
+	for key := range w.seen {
+		if !present[key] {
+			delete(w.seen, key)
+		}
+	}
+	for _, m := range expired {
 		_, err = b.Storage().Delete(ctx, m.GetNamespace(), m.GetName(), func(current runtime.Object) error {
-			if !expired(current) {
+			if cm, err := meta.Accessor(current); err != nil || cm.GetResourceVersion() != m.GetResourceVersion() {
 				return errRenewed
 			}
 			return nil
@@ -77,9 +113,9 @@ func expire(ctx context.Context, b *registry.Backend, cutoff time.Time) error {
 	return nil
 }
 
-// lastWritten is the latest of an event's timestamps (zero for an object
-// not an event).
-func lastWritten(obj runtime.Object) time.Time {
+// lastWritten is the latest of an event's timestamps, at the latest now
+// (now for an object not an event).
+func lastWritten(obj runtime.Object, now time.Time) time.Time {
 	var times []metav1.Time
 	switch e := obj.(type) {
 	case *corev1.Event:
@@ -88,13 +124,16 @@ func lastWritten(obj runtime.Object) time.Time {
 			times = append(times, metav1.Time(e.Series.LastObservedTime))
 		}
 	default:
-		return time.Time{}
+		return now
 	}
 	var latest time.Time
 	for _, t := range times {
 		if t.After(latest) {
 			latest = t.Time
 		}
+	}
+	if latest.IsZero() || latest.After(now) {
+		return now
 	}
 	return latest
 }
