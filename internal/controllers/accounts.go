@@ -4,10 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -19,19 +21,22 @@ import (
 func ensureServiceAccounts(ctx context.Context, client kubernetes.Interface, names []string, logger *slog.Logger) {
 	accounts := client.CoreV1().ServiceAccounts(metav1.NamespaceSystem)
 	slices.Sort(names)
-	for _, name := range slices.Compact(names) {
-		_, err := accounts.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: name}}
-			if _, err = accounts.Create(ctx, sa, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-				err = nil
+	missing := slices.Compact(names)
+	// Those that fail (the server busy as it starts) are tried again.
+	_ = wait.PollUntilContextCancel(ctx, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		missing = slices.DeleteFunc(missing, func(name string) bool {
+			_, err := accounts.Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: name}}
+				if _, err = accounts.Create(ctx, sa, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+					err = nil
+				}
 			}
-		}
-		if err != nil {
-			if ctx.Err() == nil {
+			if err != nil && ctx.Err() == nil {
 				logger.Error("creating a controller's service account", "name", name, "err", err)
 			}
-			return
-		}
-	}
+			return err == nil
+		})
+		return len(missing) == 0, nil
+	})
 }

@@ -399,6 +399,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("service account tokens: %w", err)
 	}
 	s.tokens = tokens
+	if opts := cfg.ServiceAccountTokens; opts.ExtendExpiration && opts.MaxExpiration != 0 {
+		// kube-apiserver's warnings of these flags together.
+		if opts.MaxExpiration < satoken.WarnOnlyBoundTokenExpirationSeconds*time.Second {
+			cfg.Logger.Warn(fmt.Sprintf("service-account-extend-token-expiration is true, in order to correctly trigger safe transition logic, service-account-max-token-expiration must be set longer than %d seconds (currently %s)", satoken.WarnOnlyBoundTokenExpirationSeconds, opts.MaxExpiration))
+		}
+		if opts.MaxExpiration < satoken.ExpirationExtensionSeconds*time.Second {
+			cfg.Logger.Warn(fmt.Sprintf("service-account-extend-token-expiration is true, enabling tokens valid up to %d seconds, which is longer than service-account-max-token-expiration set to %s", satoken.ExpirationExtensionSeconds, opts.MaxExpiration))
+		}
+	}
 	if tokens.DiscoveryError != nil {
 		cfg.Logger.Error("the service account issuer discovery endpoints are not served", "err", tokens.DiscoveryError)
 	}
