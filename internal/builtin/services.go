@@ -709,6 +709,13 @@ func (s *services) allocateNodePorts(ctx context.Context, svc *corev1.Service, o
 		if err != nil {
 			return nil, nodePortError(err)
 		}
+		if old != nil {
+			// Its own, whatever claim is left on them (a write of it
+			// stored a moment ago, or before its server stopped).
+			for _, port := range nodePortsOf(old) {
+				delete(claimed, port)
+			}
+		}
 		maps.Copy(used, claimed)
 		fresh, err := s.chooseNodePorts(svc, old, used, dry)
 		if err != nil || dry || len(fresh) == 0 {
