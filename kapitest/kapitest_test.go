@@ -1,7 +1,6 @@
 package kapitest_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -324,40 +322,30 @@ func TestNewInATemporaryDirectory(t *testing.T) {
 // error: its controllers' complaints of being stopped before their
 // informers synced are logged at Debug.
 func TestStopLogsNoErrors(t *testing.T) {
-	var logs syncBuffer
-	env, err := kapitest.New("", kapitest.WithLogs(&logs))
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	env, err := kapitest.New("", kapitest.WithLogs(logFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(logs.String(), "\n") {
+	logs, err := os.ReadFile(logFile.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(logs), "\n") {
 		if strings.Contains(line, "level=ERROR") {
 			t.Errorf("logged: %s", line)
 		}
 	}
-	if !strings.Contains(logs.String(), "level=INFO") {
-		t.Errorf("nothing logged at Info: %q", logs.String())
+	if !strings.Contains(string(logs), "level=INFO") {
+		t.Errorf("nothing logged at Info: %q", logs)
 	}
-}
-
-// syncBuffer is a buffer the server's goroutines may write at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestCRDsBeforeWebhooks: CRDs are installed before the webhook

@@ -1,14 +1,12 @@
 package auth
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +89,23 @@ func (o TokenOptions) Validate() error {
 		errs = append(errs, errors.New("the service-account-max-token-expiration must be between 1 hour and 2^32 seconds"))
 	}
 	return errors.Join(errs...)
+}
+
+// Warnings are kube-apiserver's warnings of options that work together
+// otherwise than one may think: a maximum expiration below the life of
+// the tokens it extends.
+func (o TokenOptions) Warnings() []string {
+	if !o.ExtendExpiration || o.MaxExpiration == 0 {
+		return nil
+	}
+	var warnings []string
+	if o.MaxExpiration < serviceaccount.WarnOnlyBoundTokenExpirationSeconds*time.Second {
+		warnings = append(warnings, fmt.Sprintf("service-account-extend-token-expiration is true, in order to correctly trigger safe transition logic, service-account-max-token-expiration must be set longer than %d seconds (currently %s)", serviceaccount.WarnOnlyBoundTokenExpirationSeconds, o.MaxExpiration))
+	}
+	if o.MaxExpiration < serviceaccount.ExpirationExtensionSeconds*time.Second {
+		warnings = append(warnings, fmt.Sprintf("service-account-extend-token-expiration is true, enabling tokens valid up to %d seconds, which is longer than service-account-max-token-expiration set to %s", serviceaccount.ExpirationExtensionSeconds, o.MaxExpiration))
+	}
+	return warnings
 }
 
 // ServiceAccountTokens issues the JWTs of service accounts (TokenRequest)
@@ -181,13 +196,13 @@ func NewServiceAccountTokens(opts TokenOptions, key crypto.Signer, externalAddre
 		routes.NewOpenIDMetadataServer(metadata).Install(container)
 		discovery = container
 	}
-	return &ServiceAccountTokens{DiscoveryError: discoveryErr,
+	return &ServiceAccountTokens{
 		Issuer: issuers[0], Audiences: audiences,
 		MaxExpirationSeconds: int64(opts.MaxExpiration / time.Second), ExtendExpiration: opts.ExtendExpiration,
 		Generator: generator, LegacyGenerator: legacyGenerator,
 		Authenticator: serviceaccount.JWTTokenAuthenticator(issuers, keys, audiences, serviceaccount.NewValidator(getter)),
 		Legacy:        serviceaccount.JWTTokenAuthenticator([]string{serviceaccount.LegacyIssuer}, keys, audiences, legacyValidator),
-		Discovery:     discovery,
+		Discovery:     discovery, DiscoveryError: discoveryErr,
 	}, nil
 }
 
@@ -208,7 +223,6 @@ func signingKeyFromFile(path string) (crypto.Signer, error) {
 // key's, then those of the key files (each once).
 func verifyingKeys(signing crypto.Signer, keyFiles []string) ([]interface{}, error) {
 	keys := []interface{}{signing.Public()}
-	var seen [][]byte
 	for _, path := range keyFiles {
 		fileKeys, err := keyutil.PublicKeysFromFile(path)
 		if err != nil {
@@ -216,14 +230,15 @@ func verifyingKeys(signing crypto.Signer, keyFiles []string) ([]interface{}, err
 		}
 		keys = append(keys, fileKeys...)
 	}
+	seen := map[string]bool{} // by DER encoding
 	var unique []interface{}
 	for _, key := range keys {
 		der, err := x509.MarshalPKIXPublicKey(key)
 		if err != nil {
 			return nil, fmt.Errorf("service account key: %w", err)
 		}
-		if !slices.ContainsFunc(seen, func(d []byte) bool { return bytes.Equal(d, der) }) {
-			seen = append(seen, der)
+		if !seen[string(der)] {
+			seen[string(der)] = true
 			unique = append(unique, key)
 		}
 	}

@@ -69,7 +69,7 @@ type services struct {
 func serviceHooks(p *pipeline.Pipeline, k *kubelets) registry.Hooks {
 	s := newServices(p)
 	return registry.Hooks{BeforeCreate: s.allocateService, AfterCreate: s.storedService, BeforeUpdate: s.keepServiceAllocations,
-		AfterUpdate: s.releaseDroppedIPs, AfterDelete: s.releaseService, OnRead: showService,
+		AfterUpdate: s.afterServiceUpdate, AfterDelete: s.releaseService, OnRead: showService,
 		Connects: map[string]rest.Connecter{"proxy": serviceProxy(p, k)}}
 }
 
@@ -535,10 +535,10 @@ func (s *services) releaseService(ctx context.Context, obj runtime.Object) {
 	}
 }
 
-// releaseDroppedIPs frees the ClusterIPs an update took from a Service (a
-// change to type ExternalName, whose strategy drops them), and the claims
-// on the node ports it is stored with.
-func (s *services) releaseDroppedIPs(ctx context.Context, old, updated runtime.Object) {
+// afterServiceUpdate releases the claims on the node ports an updated
+// Service is stored with, and frees the ClusterIPs the update took from it
+// (a change to type ExternalName, whose strategy drops them).
+func (s *services) afterServiceUpdate(ctx context.Context, old, updated runtime.Object) {
 	before, ok := old.(*corev1.Service)
 	after, ok2 := updated.(*corev1.Service)
 	if !ok || !ok2 {

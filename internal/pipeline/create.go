@@ -189,12 +189,19 @@ func beingDeleted(ctx context.Context, store *registry.Store, m metav1.Object, e
 		return err
 	}
 	current, getErr := store.Get(ctx, m.GetNamespace(), m.GetName())
-	if getErr != nil || mustAccessor(current).GetDeletionTimestamp() == nil {
+	if getErr != nil {
 		return err
 	}
-	s := status.Status()
-	s.Message = "object is being deleted: " + s.Message
-	return &apierrors.StatusError{ErrStatus: s}
+	return existsAs(current, status.Status())
+}
+
+// existsAs is the AlreadyExists status of a create that met current,
+// saying so when current is being deleted.
+func existsAs(current runtime.Object, status metav1.Status) error {
+	if mustAccessor(current).GetDeletionTimestamp() != nil {
+		status.Message = "object is being deleted: " + status.Message
+	}
+	return &apierrors.StatusError{ErrStatus: status}
 }
 
 // checkNameFree answers a dry-run create of a name that exists as the real
@@ -208,11 +215,7 @@ func (p *Pipeline) checkNameFree(ctx context.Context, store *registry.Store, m m
 	case err != nil:
 		return err
 	}
-	exists := apierrors.NewAlreadyExists(store.GroupResource(), m.GetName())
-	if mustAccessor(current).GetDeletionTimestamp() != nil {
-		exists.ErrStatus.Message = "object is being deleted: " + exists.ErrStatus.Message
-	}
-	return exists
+	return existsAs(current, apierrors.NewAlreadyExists(store.GroupResource(), m.GetName()).ErrStatus)
 }
 
 // fillSystemFields sets what the server owns on a new object.

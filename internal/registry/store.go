@@ -195,11 +195,12 @@ func (s *Store) DefaultBySchema(obj runtime.Object) {
 // (as kube-apiserver makes it, codecs.Empty) holding only a resource
 // version.
 func (s *Store) Bookmark(rev int64) runtime.Object {
-	obj := s.New()
+	var obj runtime.Object
 	if s.typed {
-		if empty, err := codecs.Empty(s.gvk); err == nil {
-			obj = empty
-		}
+		obj, _ = codecs.Empty(s.gvk)
+	}
+	if obj == nil {
+		obj = s.New()
 	}
 	m, _ := meta.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))

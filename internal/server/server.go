@@ -399,14 +399,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("service account tokens: %w", err)
 	}
 	s.tokens = tokens
-	if opts := cfg.ServiceAccountTokens; opts.ExtendExpiration && opts.MaxExpiration != 0 {
-		// kube-apiserver's warnings of these flags together.
-		if opts.MaxExpiration < satoken.WarnOnlyBoundTokenExpirationSeconds*time.Second {
-			cfg.Logger.Warn(fmt.Sprintf("service-account-extend-token-expiration is true, in order to correctly trigger safe transition logic, service-account-max-token-expiration must be set longer than %d seconds (currently %s)", satoken.WarnOnlyBoundTokenExpirationSeconds, opts.MaxExpiration))
-		}
-		if opts.MaxExpiration < satoken.ExpirationExtensionSeconds*time.Second {
-			cfg.Logger.Warn(fmt.Sprintf("service-account-extend-token-expiration is true, enabling tokens valid up to %d seconds, which is longer than service-account-max-token-expiration set to %s", satoken.ExpirationExtensionSeconds, opts.MaxExpiration))
-		}
+	for _, warning := range cfg.ServiceAccountTokens.Warnings() {
+		cfg.Logger.Warn(warning)
 	}
 	if tokens.DiscoveryError != nil {
 		cfg.Logger.Error("the service account issuer discovery endpoints are not served", "err", tokens.DiscoveryError)
@@ -843,12 +837,12 @@ func (s *Server) routes(api http.Handler, ver version.Info, fairness *flowcontro
 	}
 	// With a trailing slash too, as kube-apiserver answers them (the
 	// Python client asks so).
+	// None for an issuer that is no https URL, as kube-apiserver.
 	for _, path := range []string{satoken.OpenIDConfigPath, satoken.JWKSPath} {
-		if s.tokens.Discovery == nil {
-			break // an issuer that is no https URL: kube-apiserver serves them not
+		if s.tokens.Discovery != nil {
+			mux.Handle(path, s.tokens.Discovery)
+			mux.Handle(path+"/", s.tokens.Discovery)
 		}
-		mux.Handle(path, s.tokens.Discovery)
-		mux.Handle(path+"/", s.tokens.Discovery)
 	}
 	s.installZPages(mux, ver)
 	mux.HandleFunc("/{$}", s.rootPaths)
