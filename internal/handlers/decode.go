@@ -172,6 +172,9 @@ func logRequestPatch(r *http.Request, patch []byte) {
 // kind, handling unknown and duplicate fields according to validation.
 func decodeObject(ctx context.Context, data []byte, info runtime.SerializerInfo, validation string, store *registry.Store, accepts ...schema.GroupVersion) (runtime.Object, error) {
 	obj, actual, strictErr, err := decodeStrict(data, info, validation, store, accepts...)
+	if err != nil && runtime.IsNotRegisteredError(err) && actual != nil {
+		err = kubeOnlyVersion(*actual, store, err)
+	}
 	if err == nil && strictErr != nil && validation == metav1.FieldValidationStrict {
 		err = strictErr
 	}
@@ -183,6 +186,29 @@ func decodeObject(ctx context.Context, data []byte, info runtime.SerializerInfo,
 	}
 	warnStrict(ctx, strictErr)
 	return obj, nil
+}
+
+// kubeOnlyVersion answers for a body of a version kapi does not serve but
+// kube-apiserver's scheme still knows (extensions/v1beta1, apps/v1beta2,
+// ...), as kube-apiserver, which decodes it before it looks at the
+// version: a body of another kind does not convert, one of the kind is of
+// the wrong version. Other unknown versions keep err.
+func kubeOnlyVersion(actual schema.GroupVersionKind, store *registry.Store, err error) error {
+	if !legacyscheme.Scheme.Recognizes(actual) {
+		return err
+	}
+	want := store.Info.GroupVersionKind()
+	if actual.Kind != want.Kind && store.Typed() {
+		obj, _ := legacyscheme.Scheme.New(actual)
+		return notConvertible(obj, want)
+	}
+	return versionMismatch(actual.GroupVersion(), want.GroupVersion())
+}
+
+// versionMismatch is kube-apiserver's answer to a body of the right kind
+// in another version than the request's.
+func versionMismatch(actual, want schema.GroupVersion) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", actual, want))
 }
 
 // decodeError is kube-apiserver's answer to a body that does not decode
@@ -295,8 +321,7 @@ func decodeStrict(data []byte, info runtime.SerializerInfo, validation string, s
 		return nil, actual, nil, notConvertible(obj, gvk)
 	}
 	if actual.GroupVersion() != gvk.GroupVersion() {
-		return nil, actual, nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
-			actual.GroupVersion(), gvk.GroupVersion()))
+		return nil, actual, nil, versionMismatch(actual.GroupVersion(), gvk.GroupVersion())
 	}
 	return obj, actual, strictErr, nil
 }

@@ -42,6 +42,7 @@ func TestErrorStatuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	const cmPath = "/api/v1/namespaces/default/configmaps"
+	const deployPath = "/apis/apps/v1/namespaces/default/deployments"
 	cases := []statusCase{
 		{name: "not found", method: "GET", path: cmPath + "/missing",
 			code: 404, reason: metav1.StatusReasonNotFound, message: `configmaps "missing" not found`},
@@ -108,6 +109,17 @@ func TestErrorStatuses(t *testing.T) {
 		{name: "unsupported field selector", method: "GET", path: cmPath + "?fieldSelector=data.k%3Dv",
 			code: 400, reason: metav1.StatusReasonBadRequest,
 			message: `"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"`},
+		// kube-apiserver's scheme still knows versions no longer served: it
+		// decodes such a body, then refuses its version or its kind.
+		{name: "body of a version no longer served", method: "POST", path: deployPath,
+			body: `{"apiVersion":"extensions/v1beta1","kind":"Deployment","metadata":{"name":"old"}}`, code: 400, reason: metav1.StatusReasonBadRequest,
+			message: "the API version in the data (extensions/v1beta1) does not match the expected API version (apps/v1)"},
+		{name: "body of another kind in a version no longer served", method: "POST", path: deployPath,
+			body: `{"apiVersion":"apps/v1beta1","kind":"StatefulSet","metadata":{"name":"old"}}`, code: 400, reason: metav1.StatusReasonBadRequest,
+			message: `StatefulSet in version "v1beta1" cannot be handled as a Deployment: converting (v1beta1.StatefulSet) to (apps.Deployment): unknown conversion`},
+		{name: "body of a version never known", method: "POST", path: deployPath,
+			body: `{"apiVersion":"apps/v9","kind":"Deployment","metadata":{"name":"old"}}`, code: 400, reason: metav1.StatusReasonBadRequest,
+			message: `Deployment in version "v9" cannot be handled as a Deployment: no kind "Deployment" is registered for version "apps/v9" in scheme`, prefix: true},
 		{name: "delete immortal namespace", method: "DELETE", path: "/api/v1/namespaces/kube-system",
 			code: 403, reason: metav1.StatusReasonForbidden, message: `namespaces "kube-system" is forbidden: this namespace may not be deleted`},
 	}
