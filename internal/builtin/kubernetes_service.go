@@ -6,42 +6,31 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kapi-dev/kapi/internal/pipeline"
 )
 
-// EnsureKubernetesService keeps the default/kubernetes Service that
-// kube-apiserver's bootstrap controller maintains: the first address of
-// the service range, port 443 (https) to the port the server listens on.
-// Clients in a cluster (and the e2e framework) look the API up by it.
-// Its endpoints are kept by the server (kube's endpoint reconciler).
+// EnsureKubernetesService creates the default/kubernetes Service that
+// kube-apiserver's bootstrap controller maintains, if it is missing: the
+// first address of the service range, port 443 (https) to the port the
+// server listens on. Clients in a cluster (and the e2e framework) look the
+// API up by it. As kube's controller, it never changes a Service that
+// exists: servers sharing storage that listen on different ports would
+// take turns rewriting it. Its endpoints are kept by the server (kube's
+// endpoint reconciler).
 func EnsureKubernetesService(ctx context.Context, p *pipeline.Pipeline, port int32) error {
 	want := kubernetesService(port)
 	store := p.Registry().Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "services"})
-	current, err := store.Get(ctx, metav1.NamespaceDefault, want.Name)
-	if apierrors.IsNotFound(err) {
-		_, err = p.CreateObject(ctx, want, "kube-apiserver")
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
+	_, err := store.Get(ctx, metav1.NamespaceDefault, want.Name)
+	if !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err != nil {
-		return err
-	}
-	svc := current.(*corev1.Service)
-	if len(svc.Spec.Ports) == 1 && svc.Spec.Ports[0].TargetPort == want.Spec.Ports[0].TargetPort {
+	_, err = p.CreateObject(ctx, want, "kube-apiserver")
+	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
-	_, err = p.Update(ctx, store, metav1.NamespaceDefault, want.Name, pipeline.Options{Manager: "kube-apiserver"},
-		func(obj runtime.Object) (runtime.Object, error) {
-			svc := obj.DeepCopyObject().(*corev1.Service)
-			svc.Spec.Ports = want.Spec.Ports
-			return svc, nil
-		})
 	return err
 }
 

@@ -20,8 +20,9 @@ import (
 )
 
 // kubernetesServiceInterval is how often the kubernetes Service and its
-// endpoints are put back if they were deleted or changed, as
-// kube-apiserver's bootstrap controller does.
+// endpoints are put back if they were deleted, and the server's address
+// if it was taken out of the endpoints, as kube-apiserver's bootstrap
+// controller does.
 const kubernetesServiceInterval = 10 * time.Second
 
 // serviceIPRepairTicks is how many kubernetesServiceIntervals pass between
@@ -29,11 +30,11 @@ const kubernetesServiceInterval = 10 * time.Second
 // kube-apiserver's repair controller).
 const serviceIPRepairTicks = 18
 
-// keepKubernetesService publishes the kubernetes Service's endpoints, then
-// repairs the Service and its endpoints, and now and then the ClusterIP
-// allocations, until ctx ends.
+// keepKubernetesService publishes the kubernetes Service's endpoints with
+// the server's port, then repairs the Service and its endpoints, and now
+// and then the ClusterIP allocations, until ctx ends.
 func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpoints *kubernetesEndpoints, port int32, clk clock.WithTicker, logger *slog.Logger) {
-	if err := endpoints.reconcile(); err != nil && ctx.Err() == nil {
+	if err := endpoints.reconcile(true); err != nil && ctx.Err() == nil {
 		logger.Error("publishing the kubernetes service's endpoints failed", "err", err)
 	}
 	tick := clk.NewTicker(kubernetesServiceInterval)
@@ -49,7 +50,7 @@ func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpo
 			if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil && ctx.Err() == nil {
 				logger.Error("repairing the kubernetes service failed", "err", err)
 			}
-			if err := endpoints.reconcile(); err != nil && ctx.Err() == nil {
+			if err := endpoints.reconcile(false); err != nil && ctx.Err() == nil {
 				logger.Error("repairing the kubernetes service's endpoints failed", "err", err)
 			}
 			if ticks%serviceIPRepairTicks != 0 {
@@ -118,11 +119,15 @@ func newKubernetesEndpoints(config *rest.Config, leases reconcilers.Leases, adve
 	return e, nil
 }
 
-func (e *kubernetesEndpoints) reconcile() error {
+// reconcile puts the server's address in the endpoints. The ports are set
+// to the server's when they are asked for, as kube-apiserver does as it
+// starts, and left as they are later: servers sharing storage that listen
+// on different ports would take turns rewriting them.
+func (e *kubernetesEndpoints) reconcile(ports bool) error {
 	if e == nil {
 		return nil
 	}
-	return e.reconciler.ReconcileEndpoints("kubernetes", e.ip, e.ports, true)
+	return e.reconciler.ReconcileEndpoints("kubernetes", e.ip, e.ports, ports)
 }
 
 // remove takes the server's address out of the endpoints, as a stopping
