@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,10 +60,30 @@ func TestKubernetesEndpointsOfReplicas(t *testing.T) {
 		}
 	}
 	waitAddresses("192.0.2.10", "192.0.2.11")
+	identities := func() []string {
+		t.Helper()
+		leases, err := client.CoordinationV1().Leases("kube-system").List(context.Background(), metav1.ListOptions{LabelSelector: identityLabel + "=kube-apiserver"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var peers []string
+		for _, l := range leases.Items {
+			peers = append(peers, strings.Split(l.Annotations[peerAddressAnnotation], ":")[0])
+		}
+		slices.Sort(peers)
+		return peers
+	}
+	if got := identities(); !slices.Equal(got, []string{"192.0.2.10", "192.0.2.11"}) {
+		t.Errorf("identity leases of %v, want both servers", got)
+	}
 	if err := first.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	waitAddresses("192.0.2.11")
+	// As kube-apiserver, a server that stops deletes its identity Lease.
+	if got := identities(); !slices.Equal(got, []string{"192.0.2.11"}) {
+		t.Errorf("identity leases of %v after the first server stopped, want the second's", got)
+	}
 }
 
 // TestKubernetesServiceOfReplicasOnTwoPorts: replicas advertising one

@@ -559,7 +559,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.background(func() { identity.Run(runCtx) })
+	s.background(func() {
+		identity.Run(runCtx)
+		// As kube-apiserver's pre-shutdown hook: a server that stops takes
+		// its Lease with it, so that counting Leases counts running servers.
+		identity.Stop()
+	})
 	s.health.done(hookIdentityLease)
 	// As kube-apiserver's, a server deletes the identity Leases of API
 	// servers that stopped renewing them (several kapi servers may share
