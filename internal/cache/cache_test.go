@@ -702,6 +702,50 @@ func TestSelectedPageHasANextOneIfAnythingFollows(t *testing.T) {
 	}
 }
 
+// TestContinuingAfterCompactionGetsWhatWasCreatedBetweenPages: the token
+// of a 410 for a compacted continuation goes on at the latest revision
+// from just after the last key listed, as kube-apiserver's: an object
+// created since between the pages is in the next page.
+func TestContinuingAfterCompactionGetsWhatWasCreatedBetweenPages(t *testing.T) {
+	c, s := newCache(t, Options{})
+	ctx := context.Background()
+	for _, name := range []string{"a", "b", "c", "d"} {
+		s.Create(ctx, []byte(prefix+"ns/"+name), configMapValue(name, nil, ""))
+	}
+	first, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := s.Create(ctx, []byte(prefix+"ns/bb"), configMapValue("bb", nil, ""))
+	if err := s.Compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := DecodeToken(first.Continue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 2, Continue: tok})
+	var gone *ErrGone
+	if !errors.As(err, &gone) || gone.Continue == "" {
+		t.Fatalf("a continuation of a compacted list: %v, want ErrGone with a token", err)
+	}
+	if tok, err = DecodeToken(gone.Continue); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitNotOlderThan(ctx, rev)
+	next, err := c.List(ctx, ListRequest{Filter: Filter{Prefix: prefix}, Limit: 2, Continue: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range next.Items {
+		names = append(names, o.(*corev1.ConfigMap).Name)
+	}
+	if fmt.Sprint(names) != "[bb c]" {
+		t.Fatalf("the page after the 410 = %v, want [bb c]", names)
+	}
+}
+
 // TestPagesReadFromStorageCountWhatFollows: a page at a revision the cache
 // holds no snapshot of is read from storage, and tells, as a page from the
 // cache does, how many objects follow it.

@@ -274,6 +274,7 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 	// cache: the first range counts the keys from the page's start.
 	count := req.Filter.Match == nil
 	var total int64
+	var last string // the last key looked at
 	for {
 		batch := req.Limit
 		r, err := c.store.Range(ctx, storage.RangeOptions{Prefix: prefix, Start: from, Limit: batch, Revision: req.Revision, Count: count})
@@ -289,13 +290,14 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 		fetched += len(r.KVs)
 		for i := range r.KVs {
 			if req.Limit > 0 && len(res.Items) == req.Limit {
-				res.Continue = encodeToken(req.Revision, strings.TrimPrefix(string(r.KVs[i].Key), string(c.prefix)))
+				res.Continue = encodeToken(req.Revision, strings.TrimPrefix(keyAfter(last), string(c.prefix)))
 				if req.Filter.Match == nil {
 					remaining := total - int64(len(res.Items))
 					res.Remaining = &remaining
 				}
 				return c.storageListResult(res, corrupt)
 			}
+			last = string(r.KVs[i].Key)
 			obj, err := c.decode(&r.KVs[i])
 			if err != nil {
 				corrupt = append(corrupt, err)
@@ -310,8 +312,7 @@ func (c *Cache) listFromStorage(ctx context.Context, req ListRequest, start stri
 		if !r.More {
 			return c.storageListResult(res, corrupt)
 		}
-		last := r.KVs[len(r.KVs)-1].Key
-		from = append(append([]byte(nil), last...), 0)
+		from = []byte(keyAfter(string(r.KVs[len(r.KVs)-1].Key)))
 	}
 }
 

@@ -332,7 +332,10 @@ func (c *Cache) newWatcher(ctx context.Context, filter Filter, after int64, book
 type page struct {
 	items     []runtime.Object
 	encodings []*Encodings // parallel to items
-	// next is the key to continue from, empty when the range is done.
+	// next is the key to continue from, empty when the range is done:
+	// just after the last key looked at, as kube-apiserver's tokens, so
+	// that a list going on at a later revision (after a 410) gets what was
+	// created since between the pages.
 	next string
 	// remaining counts the keys after the page, when asked.
 	remaining int64
@@ -343,6 +346,11 @@ type page struct {
 	corrupt []error
 }
 
+// keyAfter is the first key that sorts after key.
+func keyAfter(key string) string {
+	return key + "\x00"
+}
+
 // collect gathers up to limit (0: all) matching objects with keys under
 // filter.Prefix, starting at start.
 func collect(tree *btree.BTreeG[*entry], filter Filter, start string, limit int) page {
@@ -351,6 +359,7 @@ func collect(tree *btree.BTreeG[*entry], filter Filter, start string, limit int)
 	if start > filter.Prefix {
 		from.key = start
 	}
+	var last string
 	tree.AscendGreaterOrEqual(from, func(e *entry) bool {
 		if !strings.HasPrefix(e.key, filter.Prefix) {
 			return false
@@ -358,9 +367,10 @@ func collect(tree *btree.BTreeG[*entry], filter Filter, start string, limit int)
 		if limit > 0 && len(p.items) == limit {
 			// As kube-apiserver's cache: a full page has a next one if
 			// anything follows, matching or not (which may be empty).
-			p.next = e.key
+			p.next = keyAfter(last)
 			return false
 		}
+		last = e.key
 		p.fetched++
 		if e.corrupt != nil {
 			p.corrupt = append(p.corrupt, e.corrupt)
