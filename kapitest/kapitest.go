@@ -94,7 +94,9 @@ func WithCRDObjects(crds ...*apiextensionsv1.CustomResourceDefinition) Option {
 // WithSimulatedNodes registers n simulated nodes (node-1 to node-n) whose
 // kubelet the server plays: scheduled pods become Running and Ready, Job
 // pods succeed, claims of the default StorageClass get volumes (see kapi's
-// README).
+// README). As on a real node, a pod waits for the ConfigMaps and Secrets
+// it mounts or reads, its service account token's kube-root-ca.crt
+// ConfigMap among them (root-ca-certificate-publisher-controller makes it).
 func WithSimulatedNodes(n int) Option { return func(o *options) { o.simulatedNodes = n } }
 
 // WithControllers runs only the built-in controllers selected, as

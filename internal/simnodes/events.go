@@ -17,6 +17,10 @@ const (
 	reasonCreated = "Created"
 	reasonStarted = "Started"
 	reasonKilling = "Killing"
+	// reasonFailed and reasonFailedMount are the kubelet's warnings of a
+	// container it cannot create and a volume it cannot mount.
+	reasonFailed      = "Failed"
+	reasonFailedMount = "FailedMount"
 )
 
 // kubeletEvents records events as the nodes' kubelets do: core/v1
@@ -33,19 +37,52 @@ func newKubeletEvents(events typedcorev1.EventsGetter) *kubeletEvents {
 
 func (e *kubeletEvents) shutdown() { e.broadcaster.Shutdown() }
 
-// started records a pod's containers being started.
-func (e *kubeletEvents) started(pod *corev1.Pod) {
+// started records the starting of the containers status has created
+// that the pod's status had not: the kubelet pulls, creates and starts
+// each.
+func (e *kubeletEvents) started(pod *corev1.Pod, status *corev1.PodStatus) {
 	recorder := e.recorderFor(pod.Spec.NodeName)
-	each := func(containers []corev1.Container, field string) {
-		for _, c := range containers {
+	each := func(containers []corev1.Container, statuses []corev1.ContainerStatus, field string) {
+		for i, c := range containers {
+			if i >= len(statuses) || statuses[i].State.Waiting != nil || created(previousState(pod, c.Name)) {
+				continue
+			}
 			ref := containerRef(pod, field, c.Name)
 			recorder.Eventf(ref, corev1.EventTypeNormal, reasonPulled, "Container image %q already present on machine and can be accessed by the pod", c.Image)
 			recorder.Event(ref, corev1.EventTypeNormal, reasonCreated, "Container created")
 			recorder.Event(ref, corev1.EventTypeNormal, reasonStarted, "Container started")
 		}
 	}
+	each(pod.Spec.InitContainers, status.InitContainerStatuses, "initContainers")
+	each(pod.Spec.Containers, status.ContainerStatuses, "containers")
+}
+
+// created reports whether a container in state has been created.
+func created(state corev1.ContainerState) bool {
+	return state.Running != nil || state.Terminated != nil
+}
+
+// unconfigurable records, for each container whose environment cannot be
+// made, the kubelet's pull of its image and its failure to create it.
+func (e *kubeletEvents) unconfigurable(pod *corev1.Pod, blocked map[string]error) {
+	recorder := e.recorderFor(pod.Spec.NodeName)
+	each := func(containers []corev1.Container, field string) {
+		for _, c := range containers {
+			if err := blocked[c.Name]; err != nil {
+				ref := containerRef(pod, field, c.Name)
+				recorder.Eventf(ref, corev1.EventTypeNormal, reasonPulled, "Container image %q already present on machine and can be accessed by the pod", c.Image)
+				recorder.Eventf(ref, corev1.EventTypeWarning, reasonFailed, "Error: %v", err)
+			}
+		}
+	}
 	each(pod.Spec.InitContainers, "initContainers")
 	each(pod.Spec.Containers, "containers")
+}
+
+// failedMount records the kubelet's failure to set up a pod's volume.
+func (e *kubeletEvents) failedMount(pod *corev1.Pod, volume string, err error) {
+	ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion}
+	e.recorderFor(pod.Spec.NodeName).Eventf(ref, corev1.EventTypeWarning, reasonFailedMount, "MountVolume.SetUp failed for volume %q : %v", volume, err)
 }
 
 // stopping records a deleted pod's running containers being stopped.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -106,9 +109,17 @@ func (s *simulator) removePod(ctx context.Context, pod *corev1.Pod) error {
 	})
 }
 
-// startPod posts the status of a pod whose containers have all started
-// and are ready (there are no probes to wait for).
+// startPod posts the status of a pod whose containers have started and
+// are ready (there are no probes to wait for). A pod whose volumes cannot
+// be mounted waits for them, its containers ContainerCreating; a
+// container whose environment cannot be made waits in
+// CreateContainerConfigError, and the init containers after it and, if it
+// is one, the pod's containers wait for it.
 func (s *simulator) startPod(ctx context.Context, pod *corev1.Pod, node *corev1.Node) error {
+	key := keyOf(pod)
+	if volume, err := s.unmountable(pod); err != nil {
+		return s.awaitVolumes(ctx, pod, node, key, volume, err)
+	}
 	hostIP := nodeAddress(node)
 	podIP := hostIP
 	if !pod.Spec.HostNetwork {
@@ -121,22 +132,110 @@ func (s *simulator) startPod(ctx context.Context, pod *corev1.Pod, node *corev1.
 		}
 	}
 	now := metav1.Now()
-	running := pod.DeepCopy()
-	status := &running.Status
-	status.Phase = corev1.PodRunning
+	next := pod.DeepCopy()
+	status := &next.Status
 	status.HostIP, status.HostIPs = hostIP, []corev1.HostIP{{IP: hostIP}}
 	status.PodIP, status.PodIPs = podIP, []corev1.PodIP{{IP: podIP}}
 	if status.StartTime == nil {
 		status.StartTime = &now
 	}
-	status.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, now, initContainerState)
-	status.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, now, runningState)
+	blocked := map[string]error{}
+	initBlocked := false
+	status.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, now, func(c corev1.Container, id string, now metav1.Time) (corev1.ContainerState, bool) {
+		if initBlocked {
+			return waitingState("PodInitializing", ""), false
+		}
+		if err := s.unconfigurable(pod.Namespace, c); err != nil {
+			blocked[c.Name], initBlocked = err, true
+			return waitingState(createContainerConfigError, err.Error()), false
+		}
+		return initContainerState(c, id, now)
+	})
+	status.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, now, func(c corev1.Container, id string, now metav1.Time) (corev1.ContainerState, bool) {
+		if initBlocked {
+			return waitingState("PodInitializing", ""), false
+		}
+		if err := s.unconfigurable(pod.Namespace, c); err != nil {
+			blocked[c.Name] = err
+			return waitingState(createContainerConfigError, err.Error()), false
+		}
+		return runningState(c, id, now)
+	})
+	status.Phase = corev1.PodRunning
+	if len(blocked) > 0 {
+		status.Phase = corev1.PodPending // as the kubelet's, while a container waits
+	}
 	setConditions(pod, status, true, now)
-	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, running, metav1.UpdateOptions{}); err != nil {
+	newProblem := s.noteWaiting(pod.Namespace, key, blocked)
+	if !changed(pod.Status, *status) {
+		return nil
+	}
+	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
-	s.events.started(pod)
+	s.events.started(pod, status)
+	if newProblem {
+		s.events.unconfigurable(pod, blocked)
+	}
 	return nil
+}
+
+// createContainerConfigError is the kubelet's reason for a container whose
+// environment it cannot make.
+const createContainerConfigError = "CreateContainerConfigError"
+
+// awaitVolumes posts the status of a pod whose volumes cannot all be
+// mounted, as the kubelet's: Pending on its node, no sandbox, its
+// containers being created; and the kubelet's event for the volume
+// (none for a claim not bound yet, which the kubelet reports only once
+// its wait times out).
+func (s *simulator) awaitVolumes(ctx context.Context, pod *corev1.Pod, node *corev1.Node, key, volume string, mountErr error) error {
+	newProblem := s.waiting.add(pod.Namespace, key, volume+": "+mountErr.Error())
+	now := metav1.Now()
+	next := pod.DeepCopy()
+	status := &next.Status
+	status.Phase = corev1.PodPending
+	hostIP := nodeAddress(node)
+	status.HostIP, status.HostIPs = hostIP, []corev1.HostIP{{IP: hostIP}}
+	if status.StartTime == nil {
+		status.StartTime = &now
+	}
+	waiting := func(reason string) func(corev1.Container, string, metav1.Time) (corev1.ContainerState, bool) {
+		return func(corev1.Container, string, metav1.Time) (corev1.ContainerState, bool) {
+			return waitingState(reason, ""), false
+		}
+	}
+	status.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, now, waiting("PodInitializing"))
+	status.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, now, waiting("ContainerCreating"))
+	setConditions(pod, status, false, now)
+	if changed(pod.Status, *status) {
+		if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
+	if newProblem && !errors.Is(mountErr, errUnboundClaim) {
+		s.events.failedMount(pod, volume, mountErr)
+	}
+	return nil
+}
+
+// noteWaiting records whether the pod of key waits for its containers'
+// environment, and reports whether what it waits for is new.
+func (s *simulator) noteWaiting(namespace, key string, blocked map[string]error) bool {
+	if len(blocked) == 0 {
+		s.waiting.remove(namespace, key)
+		return false
+	}
+	names := slices.Sorted(maps.Keys(blocked))
+	what := ""
+	for _, name := range names {
+		what += name + ": " + blocked[name].Error() + "\n"
+	}
+	return s.waiting.add(namespace, key, what)
+}
+
+func waitingState(reason, message string) corev1.ContainerState {
+	return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}
 }
 
 // syncConditions posts the conditions of a running pod again when they
@@ -211,20 +310,50 @@ func podEnd(pod *corev1.Pod) (runtime time.Duration, exitCode int32, ends bool) 
 	return runtime, exitCode, true
 }
 
-// containerStatuses are the statuses of containers started at now.
+// containerStatuses are the statuses of containers in the states state
+// gives them at now. A container that was running or had ended keeps the
+// times it had; one not created yet has no ID.
 func containerStatuses(pod *corev1.Pod, containers []corev1.Container, now metav1.Time,
 	state func(corev1.Container, string, metav1.Time) (corev1.ContainerState, bool)) []corev1.ContainerStatus {
 	var statuses []corev1.ContainerStatus
 	for _, c := range containers {
 		id := containerID(pod, c.Name)
 		st, ready := state(c, id, now)
-		statuses = append(statuses, corev1.ContainerStatus{
+		keepTimes(&st, previousState(pod, c.Name))
+		status := corev1.ContainerStatus{
 			Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), ContainerID: id,
 			State: st, Ready: ready, Started: ptr.To(st.Running != nil),
-		})
+		}
+		if st.Waiting != nil {
+			status.ImageID, status.ContainerID = "", ""
+		}
+		statuses = append(statuses, status)
 	}
 	reportResources(containers, statuses)
 	return statuses
+}
+
+// previousState is the state the pod's status gave its container name.
+func previousState(pod *corev1.Pod, name string) corev1.ContainerState {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, st := range list {
+			if st.Name == name {
+				return st.State
+			}
+		}
+	}
+	return corev1.ContainerState{}
+}
+
+// keepTimes gives a container still running, or still ended, the times
+// its earlier state had.
+func keepTimes(st *corev1.ContainerState, before corev1.ContainerState) {
+	switch {
+	case st.Running != nil && before.Running != nil:
+		st.Running.StartedAt = before.Running.StartedAt
+	case st.Terminated != nil && before.Terminated != nil:
+		st.Terminated.StartedAt, st.Terminated.FinishedAt = before.Terminated.StartedAt, before.Terminated.FinishedAt
+	}
 }
 
 // reportResources sets the resources of running containers' statuses to

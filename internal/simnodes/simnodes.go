@@ -71,6 +71,8 @@ func Run(ctx context.Context, cfg Config) (func(), error) {
 		claims:     cfg.Informers.Core().V1().PersistentVolumeClaims().Lister(),
 		volumes:    cfg.Informers.Core().V1().PersistentVolumes().Lister(),
 		classes:    cfg.Informers.Storage().V1().StorageClasses().Lister(),
+		configMaps: cfg.Informers.Core().V1().ConfigMaps().Lister(),
+		secrets:    cfg.Informers.Core().V1().Secrets().Lister(),
 		heartbeats: map[string]context.CancelFunc{},
 		events:     newKubeletEvents(cfg.Client.CoreV1()),
 		ips:        newAddresses(),
@@ -97,10 +99,21 @@ func Run(ctx context.Context, cfg Config) (func(), error) {
 	}
 	claimInformer := cfg.Informers.Core().V1().PersistentVolumeClaims().Informer()
 	if _, err := claimInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    s.enqueueClaim,
-		UpdateFunc: func(_, claim any) { s.enqueueClaim(claim) },
+		AddFunc:    func(claim any) { s.enqueueClaim(claim); s.wakeWaiting(claim) },
+		UpdateFunc: func(_, claim any) { s.enqueueClaim(claim); s.wakeWaiting(claim) },
 	}); err != nil {
 		return nil, fmt.Errorf("simulated nodes: %w", err)
+	}
+	// Pods wait for the ConfigMaps and Secrets they mount or read.
+	configMapInformer := cfg.Informers.Core().V1().ConfigMaps().Informer()
+	secretInformer := cfg.Informers.Core().V1().Secrets().Informer()
+	for _, informer := range []cache.SharedIndexInformer{configMapInformer, secretInformer} {
+		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    s.wakeWaiting,
+			UpdateFunc: func(_, obj any) { s.wakeWaiting(obj) },
+		}); err != nil {
+			return nil, fmt.Errorf("simulated nodes: %w", err)
+		}
 	}
 	volumeInformer := cfg.Informers.Core().V1().PersistentVolumes().Informer()
 	if _, err := volumeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -114,7 +127,8 @@ func Run(ctx context.Context, cfg Config) (func(), error) {
 		if err := s.createNodes(ctx, cfg.Nodes); err != nil {
 			s.logger.Error("creating simulated nodes failed", "err", err)
 		}
-		s.run(ctx, nodeInformer.HasSynced, podInformer.HasSynced, claimInformer.HasSynced, volumeInformer.HasSynced, classInformer.HasSynced)
+		s.run(ctx, nodeInformer.HasSynced, podInformer.HasSynced, claimInformer.HasSynced, volumeInformer.HasSynced, classInformer.HasSynced,
+			configMapInformer.HasSynced, secretInformer.HasSynced)
 	}, nil
 }
 
@@ -133,8 +147,12 @@ type simulator struct {
 	claims      corelisters.PersistentVolumeClaimLister
 	volumes     corelisters.PersistentVolumeLister
 	classes     storagelisters.StorageClassLister
-	ips         *addresses
-	events      *kubeletEvents
+	configMaps  corelisters.ConfigMapLister
+	secrets     corelisters.SecretLister
+	// waiting are the pods waiting for ConfigMaps, Secrets or claims.
+	waiting waitingPods
+	ips     *addresses
+	events  *kubeletEvents
 
 	mu         sync.Mutex
 	heartbeats map[string]context.CancelFunc // by node name
@@ -237,6 +255,7 @@ func (s *simulator) podGone(obj any) {
 	}
 	if pod, ok := obj.(*corev1.Pod); ok {
 		s.ips.release(pod)
+		s.waiting.remove(pod.Namespace, keyOf(pod))
 	}
 }
 

@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TestPodsWaitForWhatTheyNeed: a simulated node starts a pod only once
+// the ConfigMaps and Secrets it mounts or reads exist, as a kubelet does:
+// until then a pod missing a volume's ConfigMap is Pending with its
+// containers ContainerCreating and the kubelet's FailedMount event, and a
+// container whose environment names a missing Secret or key waits in
+// CreateContainerConfigError beside its running sibling. Optional ones
+// hold nothing back.
+func TestPodsWaitForWhatTheyNeed(t *testing.T) {
+	k := startKapi(t, "--simulated-nodes=1")
+	cs := k.clientset()
+	apply(t, k, `apiVersion: v1
+kind: Pod
+metadata: {name: mounts}
+spec:
+  containers: [{name: app, image: nginx, volumeMounts: [{name: cfg, mountPath: /etc/cfg}]}]
+  volumes: [{name: cfg, configMap: {name: settings}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: reads}
+spec:
+  containers:
+  - name: app
+    image: nginx
+    env: [{name: PASSWORD, valueFrom: {secretKeyRef: {name: creds, key: password}}}]
+  - {name: plain, image: nginx}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: optional}
+spec:
+  containers:
+  - name: app
+    image: nginx
+    envFrom: [{secretRef: {name: nothing, optional: true}}]
+    env: [{name: A, valueFrom: {configMapKeyRef: {name: nothing, key: a, optional: true}}}]
+    volumeMounts: [{name: cfg, mountPath: /etc/cfg}]
+  volumes: [{name: cfg, configMap: {name: nothing, optional: true}}]
+`)
+	simWaitRunning(t, cs, "optional")
+
+	waitFor(t, 30*time.Second, "the pod missing its volume's ConfigMap to wait for it", func() bool {
+		pod := simPod(t, cs, "mounts")
+		return pod.Status.Phase == corev1.PodPending && pod.Status.HostIP != "" && pod.Status.PodIP == "" &&
+			waitingReason(pod.Status.ContainerStatuses, "app") == "ContainerCreating"
+	})
+	waitEvent(t, cs, "mounts", "FailedMount", `MountVolume.SetUp failed for volume "cfg" : configmap "settings" not found`)
+
+	waitFor(t, 30*time.Second, "the container reading a missing Secret to wait beside its sibling", func() bool {
+		pod := simPod(t, cs, "reads")
+		return pod.Status.Phase == corev1.PodPending && pod.Status.PodIP != "" &&
+			waitingMessage(pod.Status.ContainerStatuses, "app") == `secret "creds" not found` &&
+			waitingReason(pod.Status.ContainerStatuses, "app") == "CreateContainerConfigError" &&
+			running(pod.Status.ContainerStatuses, "plain")
+	})
+	waitEvent(t, cs, "reads", "Failed", `Error: secret "creds" not found`)
+	if c := simPodCondition(simPod(t, cs, "reads"), corev1.PodReady); c == nil || c.Status != corev1.ConditionFalse || c.Message != "containers with unready status: [app]" {
+		t.Errorf("the waiting pod's Ready condition: %+v", c)
+	}
+
+	// The Secret without the key: the container waits for the key.
+	k.mustKubectl("create", "secret", "generic", "creds", "--from-literal=user=u")
+	waitFor(t, 30*time.Second, "the container to wait for the Secret's key", func() bool {
+		pod := simPod(t, cs, "reads")
+		return waitingMessage(pod.Status.ContainerStatuses, "app") == "couldn't find key password in Secret default/creds"
+	})
+	started := simPod(t, cs, "reads").Status.ContainerStatuses
+	k.mustKubectl("patch", "secret", "creds", "-p", `{"stringData":{"password":"p"}}`)
+	simWaitRunning(t, cs, "reads")
+	// The sibling that ran all along keeps its start.
+	now := simPod(t, cs, "reads").Status.ContainerStatuses
+	if before, after := runningSince(started, "plain"), runningSince(now, "plain"); before == nil || after == nil || !before.Equal(after) {
+		t.Errorf("the running container's start moved from %v to %v", before, after)
+	}
+
+	k.mustKubectl("create", "configmap", "settings", "--from-literal=a=b")
+	simWaitRunning(t, cs, "mounts")
+}
+
+func containerStatus(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
+	i := slices.IndexFunc(statuses, func(s corev1.ContainerStatus) bool { return s.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return &statuses[i]
+}
+
+func waitingReason(statuses []corev1.ContainerStatus, name string) string {
+	if s := containerStatus(statuses, name); s != nil && s.State.Waiting != nil {
+		return s.State.Waiting.Reason
+	}
+	return ""
+}
+
+func waitingMessage(statuses []corev1.ContainerStatus, name string) string {
+	if s := containerStatus(statuses, name); s != nil && s.State.Waiting != nil {
+		return s.State.Waiting.Message
+	}
+	return ""
+}
+
+func running(statuses []corev1.ContainerStatus, name string) bool {
+	s := containerStatus(statuses, name)
+	return s != nil && s.State.Running != nil && s.Ready
+}
+
+func runningSince(statuses []corev1.ContainerStatus, name string) *metav1.Time {
+	if s := containerStatus(statuses, name); s != nil && s.State.Running != nil {
+		return &s.State.Running.StartedAt
+	}
+	return nil
+}
+
+// waitEvent waits for an event of the default namespace's pod with the
+// reason and message.
+func waitEvent(t *testing.T, cs kubernetes.Interface, pod, reason, message string) {
+	t.Helper()
+	selector := fields.Set{"involvedObject.name": pod, "reason": reason}.AsSelector().String()
+	waitFor(t, 30*time.Second, reason+" event of pod "+pod, func() bool {
+		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: selector})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
+			return e.Message == message && e.Source.Component == "kubelet"
+		})
+	})
+}
