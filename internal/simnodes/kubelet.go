@@ -166,15 +166,13 @@ func (s *simulator) startPod(ctx context.Context, pod *corev1.Pod, node *corev1.
 		status.Phase = corev1.PodPending // as the kubelet's, while a container waits
 	}
 	setConditions(pod, status, true, now)
-	newProblem := s.noteWaiting(pod.Namespace, key, blocked)
-	if !changed(pod.Status, *status) {
-		return nil
+	if changed(pod.Status, *status) {
+		if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		s.events.started(pod, status)
 	}
-	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
-		return err
-	}
-	s.events.started(pod, status)
-	if newProblem {
+	if s.noteWaiting(pod.Namespace, key, blocked) {
 		s.events.unconfigurable(pod, blocked)
 	}
 	return nil
@@ -190,7 +188,6 @@ const createContainerConfigError = "CreateContainerConfigError"
 // (none for a claim not bound yet, which the kubelet reports only once
 // its wait times out).
 func (s *simulator) awaitVolumes(ctx context.Context, pod *corev1.Pod, node *corev1.Node, key, volume string, mountErr error) error {
-	newProblem := s.waiting.add(pod.Namespace, key, volume+": "+mountErr.Error())
 	now := metav1.Now()
 	next := pod.DeepCopy()
 	status := &next.Status
@@ -213,7 +210,7 @@ func (s *simulator) awaitVolumes(ctx context.Context, pod *corev1.Pod, node *cor
 			return err
 		}
 	}
-	if newProblem && !errors.Is(mountErr, errUnboundClaim) {
+	if s.waiting.add(pod.Namespace, key, volume+": "+mountErr.Error()) && !errors.Is(mountErr, errUnboundClaim) {
 		s.events.failedMount(pod, volume, mountErr)
 	}
 	return nil

@@ -2,7 +2,8 @@
 // simulated Ready, with their heartbeat Leases in kube-node-lease as a
 // kubelet keeps them, and plays the kubelet for the pods bound to them:
 // they become Running with pod IPs, ready conditions and container
-// statuses without any container being run, Job pods finish, and deleted
+// statuses without any container being run (once the ConfigMaps, Secrets
+// and claims they mount or read exist), Job pods finish, and deleted
 // pods go once their (imaginary) containers have stopped. With the
 // scheduler (package scheduler) and the workload controllers, a Deployment
 // becomes Available, a Job Complete and a Service gets endpoints on a
