@@ -21,6 +21,9 @@ const (
 	// container it cannot create and a volume it cannot mount.
 	reasonFailed      = "Failed"
 	reasonFailedMount = "FailedMount"
+	// reasonDeadlineExceeded is the kubelet's note of a pod it ends past
+	// its active deadline.
+	reasonDeadlineExceeded = "DeadlineExceeded"
 )
 
 // kubeletEvents records events as the nodes' kubelets do: core/v1
@@ -79,10 +82,20 @@ func (e *kubeletEvents) unconfigurable(pod *corev1.Pod, blocked map[string]error
 	each(pod.Spec.Containers, "containers")
 }
 
+// deadlineExceeded records the kubelet's ending of a pod active past its
+// deadline.
+func (e *kubeletEvents) deadlineExceeded(pod *corev1.Pod, message string) {
+	e.recorderFor(pod.Spec.NodeName).Event(podRef(pod), corev1.EventTypeNormal, reasonDeadlineExceeded, message)
+}
+
 // failedMount records the kubelet's failure to set up a pod's volume.
 func (e *kubeletEvents) failedMount(pod *corev1.Pod, volume string, err error) {
-	ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion}
-	e.recorderFor(pod.Spec.NodeName).Eventf(ref, corev1.EventTypeWarning, reasonFailedMount, "MountVolume.SetUp failed for volume %q : %v", volume, err)
+	e.recorderFor(pod.Spec.NodeName).Eventf(podRef(pod), corev1.EventTypeWarning, reasonFailedMount, "MountVolume.SetUp failed for volume %q : %v", volume, err)
+}
+
+// podRef is how the kubelet names a pod in its events.
+func podRef(pod *corev1.Pod) *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion}
 }
 
 // stopping records a deleted pod's running containers being stopped.

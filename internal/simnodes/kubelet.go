@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+	resourcehelper "k8s.io/component-helpers/resource"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	kubeletstatus "k8s.io/kubernetes/pkg/kubelet/status"
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
@@ -61,6 +62,8 @@ func (s *simulator) syncPod(ctx context.Context, key string) error {
 		if left <= 0 {
 			// The kubelet kills the containers of a pod active past its
 			// spec.activeDeadlineSeconds and fails it.
+			s.events.deadlineExceeded(pod, deadlineExceeded.message)
+			s.events.stopping(pod)
 			return s.endPod(ctx, pod, killedExitCode, deadlineExceeded)
 		}
 		s.podQueue.AddAfter(key, left)
@@ -165,7 +168,8 @@ func (s *simulator) startPod(ctx context.Context, pod *corev1.Pod, node *corev1.
 	if len(blocked) > 0 {
 		status.Phase = corev1.PodPending // as the kubelet's, while a container waits
 	}
-	setConditions(pod, status, true, now)
+	setPodResources(pod, status)
+	setConditions(pod, status, "", now)
 	if changed(pod.Status, *status) {
 		if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
 			return err
@@ -202,9 +206,16 @@ func (s *simulator) awaitVolumes(ctx context.Context, pod *corev1.Pod, node *cor
 			return waitingState(reason, ""), false
 		}
 	}
-	status.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, now, waiting("PodInitializing"))
-	status.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, now, waiting("ContainerCreating"))
-	setConditions(pod, status, false, now)
+	// As the kubelet's, every container of a pod with init containers is
+	// PodInitializing until they have run.
+	creating := "ContainerCreating"
+	if len(pod.Spec.InitContainers) > 0 {
+		creating = "PodInitializing"
+	}
+	status.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, now, waiting(creating))
+	status.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, now, waiting(creating))
+	setPodResources(pod, status)
+	setConditions(pod, status, noSandbox, now)
 	if changed(pod.Status, *status) {
 		if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
 			return err
@@ -241,9 +252,10 @@ func waitingState(reason, message string) corev1.ContainerState {
 // containers' statuses report the resources asked for.
 func (s *simulator) syncConditions(ctx context.Context, pod *corev1.Pod) error {
 	synced := pod.DeepCopy()
-	setConditions(pod, &synced.Status, true, metav1.Now())
+	setConditions(pod, &synced.Status, "", metav1.Now())
 	reportResources(synced.Spec.Containers, synced.Status.ContainerStatuses)
 	reportResources(synced.Spec.InitContainers, synced.Status.InitContainerStatuses)
+	setPodResources(synced, &synced.Status)
 	if !changed(pod.Status, synced.Status) {
 		return nil
 	}
@@ -274,7 +286,7 @@ func (s *simulator) endPod(ctx context.Context, pod *corev1.Pod, exitCode int32,
 		}}
 		c.Ready, c.Started = false, ptr.To(false)
 	}
-	setConditions(pod, status, false, now)
+	setConditions(pod, status, sandboxNotReady, now)
 	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, ended, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
@@ -320,14 +332,42 @@ func containerStatuses(pod *corev1.Pod, containers []corev1.Container, now metav
 		status := corev1.ContainerStatus{
 			Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), ContainerID: id,
 			State: st, Ready: ready, Started: ptr.To(st.Running != nil),
+			VolumeMounts: volumeMountStatuses(c),
 		}
-		if st.Waiting != nil {
+		if st.Waiting != nil { // not created: the runtime knows nothing of it
 			status.ImageID, status.ContainerID = "", ""
 		}
 		statuses = append(statuses, status)
 	}
 	reportResources(containers, statuses)
 	return statuses
+}
+
+// volumeMountStatuses are the kubelet's report of a container's mounts:
+// a read-only one says whether it is recursively read-only (where the
+// container asked for it, the runtime, containerd 2, can).
+func volumeMountStatuses(c corev1.Container) []corev1.VolumeMountStatus {
+	var mounts []corev1.VolumeMountStatus
+	for _, m := range c.VolumeMounts {
+		status := corev1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly}
+		if m.ReadOnly {
+			mode := corev1.RecursiveReadOnlyDisabled
+			if rro := ptr.Deref(m.RecursiveReadOnly, corev1.RecursiveReadOnlyDisabled); rro != corev1.RecursiveReadOnlyDisabled {
+				mode = corev1.RecursiveReadOnlyEnabled
+			}
+			status.RecursiveReadOnly = &mode
+		}
+		mounts = append(mounts, status)
+	}
+	return mounts
+}
+
+// setPodResources sets the pod-level resources the kubelet reports: what
+// the pod's containers request and are limited to, as allocated.
+func setPodResources(pod *corev1.Pod, status *corev1.PodStatus) {
+	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	status.AllocatedResources = requests
+	status.Resources = &corev1.ResourceRequirements{Requests: requests, Limits: resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})}
 }
 
 // previousState is the state the pod's status gave its container name.
@@ -353,19 +393,20 @@ func keepTimes(st *corev1.ContainerState, before corev1.ContainerState) {
 	}
 }
 
-// reportResources sets the resources of running containers' statuses to
+// reportResources sets the resources of created containers' statuses to
 // their spec's, as a kubelet that resizes in place reports them once
 // applied (kube's validation allows a resize only of a pod whose running
-// containers report theirs).
+// containers report theirs), and the requests allocated to them.
 func reportResources(containers []corev1.Container, statuses []corev1.ContainerStatus) {
 	for i := range statuses {
 		st := &statuses[i]
-		if st.State.Running == nil {
+		if st.State.Waiting != nil {
 			continue
 		}
 		for _, c := range containers {
 			if c.Name == st.Name {
 				st.Resources = &corev1.ResourceRequirements{Requests: c.Resources.Requests.DeepCopy(), Limits: c.Resources.Limits.DeepCopy()}
+				st.AllocatedResources = c.Resources.Requests.DeepCopy()
 			}
 		}
 	}
@@ -381,17 +422,26 @@ func initContainerState(c corev1.Container, id string, now metav1.Time) (corev1.
 	if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 		return runningState(c, id, now)
 	}
+	// The kubelet's prober counts an init container that completed as
+	// ready.
 	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		Reason: "Completed", StartedAt: now, FinishedAt: now, ContainerID: id,
-	}}, false
+	}}, true
 }
+
+// The kubelet's words for a pod whose sandbox is not ready: none made yet
+// (its volumes are not mounted), or stopped (its containers have ended).
+const (
+	noSandbox       = kubetypes.PodSandboxNotReadyMsgNoPodSandbox
+	sandboxNotReady = kubetypes.PodSandboxNotReadyMsgSandboxNotReady
+)
 
 // setConditions sets the kubelet's conditions of status, computed from
 // its containers' statuses with the kubelet's own rules (readiness gates
 // included), and the generation they and the status observe; a condition
-// keeps its transition time while its status stays. sandbox says whether
-// the pod's sandbox is up (PodReadyToStartContainers).
-func setConditions(pod *corev1.Pod, status *corev1.PodStatus, sandbox bool, now metav1.Time) {
+// keeps its transition time while its status stays. sandboxDown says why
+// the pod's sandbox is not up ("" when it is: PodReadyToStartContainers).
+func setConditions(pod *corev1.Pod, status *corev1.PodStatus, sandboxDown string, now metav1.Time) {
 	old := &pod.Status
 	var conditions []corev1.PodCondition
 	for _, c := range status.Conditions {
@@ -399,14 +449,14 @@ func setConditions(pod *corev1.Pod, status *corev1.PodStatus, sandbox bool, now 
 			conditions = append(conditions, c)
 		}
 	}
-	readyToStart := corev1.ConditionFalse
-	if sandbox {
-		readyToStart = corev1.ConditionTrue
-	}
-	conditions = append(conditions, corev1.PodCondition{
-		Type: corev1.PodReadyToStartContainers, Status: readyToStart,
+	readyToStart := corev1.PodCondition{
+		Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue,
 		ObservedGeneration: podutil.CalculatePodConditionObservedGeneration(old, pod.Generation, corev1.PodReadyToStartContainers),
-	})
+	}
+	if sandboxDown != "" {
+		readyToStart.Status, readyToStart.Reason, readyToStart.Message = corev1.ConditionFalse, kubetypes.PodSandboxNotReadyReason, sandboxDown
+	}
+	conditions = append(conditions, readyToStart)
 	all := append(append([]corev1.ContainerStatus(nil), status.InitContainerStatuses...), status.ContainerStatuses...)
 	conditions = append(conditions, kubeletstatus.GeneratePodInitializedCondition(pod, old, all, status.Phase))
 	conditions = append(conditions, kubeletstatus.GeneratePodReadyCondition(pod, old, conditions, all, status.Phase))

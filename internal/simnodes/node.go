@@ -11,7 +11,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/component-helpers/apimachinery/lease"
+	"k8s.io/component-helpers/nodedeclaredfeatures"
+	kubeletapis "k8s.io/kubelet/pkg/apis"
 	"k8s.io/utils/clock"
 )
 
@@ -92,6 +97,9 @@ func (s *simulator) withSpec(node *corev1.Node) *corev1.Node {
 	setDefault(&wanted.Labels, corev1.LabelHostname, node.Name)
 	setDefault(&wanted.Labels, corev1.LabelOSStable, "linux")
 	setDefault(&wanted.Labels, corev1.LabelArchStable, runtime.GOARCH)
+	// The beta labels a kubelet still sets beside the stable ones.
+	setDefault(&wanted.Labels, kubeletapis.LabelOS, "linux")
+	setDefault(&wanted.Labels, kubeletapis.LabelArch, runtime.GOARCH)
 	setDefault(&wanted.Annotations, "volumes.kubernetes.io/controller-managed-attach-detach", "true")
 	setDefault(&wanted.Annotations, "node.alpha.kubernetes.io/ttl", "0")
 	if wanted.Spec.PodCIDR == "" {
@@ -128,6 +136,7 @@ func (s *simulator) withStatus(node *corev1.Node) *corev1.Node {
 		KernelVersion: "simulated", OSImage: "kapi simulated node", ContainerRuntimeVersion: containerRuntime,
 		KubeletVersion: s.version, OperatingSystem: "linux", Architecture: runtime.GOARCH,
 	}
+	status.DeclaredFeatures = s.declaredFeatures
 	now := metav1.Now()
 	fresh := true
 	for _, want := range nodeConditions {
@@ -137,6 +146,27 @@ func (s *simulator) withStatus(node *corev1.Node) *corev1.Node {
 		return nil
 	}
 	return wanted
+}
+
+// declaredFeatures are the features a kubelet of version declares on its
+// node, with the server's feature gates (kube's own discovery): kube's
+// admission and scheduler, which kapi runs, refuse pods that need one a
+// node does not declare.
+func declaredFeatures(kubeletVersion string) ([]string, error) {
+	v, err := version.Parse(kubeletVersion)
+	if err != nil {
+		return nil, fmt.Errorf("the kubelet version %q: %w", kubeletVersion, err)
+	}
+	return nodedeclaredfeatures.DefaultFramework.DiscoverNodeFeatures(&nodedeclaredfeatures.NodeConfiguration{
+		FeatureGates: featureGates{utilfeature.DefaultFeatureGate}, Version: v,
+	}), nil
+}
+
+// featureGates reads the server's feature gates by name.
+type featureGates struct{ featuregate.FeatureGate }
+
+func (g featureGates) Enabled(name string) bool {
+	return g.FeatureGate.Enabled(featuregate.Feature(name))
 }
 
 // nodeConditions are a healthy kubelet's, with its reasons and messages.

@@ -57,12 +57,17 @@ const workers = 5
 // Run registers the simulation's handlers on the informers and returns
 // the function that runs it until ctx ends.
 func Run(ctx context.Context, cfg Config) (func(), error) {
+	features, err := declaredFeatures(cfg.KubeletVersion)
+	if err != nil {
+		cfg.Logger.Warn("simulated nodes declare no features", "err", err)
+	}
 	s := &simulator{
-		client:  cfg.Client,
-		logger:  cfg.Logger,
-		version: cfg.KubeletVersion,
-		nodes:   cfg.Informers.Core().V1().Nodes().Lister(),
-		pods:    cfg.Informers.Core().V1().Pods().Lister(),
+		declaredFeatures: features,
+		client:           cfg.Client,
+		logger:           cfg.Logger,
+		version:          cfg.KubeletVersion,
+		nodes:            cfg.Informers.Core().V1().Nodes().Lister(),
+		pods:             cfg.Informers.Core().V1().Pods().Lister(),
 		podQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "simulated-kubelet"}),
 		nodeQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -135,14 +140,16 @@ func Run(ctx context.Context, cfg Config) (func(), error) {
 
 // simulator is the nodes' kubelets.
 type simulator struct {
-	client     kubernetes.Interface
-	logger     *slog.Logger
-	version    string
-	nodes      corelisters.NodeLister
-	pods       corelisters.PodLister
-	podsByNode cache.Indexer
-	podQueue   workqueue.TypedRateLimitingInterface[string]
-	nodeQueue  workqueue.TypedRateLimitingInterface[string]
+	client  kubernetes.Interface
+	logger  *slog.Logger
+	version string
+	// declaredFeatures are what the nodes declare they support.
+	declaredFeatures []string
+	nodes            corelisters.NodeLister
+	pods             corelisters.PodLister
+	podsByNode       cache.Indexer
+	podQueue         workqueue.TypedRateLimitingInterface[string]
+	nodeQueue        workqueue.TypedRateLimitingInterface[string]
 	// volumeQueue holds claims to provision and volumes to reclaim.
 	volumeQueue workqueue.TypedRateLimitingInterface[string]
 	claims      corelisters.PersistentVolumeClaimLister

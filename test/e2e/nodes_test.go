@@ -442,6 +442,8 @@ spec:
 		return pod.Status.Phase == corev1.PodFailed && pod.Status.Reason == "DeadlineExceeded" &&
 			pod.Status.Message == "Pod was active on the node longer than the specified deadline"
 	})
+	waitEvent(t, cs, "limited", "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
+	waitEvent(t, cs, "limited", "Killing", "Stopping container limited")
 }
 
 // TestJobsOnSimulatedNodes: Jobs complete or fail as their simulated pods

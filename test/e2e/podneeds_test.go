@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -137,5 +138,79 @@ func waitEvent(t *testing.T, cs kubernetes.Interface, pod, reason, message strin
 		return slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
 			return e.Message == message && e.Source.Component == "kubelet"
 		})
+	})
+}
+
+// TestSimulatedKubeletReportsWhatAKubeletReports: the status a simulated
+// node posts carries what a kubelet's does: each container's mounts (read
+// only ones with their recursive mode) and allocated requests, the pod's
+// allocated resources, completed init containers ready, why a sandbox is
+// not ready; the node declares the features its kubelet version has (so
+// that a pod-level resize is admitted) and the beta OS and arch labels.
+func TestSimulatedKubeletReportsWhatAKubeletReports(t *testing.T) {
+	k := startKapi(t, "--simulated-nodes=1")
+	cs := k.clientset()
+	apply(t, k, `apiVersion: v1
+kind: Pod
+metadata: {name: detailed}
+spec:
+  resources: {requests: {cpu: 200m, memory: 64Mi}, limits: {cpu: 400m, memory: 128Mi}}
+  initContainers: [{name: setup, image: busybox}]
+  containers:
+  - name: app
+    image: nginx
+    resources: {requests: {cpu: 100m}}
+    volumeMounts: [{name: scratch, mountPath: /scratch}, {name: scratch, mountPath: /ro, readOnly: true}]
+  volumes: [{name: scratch, emptyDir: {}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: unmounted}
+spec:
+  containers: [{name: app, image: nginx, volumeMounts: [{name: cfg, mountPath: /etc/cfg}]}]
+  volumes: [{name: cfg, secret: {secretName: absent}}]
+`)
+	simWaitRunning(t, cs, "detailed")
+	pod := simPod(t, cs, "detailed")
+	app := containerStatus(pod.Status.ContainerStatuses, "app")
+	disabled := corev1.RecursiveReadOnlyDisabled
+	wantMounts := []corev1.VolumeMountStatus{
+		{Name: "scratch", MountPath: "/scratch"},
+		{Name: "scratch", MountPath: "/ro", ReadOnly: true, RecursiveReadOnly: &disabled},
+	}
+	// The ServiceAccount admission plugin adds the token's mount last.
+	if app == nil || len(app.VolumeMounts) != 3 || !reflect.DeepEqual(app.VolumeMounts[:2], wantMounts) ||
+		app.VolumeMounts[2].MountPath != "/var/run/secrets/kubernetes.io/serviceaccount" || !app.VolumeMounts[2].ReadOnly {
+		t.Errorf("the container's mounts: %+v", app)
+	}
+	if app == nil || app.AllocatedResources.Cpu().String() != "100m" {
+		t.Errorf("the container's allocated resources: %+v", app)
+	}
+	if got := pod.Status.AllocatedResources; got.Cpu().String() != "200m" || got.Memory().String() != "64Mi" {
+		t.Errorf("the pod's allocated resources: %v", got)
+	}
+	if setup := containerStatus(pod.Status.InitContainerStatuses, "setup"); setup == nil || setup.State.Terminated == nil || !setup.Ready {
+		t.Errorf("the completed init container: %+v", setup)
+	}
+
+	waitFor(t, 30*time.Second, "the pod missing its Secret to say its sandbox is not made", func() bool {
+		c := simPodCondition(simPod(t, cs, "unmounted"), corev1.PodReadyToStartContainers)
+		return c != nil && c.Status == corev1.ConditionFalse && c.Reason == "PodSandboxNotReady" && c.Message == "no pod sandbox exists"
+	})
+
+	node, err := cs.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(node.Status.DeclaredFeatures, "InPlacePodLevelResourcesVerticalScaling") ||
+		node.Labels["beta.kubernetes.io/os"] != "linux" || node.Labels["beta.kubernetes.io/arch"] == "" {
+		t.Errorf("node-1 declares %v, labels %v", node.Status.DeclaredFeatures, node.Labels)
+	}
+	// kube's admission lets a pod-level resize through only to a node
+	// declaring the feature.
+	k.mustKubectl("patch", "pod", "detailed", "--subresource=resize", "-p",
+		`{"spec":{"resources":{"requests":{"cpu":"300m","memory":"64Mi"},"limits":{"cpu":"400m","memory":"128Mi"}}}}`)
+	waitFor(t, 30*time.Second, "the pod-level resize to be reported", func() bool {
+		return simPod(t, cs, "detailed").Status.AllocatedResources.Cpu().String() == "300m"
 	})
 }
