@@ -93,6 +93,28 @@ func (e *kubeletEvents) failedMount(pod *corev1.Pod, volume string, err error) {
 	e.recorderFor(pod.Spec.NodeName).Eventf(podRef(pod), corev1.EventTypeWarning, reasonFailedMount, "MountVolume.SetUp failed for volume %q : %v", volume, err)
 }
 
+// kubeletStarted records a node's kubelet starting, as the kubelet and its
+// container manager do.
+func (e *kubeletEvents) kubeletStarted(node *corev1.Node) {
+	recorder := e.recorderFor(node.Name)
+	recorder.Event(nodeRef(node), corev1.EventTypeNormal, "Starting", "Starting kubelet.")
+	recorder.Event(nodeRef(node), corev1.EventTypeNormal, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")
+}
+
+// nodeStatus records the kubelet's events of its node's conditions
+// changing.
+func (e *kubeletEvents) nodeStatus(node *corev1.Node, transitions []string) {
+	recorder := e.recorderFor(node.Name)
+	for _, event := range transitions {
+		recorder.Eventf(nodeRef(node), corev1.EventTypeNormal, event, "Node %s status is now: %s", node.Name, event)
+	}
+}
+
+// nodeRef is how the kubelet names its node in its events.
+func nodeRef(node *corev1.Node) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}
+}
+
 // podRef is how the kubelet names a pod in its events.
 func podRef(pod *corev1.Pod) *corev1.ObjectReference {
 	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion}

@@ -79,10 +79,14 @@ func (s *simulator) syncNode(ctx context.Context, name string) error {
 		_, err := s.client.CoreV1().Nodes().Update(ctx, wanted, metav1.UpdateOptions{})
 		return err // the update brings the node back for its status
 	}
-	if wanted := s.withStatus(node); wanted != nil {
+	if !s.heartbeating(name) {
+		s.events.kubeletStarted(node) // its kubelet starts as this server does
+	}
+	if wanted, transitions := s.withStatus(node); wanted != nil {
 		if _, err := s.client.CoreV1().Nodes().UpdateStatus(ctx, wanted, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
+		s.events.nodeStatus(node, transitions)
 	}
 	s.startHeartbeat(ctx, node)
 	s.nodeQueue.AddAfter(name, statusReport)
@@ -117,8 +121,9 @@ func (s *simulator) withSpec(node *corev1.Node) *corev1.Node {
 }
 
 // withStatus returns the node with the status its kubelet posts, or nil
-// when the node has it and it was posted within statusReport.
-func (s *simulator) withStatus(node *corev1.Node) *corev1.Node {
+// when the node has it and it was posted within statusReport, and the
+// kubelet's events of the conditions it changes.
+func (s *simulator) withStatus(node *corev1.Node) (*corev1.Node, []string) {
 	wanted := node.DeepCopy()
 	status := &wanted.Status
 	if status.Capacity == nil {
@@ -139,13 +144,18 @@ func (s *simulator) withStatus(node *corev1.Node) *corev1.Node {
 	status.DeclaredFeatures = s.declaredFeatures
 	now := metav1.Now()
 	fresh := true
+	var transitions []string
 	for _, want := range nodeConditions {
-		fresh = setNodeCondition(status, want, now) && fresh
+		posted, event := setNodeCondition(status, want, now)
+		fresh = posted && fresh
+		if event != "" {
+			transitions = append(transitions, event)
+		}
 	}
 	if fresh && !changed(node, wanted) {
-		return nil
+		return nil, nil
 	}
-	return wanted
+	return wanted, transitions
 }
 
 // declaredFeatures are the features a kubelet of version declares on its
@@ -169,7 +179,9 @@ func (g featureGates) Enabled(name string) bool {
 	return g.FeatureGate.Enabled(featuregate.Feature(name))
 }
 
-// nodeConditions are a healthy kubelet's, with its reasons and messages.
+// nodeConditions are a healthy kubelet's, with its reasons and messages;
+// conditionEvents are the events it records as each comes to be, but for
+// Ready, recorded when it changes.
 var nodeConditions = []corev1.NodeCondition{
 	{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
 	{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
@@ -177,27 +189,39 @@ var nodeConditions = []corev1.NodeCondition{
 	{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"},
 }
 
+var conditionEvents = map[corev1.NodeConditionType]string{
+	corev1.NodeMemoryPressure: "NodeHasSufficientMemory",
+	corev1.NodeDiskPressure:   "NodeHasNoDiskPressure",
+	corev1.NodePIDPressure:    "NodeHasSufficientPID",
+	corev1.NodeReady:          "NodeReady",
+}
+
 // setNodeCondition sets want in status, keeping its transition time when
-// the status does not change, and reports whether the condition was
-// already there and posted within statusReport.
-func setNodeCondition(status *corev1.NodeStatus, want corev1.NodeCondition, now metav1.Time) bool {
+// the status does not change. It reports whether the condition was
+// already there and posted within statusReport, and the event the
+// kubelet records of the change, if any.
+func setNodeCondition(status *corev1.NodeStatus, want corev1.NodeCondition, now metav1.Time) (posted bool, event string) {
 	for i := range status.Conditions {
 		have := &status.Conditions[i]
 		if have.Type != want.Type {
 			continue
 		}
 		if have.Status == want.Status && have.Reason == want.Reason && now.Sub(have.LastHeartbeatTime.Time) < statusReport-time.Second {
-			return true
+			return true, ""
 		}
 		if have.Status != want.Status {
 			have.LastTransitionTime = now
+			event = conditionEvents[want.Type]
 		}
 		have.Status, have.Reason, have.Message, have.LastHeartbeatTime = want.Status, want.Reason, want.Message, now
-		return false
+		return false, event
 	}
 	want.LastHeartbeatTime, want.LastTransitionTime = now, now
 	status.Conditions = append(status.Conditions, want)
-	return false
+	if want.Type != corev1.NodeReady {
+		event = conditionEvents[want.Type]
+	}
+	return false, event
 }
 
 // startHeartbeat keeps the node's Lease in kube-node-lease renewed, with
@@ -223,6 +247,14 @@ func (s *simulator) startHeartbeat(ctx context.Context, node *corev1.Node) {
 		defer s.beating.Done()
 		heartbeat.Run(ctx)
 	}()
+}
+
+// heartbeating reports whether the node's Lease is being kept.
+func (s *simulator) heartbeating(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, running := s.heartbeats[name]
+	return running
 }
 
 func (s *simulator) stopHeartbeat(name string) {

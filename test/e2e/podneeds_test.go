@@ -125,12 +125,12 @@ func runningSince(statuses []corev1.ContainerStatus, name string) *metav1.Time {
 	return nil
 }
 
-// waitEvent waits for an event of the default namespace's pod with the
-// reason and message.
-func waitEvent(t *testing.T, cs kubernetes.Interface, pod, reason, message string) {
+// waitEvent waits for a kubelet's event in the default namespace of the
+// object named (a pod, or a node) with the reason and message.
+func waitEvent(t *testing.T, cs kubernetes.Interface, name, reason, message string) {
 	t.Helper()
-	selector := fields.Set{"involvedObject.name": pod, "reason": reason}.AsSelector().String()
-	waitFor(t, 30*time.Second, reason+" event of pod "+pod, func() bool {
+	selector := fields.Set{"involvedObject.name": name, "reason": reason}.AsSelector().String()
+	waitFor(t, 30*time.Second, reason+" event of "+name, func() bool {
 		events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: selector})
 		if err != nil {
 			t.Fatal(err)
@@ -146,7 +146,8 @@ func waitEvent(t *testing.T, cs kubernetes.Interface, pod, reason, message strin
 // only ones with their recursive mode) and allocated requests, the pod's
 // allocated resources, completed init containers ready, why a sandbox is
 // not ready; the node declares the features its kubelet version has (so
-// that a pod-level resize is admitted) and the beta OS and arch labels.
+// that a pod-level resize is admitted), carries the beta OS and arch
+// labels, and its kubelet records its start and its conditions.
 func TestSimulatedKubeletReportsWhatAKubeletReports(t *testing.T) {
 	k := startKapi(t, "--simulated-nodes=1")
 	cs := k.clientset()
@@ -206,6 +207,9 @@ spec:
 		node.Labels["beta.kubernetes.io/os"] != "linux" || node.Labels["beta.kubernetes.io/arch"] == "" {
 		t.Errorf("node-1 declares %v, labels %v", node.Status.DeclaredFeatures, node.Labels)
 	}
+	// The node's kubelet records its start and its conditions as they come.
+	waitEvent(t, cs, "node-1", "Starting", "Starting kubelet.")
+	waitEvent(t, cs, "node-1", "NodeHasSufficientMemory", "Node node-1 status is now: NodeHasSufficientMemory")
 	// kube's admission lets a pod-level resize through only to a node
 	// declaring the feature.
 	k.mustKubectl("patch", "pod", "detailed", "--subresource=resize", "-p",
