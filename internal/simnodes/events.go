@@ -2,6 +2,7 @@ package simnodes
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -120,15 +121,24 @@ func podRef(pod *corev1.Pod) *corev1.ObjectReference {
 	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion}
 }
 
-// stopping records a deleted pod's running containers being stopped.
-func (e *kubeletEvents) stopping(pod *corev1.Pod) {
-	if pod.Status.Phase != corev1.PodRunning {
-		return
-	}
+// stopping records the kubelet's stopping of a pod's running containers,
+// or of its running sidecars alone.
+func (e *kubeletEvents) stopping(pod *corev1.Pod, sidecarsOnly bool) {
 	recorder := e.recorderFor(pod.Spec.NodeName)
-	for _, c := range pod.Spec.Containers {
-		recorder.Eventf(containerRef(pod, "containers", c.Name), corev1.EventTypeNormal, reasonKilling, "Stopping container %s", c.Name)
+	kill := func(statuses []corev1.ContainerStatus, field string) {
+		for _, st := range statuses {
+			if st.State.Running != nil {
+				recorder.Eventf(containerRef(pod, field, st.Name), corev1.EventTypeNormal, reasonKilling, "Stopping container %s", st.Name)
+			}
+		}
 	}
+	if !sidecarsOnly {
+		kill(pod.Status.ContainerStatuses, "containers")
+	}
+	// Sidecars stop after the containers, the last started first.
+	sidecars := slices.Clone(pod.Status.InitContainerStatuses)
+	slices.Reverse(sidecars)
+	kill(sidecars, "initContainers")
 }
 
 func (e *kubeletEvents) recorderFor(node string) record.EventRecorder {

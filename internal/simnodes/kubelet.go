@@ -63,7 +63,7 @@ func (s *simulator) syncPod(ctx context.Context, key string) error {
 			// The kubelet kills the containers of a pod active past its
 			// spec.activeDeadlineSeconds and fails it.
 			s.events.deadlineExceeded(pod, deadlineExceeded.message)
-			s.events.stopping(pod)
+			s.events.stopping(pod, false)
 			return s.endPod(ctx, pod, killedExitCode, deadlineExceeded)
 		}
 		s.podQueue.AddAfter(key, left)
@@ -76,6 +76,7 @@ func (s *simulator) syncPod(ctx context.Context, key string) error {
 		s.podQueue.AddAfter(key, left)
 		return nil
 	}
+	s.events.stopping(pod, true) // its containers have exited: the kubelet stops its sidecars
 	return s.endPod(ctx, pod, exitCode, podEnding{})
 }
 
@@ -105,7 +106,14 @@ func (s *simulator) removePod(ctx context.Context, pod *corev1.Pod) error {
 		return nil // done: what is left waits for its finalizers
 	}
 	s.ips.release(pod)
-	s.events.stopping(pod)
+	if pod.Status.Phase == corev1.PodRunning {
+		// As the kubelet's, the containers stop and the pod's last status
+		// says how before it goes.
+		s.events.stopping(pod, false)
+		if err := s.endPod(ctx, pod, 0, podEnding{}); err != nil {
+			return err
+		}
+	}
 	return s.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0),
 		Preconditions:      metav1.NewUIDPreconditions(string(pod.UID)),
@@ -264,27 +272,24 @@ func (s *simulator) syncConditions(ctx context.Context, pod *corev1.Pod) error {
 }
 
 // endPod posts the status of a pod whose containers have exited with
-// exitCode.
+// exitCode, its sidecars (init containers that restart always) stopped
+// after them.
 func (s *simulator) endPod(ctx context.Context, pod *corev1.Pod, exitCode int32, why podEnding) error {
 	now := metav1.Now()
 	ended := pod.DeepCopy()
 	status := &ended.Status
 	status.Phase = corev1.PodSucceeded
-	reason := "Completed"
 	if exitCode != 0 {
-		status.Phase, reason = corev1.PodFailed, "Error"
+		status.Phase = corev1.PodFailed
 	}
 	status.Reason, status.Message = why.reason, why.message
 	for i := range status.ContainerStatuses {
-		c := &status.ContainerStatuses[i]
-		started := now
-		if c.State.Running != nil {
-			started = c.State.Running.StartedAt
+		terminate(&status.ContainerStatuses[i], exitCode, now)
+	}
+	for i := range status.InitContainerStatuses {
+		if c := &status.InitContainerStatuses[i]; c.State.Running != nil {
+			terminate(c, 0, now)
 		}
-		c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now, ContainerID: c.ContainerID,
-		}}
-		c.Ready, c.Started = false, ptr.To(false)
 	}
 	setConditions(pod, status, sandboxNotReady, now)
 	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, ended, metav1.UpdateOptions{}); err != nil {
@@ -292,6 +297,22 @@ func (s *simulator) endPod(ctx context.Context, pod *corev1.Pod, exitCode int32,
 	}
 	s.ips.release(pod)
 	return nil
+}
+
+// terminate sets a container's status to exited with exitCode at now.
+func terminate(c *corev1.ContainerStatus, exitCode int32, now metav1.Time) {
+	reason := "Completed"
+	if exitCode != 0 {
+		reason = "Error"
+	}
+	started := now
+	if c.State.Running != nil {
+		started = c.State.Running.StartedAt
+	}
+	c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: exitCode, Reason: reason, StartedAt: started, FinishedAt: now, ContainerID: c.ContainerID,
+	}}
+	c.Ready, c.Started = false, ptr.To(false)
 }
 
 // podEnd says whether the pod's containers end, after how long and with

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -147,7 +148,9 @@ func waitEvent(t *testing.T, cs kubernetes.Interface, name, reason, message stri
 // allocated resources, completed init containers ready, why a sandbox is
 // not ready; the node declares the features its kubelet version has (so
 // that a pod-level resize is admitted), carries the beta OS and arch
-// labels, and its kubelet records its start and its conditions.
+// labels, and its kubelet records its start and its conditions. A pod's
+// sidecars stop once its containers have exited, and a deleted pod's last
+// status says its containers stopped.
 func TestSimulatedKubeletReportsWhatAKubeletReports(t *testing.T) {
 	k := startKapi(t, "--simulated-nodes=1")
 	cs := k.clientset()
@@ -163,6 +166,14 @@ spec:
     resources: {requests: {cpu: 100m}}
     volumeMounts: [{name: scratch, mountPath: /scratch}, {name: scratch, mountPath: /ro, readOnly: true}]
   volumes: [{name: scratch, emptyDir: {}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: with-sidecar, annotations: {kapi.dev/simulated-runtime: 1s}}
+spec:
+  restartPolicy: Never
+  initContainers: [{name: proxy, image: envoy, restartPolicy: Always}]
+  containers: [{name: task, image: busybox}]
 ---
 apiVersion: v1
 kind: Pod
@@ -207,6 +218,14 @@ spec:
 		node.Labels["beta.kubernetes.io/os"] != "linux" || node.Labels["beta.kubernetes.io/arch"] == "" {
 		t.Errorf("node-1 declares %v, labels %v", node.Status.DeclaredFeatures, node.Labels)
 	}
+	// A pod whose containers exit has its sidecar stopped after them.
+	waitFor(t, 30*time.Second, "the pod with a sidecar to end with its sidecar stopped", func() bool {
+		pod := simPod(t, cs, "with-sidecar")
+		proxy := containerStatus(pod.Status.InitContainerStatuses, "proxy")
+		return pod.Status.Phase == corev1.PodSucceeded && proxy != nil && proxy.State.Terminated != nil && !proxy.Ready
+	})
+	waitEvent(t, cs, "with-sidecar", "Killing", "Stopping container proxy")
+
 	// The node's kubelet records its start and its conditions as they come.
 	waitEvent(t, cs, "node-1", "Starting", "Starting kubelet.")
 	waitEvent(t, cs, "node-1", "NodeHasSufficientMemory", "Node node-1 status is now: NodeHasSufficientMemory")
@@ -217,4 +236,23 @@ spec:
 	waitFor(t, 30*time.Second, "the pod-level resize to be reported", func() bool {
 		return simPod(t, cs, "detailed").Status.AllocatedResources.Cpu().String() == "300m"
 	})
+
+	// A deleted pod's last status says its containers stopped before it
+	// goes, as a kubelet's.
+	watcher, err := cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=detailed", ResourceVersion: simPod(t, cs, "detailed").ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+	k.mustKubectl("delete", "pod", "detailed", "--wait=false")
+	var last *corev1.Pod
+	for ev := range watcher.ResultChan() {
+		if ev.Type == watch.Deleted {
+			break
+		}
+		last = ev.Object.(*corev1.Pod)
+	}
+	if last == nil || last.Status.Phase != corev1.PodSucceeded || containerStatus(last.Status.ContainerStatuses, "app").State.Terminated == nil {
+		t.Errorf("the deleted pod's last status: %+v", last)
+	}
 }
