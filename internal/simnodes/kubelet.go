@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
@@ -351,12 +352,13 @@ func containerStatuses(pod *corev1.Pod, containers []corev1.Container, now metav
 		st, ready := state(c, id, now)
 		keepTimes(&st, previousState(pod, c.Name))
 		status := corev1.ContainerStatus{
-			Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), ContainerID: id,
+			Name: c.Name, ContainerID: id,
 			State: st, Ready: ready, Started: ptr.To(st.Running != nil),
 			VolumeMounts: volumeMountStatuses(c),
 		}
+		status.Image, status.ImageID = runtimeImage(c.Image)
 		if st.Waiting != nil { // not created: the runtime knows nothing of it
-			status.ImageID, status.ContainerID = "", ""
+			status.Image, status.ImageID, status.ContainerID = c.Image, "", ""
 		}
 		statuses = append(statuses, status)
 	}
@@ -504,10 +506,22 @@ func containerID(pod *corev1.Pod, container string) string {
 	return "containerd://" + hex.EncodeToString(sum[:])
 }
 
-// imageID is a stable digest for an image reference.
-func imageID(image string) string {
-	sum := sha256.Sum256([]byte(image))
-	return image + "@sha256:" + hex.EncodeToString(sum[:])
+// runtimeImage is how containerd reports a container's image: the
+// reference normalized (docker.io/library/nginx:latest for nginx), and
+// the image's repository digest, here a stable one made of the reference
+// (or the digest the reference names).
+func runtimeImage(image string) (ref, id string) {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		sum := sha256.Sum256([]byte(image))
+		return image, image + "@sha256:" + hex.EncodeToString(sum[:])
+	}
+	named = reference.TagNameOnly(named)
+	if digested, ok := named.(reference.Digested); ok {
+		return named.String(), named.Name() + "@" + digested.Digest().String()
+	}
+	sum := sha256.Sum256([]byte(named.String()))
+	return named.String(), named.Name() + "@sha256:" + hex.EncodeToString(sum[:])
 }
 
 func nodeAddress(node *corev1.Node) string {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,7 +149,8 @@ func waitEvent(t *testing.T, cs kubernetes.Interface, name, reason, message stri
 // allocated resources, completed init containers ready, why a sandbox is
 // not ready; the node declares the features its kubelet version has (so
 // that a pod-level resize is admitted), carries the beta OS and arch
-// labels, and its kubelet records its start and its conditions. A pod's
+// labels, and its kubelet records its start and its conditions. Images
+// are named as containerd names them. A pod's
 // sidecars stop once its containers have exited, and a deleted pod's last
 // status says its containers stopped.
 func TestSimulatedKubeletReportsWhatAKubeletReports(t *testing.T) {
@@ -194,6 +196,10 @@ spec:
 	if app == nil || len(app.VolumeMounts) != 3 || !reflect.DeepEqual(app.VolumeMounts[:2], wantMounts) ||
 		app.VolumeMounts[2].MountPath != "/var/run/secrets/kubernetes.io/serviceaccount" || !app.VolumeMounts[2].ReadOnly {
 		t.Errorf("the container's mounts: %+v", app)
+	}
+	// containerd's names of the image: normalized, with a repository digest.
+	if app == nil || app.Image != "docker.io/library/nginx:latest" || !strings.HasPrefix(app.ImageID, "docker.io/library/nginx@sha256:") {
+		t.Errorf("the container's image %q, image ID %q", app.Image, app.ImageID)
 	}
 	if app == nil || app.AllocatedResources.Cpu().String() != "100m" {
 		t.Errorf("the container's allocated resources: %+v", app)
