@@ -51,14 +51,39 @@ func (e *kubeletEvents) started(pod *corev1.Pod, status *corev1.PodStatus) {
 			if i >= len(statuses) || statuses[i].State.Waiting != nil || created(previousState(pod, c.Name)) {
 				continue
 			}
-			ref := containerRef(pod, field, c.Name)
-			recorder.Eventf(ref, corev1.EventTypeNormal, reasonPulled, "Container image %q already present on machine and can be accessed by the pod", c.Image)
-			recorder.Event(ref, corev1.EventTypeNormal, reasonCreated, "Container created")
-			recorder.Event(ref, corev1.EventTypeNormal, reasonStarted, "Container started")
+			startedContainer(recorder, pod, field, c)
 		}
 	}
 	each(pod.Spec.InitContainers, status.InitContainerStatuses, "initContainers")
 	each(pod.Spec.Containers, status.ContainerStatuses, "containers")
+}
+
+// startedContainer records the kubelet's start of one container.
+func startedContainer(recorder record.EventRecorder, pod *corev1.Pod, field string, c corev1.Container) {
+	ref := containerRef(pod, field, c.Name)
+	recorder.Eventf(ref, corev1.EventTypeNormal, reasonPulled, "Container image %q already present on machine and can be accessed by the pod", c.Image)
+	recorder.Event(ref, corev1.EventTypeNormal, reasonCreated, "Container created")
+	recorder.Event(ref, corev1.EventTypeNormal, reasonStarted, "Container started")
+}
+
+// restarted records the kubelet's restart of the pod's containers named.
+func (e *kubeletEvents) restarted(pod *corev1.Pod, names []string) {
+	recorder := e.recorderFor(pod.Spec.NodeName)
+	for _, c := range pod.Spec.Containers {
+		if slices.Contains(names, c.Name) {
+			startedContainer(recorder, pod, "containers", c)
+		}
+	}
+}
+
+// backingOff records the kubelet's waiting to restart the pod's
+// containers named.
+func (e *kubeletEvents) backingOff(pod *corev1.Pod, names []string) {
+	recorder := e.recorderFor(pod.Spec.NodeName)
+	for _, name := range names {
+		recorder.Eventf(containerRef(pod, "containers", name), corev1.EventTypeWarning, reasonBackOff,
+			"Back-off restarting failed container %s in pod %s", name, podDesc(pod))
+	}
 }
 
 // created reports whether a container in state has been created.

@@ -73,9 +73,15 @@ func (s *simulator) syncPod(ctx context.Context, key string) error {
 	if !ends {
 		return s.syncConditions(ctx, pod)
 	}
-	if left := time.Until(pod.Status.StartTime.Add(runtime)); left > 0 {
+	if backingOff(pod) {
+		return s.restartAfterBackOff(ctx, pod)
+	}
+	if left := time.Until(runStart(pod).Add(runtime)); left > 0 {
 		s.podQueue.AddAfter(key, left)
 		return nil
+	}
+	if exitCode != 0 && pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure {
+		return s.crash(ctx, pod, exitCode)
 	}
 	s.events.stopping(pod, true) // its containers have exited: the kubelet stops its sidecars
 	return s.endPod(ctx, pod, exitCode, podEnding{})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -260,5 +261,48 @@ spec:
 	}
 	if last == nil || last.Status.Phase != corev1.PodSucceeded || containerStatus(last.Status.ContainerStatuses, "app").State.Terminated == nil {
 		t.Errorf("the deleted pod's last status: %+v", last)
+	}
+}
+
+// TestFailingContainersRestartInPlace: a container of a pod that restarts
+// on failure and exits with an error is restarted in the same pod, as the
+// kubelet restarts it (at once, then after a 10 s back-off in
+// CrashLoopBackOff), and a Job of such pods fails once its pods' restarts
+// reach its backoff limit, with no pod made but the first.
+func TestFailingContainersRestartInPlace(t *testing.T) {
+	k := startKapi(t, "--simulated-nodes=1")
+	cs := k.clientset()
+	apply(t, k, `apiVersion: batch/v1
+kind: Job
+metadata: {name: flaky}
+spec:
+  backoffLimit: 2
+  template:
+    metadata: {labels: {app: flaky}, annotations: {kapi.dev/simulated-runtime: 1s, kapi.dev/simulated-exit-code: "3"}}
+    spec:
+      restartPolicy: OnFailure
+      containers: [{name: work, image: busybox}]
+`)
+	var name string
+	waitFor(t, 30*time.Second, "the failed container to wait in CrashLoopBackOff after its first restart", func() bool {
+		pods := simPods(t, cs, "app=flaky")
+		if len(pods) != 1 {
+			return false
+		}
+		name = pods[0].Name
+		st := containerStatus(pods[0].Status.ContainerStatuses, "work")
+		return pods[0].Status.Phase == corev1.PodRunning && st != nil && st.RestartCount == 1 &&
+			strings.HasPrefix(waitingMessage(pods[0].Status.ContainerStatuses, "work"), "back-off 10s restarting failed container=work pod="+name+"_default(") &&
+			waitingReason(pods[0].Status.ContainerStatuses, "work") == "CrashLoopBackOff" &&
+			st.LastTerminationState.Terminated != nil && st.LastTerminationState.Terminated.ExitCode == 3
+	})
+	waitEvent(t, cs, name, "BackOff", "Back-off restarting failed container work in pod "+name+"_default("+string(simPod(t, cs, name).UID)+")")
+	job := simWaitJobFinished(t, cs, "flaky", time.Minute)
+	if c := simJobCondition(job, batchv1.JobFailed); c == nil || c.Reason != "BackoffLimitExceeded" {
+		t.Errorf("the job's failure: %+v", job.Status.Conditions)
+	}
+	events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=flaky,reason=SuccessfulCreate"})
+	if err != nil || len(events.Items) != 1 {
+		t.Errorf("the job made pods %d times (%v), want once: its pod restarts in place", len(events.Items), err)
 	}
 }
