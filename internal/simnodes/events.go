@@ -58,6 +58,19 @@ func (e *kubeletEvents) started(pod *corev1.Pod, status *corev1.PodStatus) {
 	each(pod.Spec.Containers, status.ContainerStatuses, "containers")
 }
 
+// startedEphemeral records the starting of the ephemeral containers
+// status has that the pod's status had not.
+func (e *kubeletEvents) startedEphemeral(pod *corev1.Pod, status *corev1.PodStatus) {
+	recorder := e.recorderFor(pod.Spec.NodeName)
+	for _, ec := range pod.Spec.EphemeralContainers {
+		had := slices.ContainsFunc(pod.Status.EphemeralContainerStatuses, func(st corev1.ContainerStatus) bool { return st.Name == ec.Name })
+		has := slices.ContainsFunc(status.EphemeralContainerStatuses, func(st corev1.ContainerStatus) bool { return st.Name == ec.Name })
+		if has && !had {
+			startedContainer(recorder, pod, "ephemeralContainers", corev1.Container{Name: ec.Name, Image: ec.Image})
+		}
+	}
+}
+
 // startedContainer records the kubelet's start of one container.
 func startedContainer(recorder record.EventRecorder, pod *corev1.Pod, field string, c corev1.Container) {
 	ref := containerRef(pod, field, c.Name)

@@ -267,15 +267,40 @@ func waitingState(reason, message string) corev1.ContainerState {
 // containers' statuses report the resources asked for.
 func (s *simulator) syncConditions(ctx context.Context, pod *corev1.Pod) error {
 	synced := pod.DeepCopy()
-	setConditions(pod, &synced.Status, "", metav1.Now())
+	now := metav1.Now()
+	synced.Status.EphemeralContainerStatuses = ephemeralStatuses(pod, now)
+	setConditions(pod, &synced.Status, "", now)
 	reportResources(synced.Spec.Containers, synced.Status.ContainerStatuses)
 	reportResources(synced.Spec.InitContainers, synced.Status.InitContainerStatuses)
 	setPodResources(synced, &synced.Status)
 	if !changed(pod.Status, synced.Status) {
 		return nil
 	}
-	_, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, synced, metav1.UpdateOptions{})
-	return err
+	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, synced, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	s.events.startedEphemeral(pod, &synced.Status)
+	return nil
+}
+
+// ephemeralStatuses are the statuses of a running pod's ephemeral
+// containers (kubectl debug's): those added since its last status start
+// at now. As the kubelet's, they are never ready.
+func ephemeralStatuses(pod *corev1.Pod, now metav1.Time) []corev1.ContainerStatus {
+	var statuses []corev1.ContainerStatus
+	for _, ec := range pod.Spec.EphemeralContainers {
+		if i := slices.IndexFunc(pod.Status.EphemeralContainerStatuses, func(st corev1.ContainerStatus) bool { return st.Name == ec.Name }); i >= 0 {
+			statuses = append(statuses, pod.Status.EphemeralContainerStatuses[i])
+			continue
+		}
+		image, id := runtimeImage(ec.Image)
+		statuses = append(statuses, corev1.ContainerStatus{
+			Name: ec.Name, Image: image, ImageID: id, ContainerID: containerID(pod, ec.Name),
+			State:        corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+			VolumeMounts: volumeMountStatuses(corev1.Container{VolumeMounts: ec.VolumeMounts}),
+		})
+	}
+	return statuses
 }
 
 // endPod posts the status of a pod whose containers have exited with

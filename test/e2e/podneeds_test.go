@@ -151,7 +151,7 @@ func waitEvent(t *testing.T, cs kubernetes.Interface, name, reason, message stri
 // not ready; the node declares the features its kubelet version has (so
 // that a pod-level resize is admitted), carries the beta OS and arch
 // labels, and its kubelet records its start and its conditions. Images
-// are named as containerd names them. A pod's
+// are named as containerd names them; ephemeral containers run. A pod's
 // sidecars stop once its containers have exited, and a deleted pod's last
 // status says its containers stopped.
 func TestSimulatedKubeletReportsWhatAKubeletReports(t *testing.T) {
@@ -242,6 +242,14 @@ spec:
 		`{"spec":{"resources":{"requests":{"cpu":"300m","memory":"64Mi"},"limits":{"cpu":"400m","memory":"128Mi"}}}}`)
 	waitFor(t, 30*time.Second, "the pod-level resize to be reported", func() bool {
 		return simPod(t, cs, "detailed").Status.AllocatedResources.Cpu().String() == "300m"
+	})
+
+	// An ephemeral container (kubectl debug's) starts as the kubelet
+	// starts it, never ready.
+	k.mustKubectl("debug", "detailed", "--image=busybox", "--container=dbg")
+	waitFor(t, 30*time.Second, "the ephemeral container to run", func() bool {
+		st := containerStatus(simPod(t, cs, "detailed").Status.EphemeralContainerStatuses, "dbg")
+		return st != nil && st.State.Running != nil && !st.Ready && st.Image == "docker.io/library/busybox:latest"
 	})
 
 	// A deleted pod's last status says its containers stopped before it
