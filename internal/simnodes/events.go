@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/kubernetes/pkg/kubelet/util/format"
 )
 
 // The kubelet's event reasons and messages for what the simulation does
@@ -74,9 +75,14 @@ func (e *kubeletEvents) startedEphemeral(pod *corev1.Pod, status *corev1.PodStat
 // startedContainer records the kubelet's start of one container.
 func startedContainer(recorder record.EventRecorder, pod *corev1.Pod, field string, c corev1.Container) {
 	ref := containerRef(pod, field, c.Name)
-	recorder.Eventf(ref, corev1.EventTypeNormal, reasonPulled, "Container image %q already present on machine and can be accessed by the pod", c.Image)
+	pulled(recorder, ref, c.Image)
 	recorder.Event(ref, corev1.EventTypeNormal, reasonCreated, "Container created")
 	recorder.Event(ref, corev1.EventTypeNormal, reasonStarted, "Container started")
+}
+
+// pulled records the kubelet's finding a container's image on its node.
+func pulled(recorder record.EventRecorder, ref *corev1.ObjectReference, image string) {
+	recorder.Eventf(ref, corev1.EventTypeNormal, reasonPulled, "Container image %q already present on machine and can be accessed by the pod", image)
 }
 
 // restarted records the kubelet's restart of the pod's containers named.
@@ -95,7 +101,7 @@ func (e *kubeletEvents) backingOff(pod *corev1.Pod, names []string) {
 	recorder := e.recorderFor(pod.Spec.NodeName)
 	for _, name := range names {
 		recorder.Eventf(containerRef(pod, "containers", name), corev1.EventTypeWarning, reasonBackOff,
-			"Back-off restarting failed container %s in pod %s", name, podDesc(pod))
+			"Back-off restarting failed container %s in pod %s", name, format.Pod(pod))
 	}
 }
 
@@ -112,7 +118,7 @@ func (e *kubeletEvents) unconfigurable(pod *corev1.Pod, blocked map[string]error
 		for _, c := range containers {
 			if err := blocked[c.Name]; err != nil {
 				ref := containerRef(pod, field, c.Name)
-				recorder.Eventf(ref, corev1.EventTypeNormal, reasonPulled, "Container image %q already present on machine and can be accessed by the pod", c.Image)
+				pulled(recorder, ref, c.Image)
 				recorder.Eventf(ref, corev1.EventTypeWarning, reasonFailed, "Error: %v", err)
 			}
 		}

@@ -152,33 +152,26 @@ func (s *simulator) startPod(ctx context.Context, pod *corev1.Pod, node *corev1.
 	now := metav1.Now()
 	next := pod.DeepCopy()
 	status := &next.Status
-	status.HostIP, status.HostIPs = hostIP, []corev1.HostIP{{IP: hostIP}}
+	onNode(status, node, now)
 	status.PodIP, status.PodIPs = podIP, []corev1.PodIP{{IP: podIP}}
-	if status.StartTime == nil {
-		status.StartTime = &now
-	}
 	blocked := map[string]error{}
 	initBlocked := false
-	status.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, now, func(c corev1.Container, id string, now metav1.Time) (corev1.ContainerState, bool) {
-		if initBlocked {
-			return waitingState("PodInitializing", ""), false
+	// unlessWaiting gives a container the state started gives it, unless
+	// an init container before it waits or its environment cannot be made.
+	unlessWaiting := func(started containerState, init bool) containerState {
+		return func(c corev1.Container, id string, now metav1.Time) (corev1.ContainerState, bool) {
+			if initBlocked {
+				return waitingState("PodInitializing", ""), false
+			}
+			if err := s.unconfigurable(pod.Namespace, c); err != nil {
+				blocked[c.Name], initBlocked = err, init
+				return waitingState(createContainerConfigError, err.Error()), false
+			}
+			return started(c, id, now)
 		}
-		if err := s.unconfigurable(pod.Namespace, c); err != nil {
-			blocked[c.Name], initBlocked = err, true
-			return waitingState(createContainerConfigError, err.Error()), false
-		}
-		return initContainerState(c, id, now)
-	})
-	status.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, now, func(c corev1.Container, id string, now metav1.Time) (corev1.ContainerState, bool) {
-		if initBlocked {
-			return waitingState("PodInitializing", ""), false
-		}
-		if err := s.unconfigurable(pod.Namespace, c); err != nil {
-			blocked[c.Name] = err
-			return waitingState(createContainerConfigError, err.Error()), false
-		}
-		return runningState(c, id, now)
-	})
+	}
+	status.InitContainerStatuses = containerStatuses(pod, pod.Spec.InitContainers, now, unlessWaiting(initContainerState, true))
+	status.ContainerStatuses = containerStatuses(pod, pod.Spec.Containers, now, unlessWaiting(runningState, false))
 	status.Phase = corev1.PodRunning
 	if len(blocked) > 0 {
 		status.Phase = corev1.PodPending // as the kubelet's, while a container waits
@@ -197,6 +190,16 @@ func (s *simulator) startPod(ctx context.Context, pod *corev1.Pod, node *corev1.
 	return nil
 }
 
+// onNode sets what a kubelet's first status of a pod says: its node's
+// address, and when it started handling it (now, the first time).
+func onNode(status *corev1.PodStatus, node *corev1.Node, now metav1.Time) {
+	hostIP := nodeAddress(node)
+	status.HostIP, status.HostIPs = hostIP, []corev1.HostIP{{IP: hostIP}}
+	if status.StartTime == nil {
+		status.StartTime = &now
+	}
+}
+
 // createContainerConfigError is the kubelet's reason for a container whose
 // environment it cannot make.
 const createContainerConfigError = "CreateContainerConfigError"
@@ -211,12 +214,8 @@ func (s *simulator) awaitVolumes(ctx context.Context, pod *corev1.Pod, node *cor
 	next := pod.DeepCopy()
 	status := &next.Status
 	status.Phase = corev1.PodPending
-	hostIP := nodeAddress(node)
-	status.HostIP, status.HostIPs = hostIP, []corev1.HostIP{{IP: hostIP}}
-	if status.StartTime == nil {
-		status.StartTime = &now
-	}
-	waiting := func(reason string) func(corev1.Container, string, metav1.Time) (corev1.ContainerState, bool) {
+	onNode(status, node, now)
+	waiting := func(reason string) containerState {
 		return func(corev1.Container, string, metav1.Time) (corev1.ContainerState, bool) {
 			return waitingState(reason, ""), false
 		}
@@ -372,11 +371,15 @@ func podEnd(pod *corev1.Pod) (runtime time.Duration, exitCode int32, ends bool) 
 	return runtime, exitCode, true
 }
 
+// containerState gives a container (with its ID) its state at a time,
+// and whether it is ready.
+type containerState func(c corev1.Container, id string, now metav1.Time) (corev1.ContainerState, bool)
+
 // containerStatuses are the statuses of containers in the states state
 // gives them at now. A container that was running or had ended keeps the
 // times it had; one not created yet has no ID.
 func containerStatuses(pod *corev1.Pod, containers []corev1.Container, now metav1.Time,
-	state func(corev1.Container, string, metav1.Time) (corev1.ContainerState, bool)) []corev1.ContainerStatus {
+	state containerState) []corev1.ContainerStatus {
 	var statuses []corev1.ContainerStatus
 	for _, c := range containers {
 		id := containerID(pod, c.Name)

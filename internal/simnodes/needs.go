@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -205,15 +206,10 @@ func (w *waitingPods) in(namespace string) []string {
 
 // wakeWaiting sends the pods waiting in obj's namespace to be synced.
 func (s *simulator) wakeWaiting(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	namespace, _, err := cache.SplitMetaNamespaceKey(keyOf(obj))
-	if err != nil || namespace == "" {
-		return
-	}
-	for _, key := range s.waiting.in(namespace) {
-		s.podQueue.Add(key)
+	if o, ok := obj.(metav1.Object); ok {
+		for _, key := range s.waiting.in(o.GetNamespace()) {
+			s.podQueue.Add(key)
+		}
 	}
 }
 

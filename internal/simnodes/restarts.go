@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/pkg/kubelet/util/format"
 	"k8s.io/utils/ptr"
 )
 
@@ -17,11 +18,10 @@ import (
 // The pod stays Running; its containers count their restarts and keep
 // their last exit.
 const (
-	crashLoopBackOff  = "CrashLoopBackOff"
-	initialBackOff    = 10 * time.Second
-	maxBackOff        = 5 * time.Minute
-	reasonBackOff     = "BackOff"
-	exitedWithFailure = "Error"
+	crashLoopBackOff = "CrashLoopBackOff"
+	initialBackOff   = 10 * time.Second
+	maxBackOff       = 5 * time.Minute
+	reasonBackOff    = "BackOff"
 )
 
 // backOff is how long the kubelet waits before the restart that would
@@ -63,23 +63,25 @@ func (s *simulator) crash(ctx context.Context, pod *corev1.Pod, exitCode int32) 
 	now := metav1.Now()
 	next := pod.DeepCopy()
 	var restarted, waiting []string
-	var wait time.Duration
+	var later time.Duration
 	for i := range next.Status.ContainerStatuses {
 		st := &next.Status.ContainerStatuses[i]
 		if st.State.Running == nil {
 			continue
 		}
-		st.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: exitCode, Reason: exitedWithFailure, StartedAt: st.State.Running.StartedAt, FinishedAt: now, ContainerID: st.ContainerID,
-		}}
-		if wait = backOff(st.RestartCount); wait == 0 {
+		exited := *st
+		terminate(&exited, exitCode, now)
+		st.LastTerminationState = exited.State
+		wait := backOff(st.RestartCount)
+		if wait == 0 {
 			restart(pod, st, now)
 			restarted = append(restarted, st.Name)
 			continue
 		}
-		st.State = waitingState(crashLoopBackOff, fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", wait, st.Name, podDesc(pod)))
+		st.State = waitingState(crashLoopBackOff, fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", wait, st.Name, format.Pod(pod)))
 		st.Ready, st.Started, st.ContainerID = false, ptr.To(false), ""
 		waiting = append(waiting, st.Name)
+		later = max(later, wait)
 	}
 	setConditions(pod, &next.Status, "", now)
 	if _, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
@@ -87,8 +89,8 @@ func (s *simulator) crash(ctx context.Context, pod *corev1.Pod, exitCode int32) 
 	}
 	s.events.restarted(pod, restarted)
 	s.events.backingOff(pod, waiting)
-	if wait > 0 {
-		s.podQueue.AddAfter(keyOf(pod), wait)
+	if later > 0 {
+		s.podQueue.AddAfter(keyOf(pod), later)
 	}
 	return nil
 }
@@ -134,9 +136,4 @@ func restart(pod *corev1.Pod, st *corev1.ContainerStatus, now metav1.Time) {
 	st.ContainerID = containerID(pod, fmt.Sprintf("%s/%d", st.Name, st.RestartCount))
 	st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 	st.Ready, st.Started = true, ptr.To(true)
-}
-
-// podDesc is how the kubelet names a pod in its messages.
-func podDesc(pod *corev1.Pod) string {
-	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
 }
