@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/kubernetes/pkg/capabilities"
 
 	"github.com/kapi-dev/kapi/internal/auth"
 	"github.com/kapi-dev/kapi/internal/controllers"
@@ -266,6 +267,9 @@ func start(dir string, o options) (*Env, error) {
 	if !o.onDisk {
 		cfg.OpenStorage = pebble.InMemory()
 	}
+	// envtest runs kube-apiserver with --allow-privileged, and so does a
+	// cluster kubeadm or kind makes; the setting is the process's.
+	capabilities.Initialize(capabilities.Capabilities{AllowPrivileged: true})
 	s, err := server.Start(context.Background(), cfg)
 	if err != nil {
 		return nil, err

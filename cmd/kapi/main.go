@@ -1,7 +1,14 @@
 // Command kapi is a Kubernetes API server in one binary.
 //
 //	kapi serve [--data-dir DIR] [--listen HOST:PORT] [--storage pebble|memory|etcd [--etcd-servers URLS]] [--controllers LIST] [--simulated-nodes N] [--v N]
+//	kapi kube-apiserver [kube-apiserver's flags]
 //	kapi version
+//
+// Installed under the name kube-apiserver, kapi is its kube-apiserver
+// command: it takes kube-apiserver's flags and defaults (no controllers,
+// AlwaysAllow authorization, storage in the etcd --etcd-servers names), so
+// that tools starting the kube-apiserver binary, such as controller-runtime's
+// envtest, start kapi instead.
 package main
 
 import (
@@ -17,116 +24,56 @@ import (
 	"syscall"
 	"time"
 
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kapi-dev/kapi/internal/admission"
-	"github.com/kapi-dev/kapi/internal/auth"
-	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/logging"
 	"github.com/kapi-dev/kapi/internal/memory"
 	"github.com/kapi-dev/kapi/internal/memory/startheap"
 	"github.com/kapi-dev/kapi/internal/server"
-	"github.com/kapi-dev/kapi/internal/storage/etcd"
 )
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == "version" {
+	switch {
+	case filepath.Base(os.Args[0]) == "kube-apiserver":
+		// kapi installed as kube-apiserver (envtest's KUBEBUILDER_ASSETS).
+		serve("kube-apiserver", os.Args[1:], kubeAPIServerDefaults)
+	case len(os.Args) == 2 && os.Args[1] == "version":
 		v := server.Version()
 		fmt.Printf("kapi, emulating Kubernetes %s (%s, %s)\n", v.GitVersion, v.GoVersion, v.Platform)
-		return
-	}
-	if len(os.Args) < 2 || os.Args[1] != "serve" {
-		fmt.Fprintln(os.Stderr, "usage: kapi serve [--data-dir DIR] [--listen HOST:PORT] | kapi version")
+	case len(os.Args) >= 2 && os.Args[1] == "serve":
+		serve("serve", os.Args[2:], kapiDefaults)
+	case len(os.Args) >= 2 && os.Args[1] == "kube-apiserver":
+		serve("kube-apiserver", os.Args[2:], kubeAPIServerDefaults)
+	default:
+		fmt.Fprintln(os.Stderr, "usage: kapi serve [--data-dir DIR] [--listen HOST:PORT] | kapi kube-apiserver [kube-apiserver's flags] | kapi version")
 		os.Exit(2)
 	}
-	flags := flag.NewFlagSet("serve", flag.ExitOnError)
-	dataDir := flags.String("data-dir", "./kapi-data", "directory for storage, credentials and the admin kubeconfig")
-	pkiDir := flags.String("pki-dir", "", "directory of the CAs, keys and serving certificate (default: pki in --data-dir); servers sharing an etcd cluster share it, so that credentials and service account tokens of one are good on all")
-	listen := flags.String("listen", "127.0.0.1:6443", "address to serve HTTPS on")
-	window := flags.Duration("history-window", 5*time.Minute, "how long past resource versions stay readable and watchable")
-	minTimeout := flags.Duration("min-request-timeout", 30*time.Minute, "watches without timeoutSeconds end at a random time between this and twice this")
-	eventTTL := flags.Duration("event-ttl", time.Hour, "how long events are kept after their last write, as kube-apiserver's flag")
-	maxWatches := flags.Int("max-watches", 10000, "how many watches may be open at once; more get 429 Too Many Requests with Retry-After, for clients to retry")
-	bookmarks := flags.Duration("bookmark-interval", time.Minute, "how long after its start, and after each bookmark, a watch that allows bookmarks gets one (it also gets one 2s before its timeout)")
-	storageName := flags.String("storage", "pebble", "storage backend: pebble (on disk in --data-dir), memory (gone when kapi stops) or etcd (in the etcd cluster --etcd-servers names)")
-	etcdServers := flags.String("etcd-servers", "", "with --storage etcd: comma-separated client URLs of etcd members (https://10.0.0.1:2379,...), as kube-apiserver's flag")
-	etcdCAFile := flags.String("etcd-cafile", "", "with --storage etcd: PEM bundle of the CAs that sign etcd's serving certificates")
-	etcdCertFile := flags.String("etcd-certfile", "", "with --storage etcd: client certificate that authenticates kapi to etcd")
-	etcdKeyFile := flags.String("etcd-keyfile", "", "with --storage etcd: key of --etcd-certfile")
-	etcdPrefix := flags.String("etcd-prefix", "", "with --storage etcd: prefix put in front of every key (kapi's keys already start with /registry/)")
-	controllerList := flags.String("controllers", "*", "controllers to run, as kube-controller-manager's flag: '*' for all, 'name' to enable one, '-name' to disable one; known: "+strings.Join(controllers.All, ", "))
-	simulatedNodes := flags.Int("simulated-nodes", 0, "how many simulated nodes to register (node-1 to node-N): kapi keeps them Ready and plays their kubelets, so that scheduled pods run without containers; nodes labelled kapi.dev/simulated=true are simulated too")
-	advertise := flags.String("advertise-address", "", "the address the kubernetes Service's endpoints name (default: the --listen address, or the host's default address when that is loopback or unspecified)")
-	authorizationMode := flags.String("authorization-mode", "RBAC", "authorizers tried in order, as kube-apiserver's flag: a comma-separated list of Node (kubelets read what their node's pods use), RBAC, and AlwaysAllow (every authenticated user may do everything)")
-	admissionPlugins := flags.String("enable-admission-plugins", "", "admission plugins to run besides the default ones, as kube-apiserver's flag: a comma-separated list of "+strings.Join(admission.OptionalPlugins(), ", "))
-	clientCAFile := flags.String("client-ca-file", "", "a PEM bundle of more CAs whose client certificates authenticate (CN user, O groups), besides kapi's own")
-	tokenAuthFile := flags.String("token-auth-file", "", "a CSV file of static bearer tokens (token,user,uid,\"group1,group2\"), as kube-apiserver's flag")
-	anonymousAuth := flags.Bool("anonymous-auth", true, "treat requests without credentials as system:anonymous, for RBAC to decide, as kube-apiserver's flag (false: they get 401, health and version included)")
-	var issuers, keyFiles repeatedFlag
-	flags.Var(&issuers, "service-account-issuer", "the issuer of service account tokens, as kube-apiserver's flag: given more than once, the first is the issuer of the tokens made and all are accepted (default "+auth.DefaultIssuer+")")
-	apiAudiences := flags.String("api-audiences", "", "comma-separated audiences of the API, as kube-apiserver's flag: a service account token for none of them does not authenticate (default: the issuers)")
-	signingKeyFile := flags.String("service-account-signing-key-file", "", "a PEM private key (RSA or ECDSA) to sign service account tokens with, as kube-apiserver's flag (default: kapi's own, sa.key in the PKI directory)")
-	flags.Var(&keyFiles, "service-account-key-file", "a PEM file of more keys (public or private keys, certificates) whose service account tokens are accepted and published in /openid/v1/jwks, as kube-apiserver's flag: the keys of an earlier signing key; may be given more than once")
-	maxTokenExpiration := flags.Duration("service-account-max-token-expiration", 0, "the longest a TokenRequest's token lasts: longer requests are shortened to it, as kube-apiserver's flag (0: no maximum; otherwise 1h to 2^32s)")
-	extendTokenExpiration := flags.Bool("service-account-extend-token-expiration", true, "pods' projected tokens (asking for kube's default 3607s) last a year but warn after their hour, as kube-apiserver's flag")
-	jwksURI := flags.String("service-account-jwks-uri", "", "the https URL of the key set that /.well-known/openid-configuration names, as kube-apiserver's flag (default: kapi's own /openid/v1/jwks)")
-	auditPolicy := flags.String("audit-policy-file", "", "an audit.k8s.io/v1 Policy: which requests are audited, at which level")
-	auditLog := flags.String("audit-log-path", "", "where audit events go, one JSON line each ('-' for standard output)")
-	featureGates := flags.String("feature-gates", "", "comma-separated NAME=true|false pairs for Kubernetes feature gates, as kube-apiserver's flag (AllowUnsafeMalformedObjectDeletion=false, ...)")
-	verbosity := flags.Int("v", 0, "log verbosity, as Kubernetes components' flag: the log (log/slog's text format on standard error) shows V(n) lines (slog level -n) for n up to this")
-	configFile := flags.String("config", "", "a YAML or JSON file of flag values by flag name (listen: 127.0.0.1:6443); flags on the command line win")
-	flags.Parse(os.Args[2:])
-	if *configFile != "" {
-		if err := applyConfigFile(flags, *configFile); err != nil {
+}
+
+// serve parses a command line of the serve or kube-apiserver command and
+// runs the server it describes until a signal stops it.
+func serve(command string, args []string, mode commandMode) {
+	flags := flag.NewFlagSet(command, flag.ExitOnError)
+	opts := mode.register(flags)
+	flags.Parse(args)
+	if *opts.configFile != "" {
+		if err := applyConfigFile(flags, *opts.configFile); err != nil {
 			fmt.Fprintf(os.Stderr, "--config: %v\n", err)
 			os.Exit(2)
 		}
 	}
-	if err := utilfeature.DefaultMutableFeatureGate.Set(*featureGates); err != nil {
-		fmt.Fprintf(os.Stderr, "--feature-gates: %v\n", err)
-		os.Exit(2)
-	}
-	selection, err := controllers.ParseSelection(*controllerList)
+	cfg, err := opts.config(flags)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "--controllers: %v\n", err)
-		os.Exit(2)
-	}
-	if *verbosity < 0 {
-		fmt.Fprintf(os.Stderr, "--v %d: must not be negative\n", *verbosity)
-		os.Exit(2)
-	}
-	tokenOptions := auth.TokenOptions{
-		Issuers: issuers, APIAudiences: splitList(*apiAudiences), SigningKeyFile: *signingKeyFile, KeyFiles: keyFiles,
-		MaxExpiration: *maxTokenExpiration, ExtendExpiration: *extendTokenExpiration, JWKSURI: *jwksURI,
-	}
-	if err := tokenOptions.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	var etcdOpts *etcd.Options
-	if *storageName == "etcd" {
-		etcdOpts = &etcd.Options{CAFile: *etcdCAFile, CertFile: *etcdCertFile, KeyFile: *etcdKeyFile, Prefix: *etcdPrefix}
-		for _, u := range strings.Split(*etcdServers, ",") {
-			if u = strings.TrimSpace(u); u != "" {
-				etcdOpts.Endpoints = append(etcdOpts.Endpoints, u)
-			}
-		}
-		if len(etcdOpts.Endpoints) == 0 {
-			fmt.Fprintln(os.Stderr, "--storage etcd needs --etcd-servers")
-			os.Exit(2)
-		}
-	} else if *etcdServers != "" {
-		fmt.Fprintln(os.Stderr, "--etcd-servers needs --storage etcd")
-		os.Exit(2)
-	}
-	openStorage := server.StorageBackend(*storageName, *dataDir, etcdOpts)
-	if openStorage == nil {
-		fmt.Fprintf(os.Stderr, "unknown --storage %q: pebble, memory or etcd\n", *storageName)
-		os.Exit(2)
-	}
+	run(cfg, *opts.verbosity)
+}
 
-	logVerbosity := logging.NewVerbosity(*verbosity)
+// run starts the server cfg describes, logging at verbosity, and serves
+// until a signal stops it or serving fails.
+func run(cfg server.Config, verbosity int) {
+	logVerbosity := logging.NewVerbosity(verbosity)
 	logger := logging.NewVariable(os.Stderr, logVerbosity)
 	slog.SetDefault(logger) // what logs through the log package or slog's default logger
 	if err := logging.RouteKlog(logger, logVerbosity); err != nil {
@@ -143,14 +90,8 @@ func main() {
 	// (docs/PERFORMANCE.md, "Memory").
 	go memory.ReleaseFree(ctx, 10*time.Second, 64<<20)
 
-	srv, err := server.Start(ctx, server.Config{
-		DataDir: *dataDir, PKIDir: *pkiDir, Listen: *listen, Logger: logger, Verbosity: logVerbosity, SharedStorage: *storageName == "etcd",
-		HistoryWindow: *window, EventTTL: *eventTTL, MinRequestTimeout: *minTimeout, MaxWatches: *maxWatches, BookmarkInterval: *bookmarks,
-		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *advertise, SimulatedNodes: *simulatedNodes,
-		AuthorizationMode: *authorizationMode, EnableAdmissionPlugins: splitList(*admissionPlugins), TokenAuthFile: *tokenAuthFile, ClientCAFile: *clientCAFile, AnonymousAuth: *anonymousAuth,
-		ServiceAccountTokens: tokenOptions, AuditPolicyFile: *auditPolicy, AuditLogPath: *auditLog,
-		Flags: flagValues(flags),
-	})
+	cfg.Logger, cfg.Verbosity = logger, logVerbosity
+	srv, err := server.Start(ctx, cfg)
 	if err != nil {
 		fatal("starting failed", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -131,25 +132,46 @@ func OptionalPlugins() []string {
 	return names
 }
 
-// enabledPlugins checks the names --enable-admission-plugins gives, with
-// kube-apiserver's words for one it does not know, and returns the set of
-// optional plugins they enable.
-func enabledPlugins(names []string) (map[string]bool, error) {
+// runningPlugins checks the names --enable-admission-plugins and
+// --disable-admission-plugins give, with kube-apiserver's words for one
+// they do not know, and returns the set of builtinPlugins to run: those a
+// default kube-apiserver runs and those enabled, less those disabled.
+func runningPlugins(enable, disable []string) (map[string]bool, error) {
 	known := map[string]bool{}
+	running := map[string]bool{}
 	for _, p := range builtinPlugins {
 		known[p.name] = true
+		running[p.name] = p.optional == nil
 	}
-	enabled := map[string]bool{}
-	for _, name := range names {
+	var overlap []string
+	for _, name := range enable {
+		if slices.Contains(disable, name) {
+			overlap = append(overlap, name)
+		}
+	}
+	if len(overlap) > 0 {
+		slices.Sort(overlap)
+		return nil, fmt.Errorf("%v in enable-admission-plugins and disable-admission-plugins overlapped", overlap)
+	}
+	for _, name := range enable {
 		switch {
 		case notOffered[name]:
 			return nil, fmt.Errorf("enable-admission-plugins plugin %q is not offered by kapi (it can add %s)", name, strings.Join(OptionalPlugins(), ", "))
 		case !known[name] && !runApart[name]:
 			return nil, fmt.Errorf("enable-admission-plugins plugin %q is unknown", name)
 		}
-		enabled[name] = true
+		running[name] = known[name]
 	}
-	return enabled, nil
+	for _, name := range disable {
+		switch {
+		case runApart[name]:
+			return nil, fmt.Errorf("disable-admission-plugins plugin %q cannot be disabled in kapi (it can disable %s)", name, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+		case !known[name] && !notOffered[name]:
+			return nil, fmt.Errorf("disable-admission-plugins plugin %q is unknown", name)
+		}
+		running[name] = false
+	}
+	return running, nil
 }
 
 // builtinResources are the resources the default plugins look at: other writes
@@ -173,31 +195,31 @@ var builtinResources = map[schema.GroupResource]bool{
 // they act once Start has run.
 type Builtins struct {
 	authorizer authorizer.Authorizer
-	// enabled are the optional plugins to run, and resources what all the
-	// plugins run look at.
-	enabled   map[string]bool
+	// running are the plugins to run, and resources what they look at.
+	running   map[string]bool
 	resources map[schema.GroupResource]bool
 	chain     apiadmission.Interface
 	started   atomic.Bool
 }
 
 // NewBuiltins makes the chain's holder, with the optional plugins enable
-// names (kube-apiserver's --enable-admission-plugins); Start makes the
-// plugins.
-func NewBuiltins(authorizer authorizer.Authorizer, enable []string) (*Builtins, error) {
-	enabled, err := enabledPlugins(enable)
+// names and without those disable names (kube-apiserver's
+// --enable-admission-plugins and --disable-admission-plugins); Start makes
+// the plugins.
+func NewBuiltins(authorizer authorizer.Authorizer, enable, disable []string) (*Builtins, error) {
+	running, err := runningPlugins(enable, disable)
 	if err != nil {
 		return nil, err
 	}
 	resources := maps.Clone(builtinResources)
 	for _, p := range builtinPlugins {
-		if enabled[p.name] {
+		if running[p.name] {
 			for _, gr := range p.optional {
 				resources[gr] = true
 			}
 		}
 	}
-	return &Builtins{authorizer: authorizer, enabled: enabled, resources: resources}, nil
+	return &Builtins{authorizer: authorizer, running: running, resources: resources}, nil
 }
 
 // Start makes and initialises the plugins, as kube-apiserver's admission
@@ -210,7 +232,7 @@ func (b *Builtins) Start(ctx context.Context, clients Clients) error {
 	plugins := apiadmission.NewPlugins()
 	var names []string
 	for _, p := range builtinPlugins {
-		if p.optional != nil && !b.enabled[p.name] {
+		if !b.running[p.name] {
 			continue
 		}
 		p.register(plugins)

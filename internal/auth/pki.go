@@ -39,7 +39,13 @@ type PKI struct {
 	// signing controller (kube-controller-manager's
 	// --cluster-signing-cert-file and --cluster-signing-key-file).
 	CACertFile, CAKeyFile string
-	Server                tls.Certificate
+	// Server is the serving certificate kapi's CA issued, served unless
+	// UseServingFiles gives another (serving).
+	Server  tls.Certificate
+	serving *servingFiles
+	// ServingCAPEM verifies the certificate served: CAPEM, or what
+	// UseServingFiles finds.
+	ServingCAPEM []byte
 	// AdminCertPEM and AdminKeyPEM are the admin's client credentials.
 	AdminCertPEM []byte
 	AdminKeyPEM  []byte
@@ -78,6 +84,7 @@ func LoadOrCreate(dir, host string) (*PKI, error) {
 		return nil, err
 	}
 	p.CAPEM = pemCert(p.CA)
+	p.ServingCAPEM = p.CAPEM
 	p.CACertFile, p.CAKeyFile = filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")
 
 	sans := servingSANs(host)
@@ -323,7 +330,7 @@ contexts:
     user: %s
     namespace: default
 current-context: kapi
-`, server, b64(p.CAPEM), AdminUser, b64(p.AdminCertPEM), b64(p.AdminKeyPEM), AdminUser)
+`, server, b64(p.ServingCAPEM), AdminUser, b64(p.AdminCertPEM), b64(p.AdminKeyPEM), AdminUser)
 	return writeFile(path, []byte(config), 0o600)
 }
 
@@ -333,10 +340,10 @@ current-context: kapi
 // rather than a failed handshake, as in kube-apiserver.
 func (p *PKI) TLSConfig() *tls.Config {
 	return &tls.Config{
-		Certificates: []tls.Certificate{p.Server},
-		ClientAuth:   tls.RequestClientCert,
-		MinVersion:   tls.VersionTLS12,
-		NextProtos:   []string{"h2", "http/1.1"},
+		GetCertificate: p.serverCertificate,
+		ClientAuth:     tls.RequestClientCert,
+		MinVersion:     tls.VersionTLS12,
+		NextProtos:     []string{"h2", "http/1.1"},
 	}
 }
 

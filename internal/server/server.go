@@ -152,6 +152,15 @@ type Config struct {
 	// default ones, as kube-apiserver's --enable-admission-plugins
 	// (admission.OptionalPlugins).
 	EnableAdmissionPlugins []string
+	// DisableAdmissionPlugins are default admission plugins not to run,
+	// as kube-apiserver's --disable-admission-plugins (those kapi runs
+	// from kube's admission code: envtest disables ServiceAccount).
+	DisableAdmissionPlugins []string
+	// TLSCertFile and TLSKeyFile, when set, are the serving certificate
+	// (followed by its intermediates) and key instead of the one kapi
+	// issues itself, as kube-apiserver's --tls-cert-file and
+	// --tls-private-key-file; they are read again when they change.
+	TLSCertFile, TLSKeyFile string
 	// Clock is the time the watch cache and storage compaction go by
 	// (default: the real clock).
 	Clock clock.WithTicker
@@ -245,7 +254,7 @@ type admissionPlugins struct {
 	objects *admission.Objects
 }
 
-func newAdmissionPlugins(authorizationMode string, enable []string, client *rest.Config) (p admissionPlugins, err error) {
+func newAdmissionPlugins(authorizationMode string, enable, disable []string, client *rest.Config) (p admissionPlugins, err error) {
 	if p.quota, err = admission.NewResourceQuota(); err != nil {
 		return p, err
 	}
@@ -259,7 +268,7 @@ func newAdmissionPlugins(authorizationMode string, enable []string, client *rest
 	if p.webhooks, err = admission.NewWebhooks(p.authorizer, p.objects); err != nil {
 		return p, err
 	}
-	p.builtins, err = admission.NewBuiltins(p.authorizer, enable)
+	p.builtins, err = admission.NewBuiltins(p.authorizer, enable, disable)
 	return p, err
 }
 
@@ -329,6 +338,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
+		if err := pki.UseServingFiles(cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
+			return nil, err
+		}
+	}
 	// What the first write needs is made on the other core meanwhile.
 	go pipeline.Prepare()
 	openStorage := cfg.OpenStorage
@@ -345,7 +359,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// computes (their CEL environments): they overlap.
 	var plugins admissionPlugins
 	store, err := openWhile(openStorage, func() (err error) {
-		plugins, err = newAdmissionPlugins(cfg.AuthorizationMode, cfg.EnableAdmissionPlugins, loopbackClient())
+		plugins, err = newAdmissionPlugins(cfg.AuthorizationMode, cfg.EnableAdmissionPlugins, cfg.DisableAdmissionPlugins, loopbackClient())
 		return err
 	})
 	if err != nil {
@@ -537,6 +551,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	})
 	kinds := reg.Follow(func(snap *registry.Snapshot) { registerKinds(snap, plugins.objects) })
 	s.background(func() { kinds(runCtx) })
+	// kube-apiserver reads its serving files again within a minute of a
+	// change.
+	s.background(func() { pki.WatchServingFiles(runCtx, time.Minute, cfg.Logger) })
 	if err := crd.Run(runCtx, crd.Config{
 		Client: loopbackClient(), Registry: reg, Writes: writes, Logger: cfg.Logger,
 	}); err != nil {
@@ -638,7 +655,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.background(func() {
 		err := controllers.Run(runCtx, controllers.Config{
-			Client: controllerClient, ClientFor: controllerAs, Logger: cfg.Logger, RootCA: pki.CAPEM, Controllers: cfg.Controllers,
+			Client: controllerClient, ClientFor: controllerAs, Logger: cfg.Logger, RootCA: pki.ServingCAPEM, Controllers: cfg.Controllers,
 			LegacyTokens:   s.tokens.LegacyGenerator,
 			Signing:        controllers.Signing{CertFile: pki.CACertFile, KeyFile: pki.CAKeyFile},
 			Scheduler:      s.loopback.Config(scheduler, "kube-scheduler/"+ver.GitVersion),

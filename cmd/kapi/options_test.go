@@ -1,0 +1,79 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func parse(t *testing.T, mode commandMode, args ...string) (*serveOptions, error) {
+	t.Helper()
+	flags := flag.NewFlagSet("test", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	opts := mode.register(flags)
+	if err := flags.Parse(args); err != nil {
+		return nil, err
+	}
+	_, err := opts.config(flags)
+	return opts, err
+}
+
+// TestKubeAPIServerFlags: the kube-apiserver command reads a command line
+// as envtest and kubeadm write it, with kube-apiserver's defaults.
+func TestKubeAPIServerFlags(t *testing.T) {
+	certDir := t.TempDir()
+	opts, err := parse(t, kubeAPIServerDefaults,
+		"--secure-port=16443", "--bind-address=127.0.0.1", "--cert-dir="+certDir,
+		"--etcd-servers=http://127.0.0.1:2379", "--etcd-prefix=/tenant-a/registry",
+		"--min-request-timeout=60", "--service-cluster-ip-range=10.0.0.0/24", "--profiling",
+		"--allow-privileged=true", "--disable-admission-plugins=ServiceAccount", "--authorization-mode=RBAC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, got := range map[string][2]string{
+		"listen":      {*opts.listen, "127.0.0.1:16443"},
+		"data dir":    {*opts.dataDir, filepath.Join(certDir, "kapi")},
+		"storage":     {*opts.storageName, "etcd"},
+		"etcd prefix": {*opts.etcdPrefix, "/tenant-a"},
+		"controllers": {*opts.controllerList, "-*"},
+	} {
+		if got[0] != got[1] {
+			t.Errorf("%s: %q, want %q", what, got[0], got[1])
+		}
+	}
+	if *opts.minTimeout != time.Minute {
+		t.Errorf("--min-request-timeout=60: %v", *opts.minTimeout)
+	}
+
+	opts, err = parse(t, kubeAPIServerDefaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *opts.listen != "0.0.0.0:6443" || *opts.storageName != "memory" || *opts.authorizationMode != "AlwaysAllow" || *opts.allowPrivileged {
+		t.Errorf("kube-apiserver's defaults: listen %q, storage %q, authorization %q, privileged %v",
+			*opts.listen, *opts.storageName, *opts.authorizationMode, *opts.allowPrivileged)
+	}
+}
+
+// TestKubeAPIServerFlagsRefused: flags kapi cannot honour stop it, in
+// either command.
+func TestKubeAPIServerFlagsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		mode commandMode
+		args []string
+		want string
+	}{
+		{kubeAPIServerDefaults, []string{"--encryption-provider-config=enc.yaml"}, "flag provided but not defined: -encryption-provider-config"},
+		{kubeAPIServerDefaults, []string{"--etcd-prefix=/elsewhere"}, `--etcd-prefix "/elsewhere": kapi keeps its keys under /registry`},
+		{kapiDefaults, []string{"--secure-port=6443"}, "flag provided but not defined: -secure-port"},
+		{kapiDefaults, []string{"--tls-cert-file=tls.crt"}, "--tls-cert-file and --tls-private-key-file go together"},
+	} {
+		_, err := parse(t, tc.mode, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v; want %q", tc.args, err, tc.want)
+		}
+	}
+}

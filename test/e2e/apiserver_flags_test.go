@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/utils/ptr"
+)
+
+// TestPrivilegedContainersAllowedAsInKubeadmClusters: kapi's serve command
+// allows privileged containers, as clusters kubeadm and kind make run
+// kube-apiserver with --allow-privileged; with --allow-privileged=false a
+// privileged pod gets kube-apiserver's refusal.
+func TestPrivilegedContainersAllowedAsInKubeadmClusters(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "privileged"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "c", Image: "busybox", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+		}}},
+	}
+	ctx := context.Background()
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	allowing := startKapi(t).clientset()
+	if _, err := allowing.CoreV1().Pods("kube-system").Create(ctx, pod, dryRun); err != nil {
+		t.Errorf("a privileged pod on a default kapi: %v", err)
+	}
+	refusing := startKapi(t, "--allow-privileged=false").clientset()
+	_, err := refusing.CoreV1().Pods("kube-system").Create(ctx, pod, dryRun)
+	want := `Pod "privileged" is invalid: spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy`
+	if err == nil || err.Error() != want {
+		t.Errorf("a privileged pod with --allow-privileged=false: %v; want %q", err, want)
+	}
+}
+
+// TestServingCertificateFromFiles: with --tls-cert-file and
+// --tls-private-key-file kapi serves the operator's certificate; its
+// kubeconfig and the kube-root-ca.crt ConfigMaps pods read carry the CA
+// that follows it in the file, so kubectl and pods verify the server.
+func TestServingCertificateFromFiles(t *testing.T) {
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := writeFile(certFile, string(certPEM)); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(keyFile, string(keyPEM)); err != nil {
+		t.Fatal(err)
+	}
+	certs, err := certutil.ParseCertsPEM(certPEM)
+	if err != nil || len(certs) != 2 {
+		t.Fatalf("the generated pair is not a certificate and its CA: %d, %v", len(certs), err)
+	}
+	leaf, operatorCA := certs[0], certs[1]
+
+	k := startKapi(t, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile)
+	if out := k.mustKubectl("get", "namespace", "kube-system", "-o", "name"); strings.TrimSpace(out) != "namespace/kube-system" {
+		t.Errorf("kubectl with kapi's kubeconfig: %q", out)
+	}
+	host, err := url.Parse(k.config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := tls.Dial("tcp", host.Host, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	servedCert := conn.ConnectionState().PeerCertificates[0]
+	conn.Close()
+	if !servedCert.Equal(leaf) {
+		t.Errorf("kapi serves %q, not the operator's certificate", servedCert.Subject)
+	}
+
+	var published *corev1.ConfigMap
+	waitFor(t, 10*time.Second, "kube-root-ca.crt in default", func() bool {
+		published, err = k.clientset().CoreV1().ConfigMaps("default").Get(context.Background(), "kube-root-ca.crt", metav1.GetOptions{})
+		return err == nil
+	})
+	block, _ := pem.Decode([]byte(published.Data["ca.crt"]))
+	if block == nil {
+		t.Fatalf("kube-root-ca.crt holds no certificate: %q", published.Data["ca.crt"])
+	}
+	if got, err := x509.ParseCertificate(block.Bytes); err != nil || !got.Equal(operatorCA) {
+		t.Errorf("kube-root-ca.crt's CA is not the operator's: %v", err)
+	}
+}
