@@ -3,6 +3,7 @@ package crd
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kube-openapi/pkg/spec3"
@@ -54,6 +56,11 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 	strategies := map[string]registry.Strategy{}
 	scales := map[string]*registry.Scale{}
 	schemas := map[string]*versionSchema{}
+	openAPI := map[string]lazySchemas{}
+	for _, v := range crd.Spec.Versions {
+		openAPI[v.Name] = lazyOpenAPISchemas(crd, v.Name, logger)
+	}
+	fieldTypes := fieldManagerTypes(crd, openAPI, safe)
 	for _, v := range crd.Spec.Versions {
 		if !v.Served && v.Name != storageVersion {
 			continue
@@ -75,6 +82,7 @@ func backendSpec(crd *apiextensionsv1.CustomResourceDefinition, terminating bool
 			return registry.Spec{}, err
 		}
 		info.FieldAttrs = attrs
+		info.OpenAPI, info.FieldTypes = openAPI[v.Name], fieldTypes
 		info.Terminating = terminating
 		gvk := info.GroupVersionKind()
 		info.FieldLabelConversion = func(label, value string) (string, string, error) {
@@ -205,7 +213,6 @@ func versionInfo(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv
 		})
 		hooks.Scale = scaleHooks(subresources.Scale, replicasPaths(crd))
 	}
-	info.OpenAPI = lazyOpenAPISchemas(crd, v.Name, logger)
 	info.OpenAPIV3Document = func() (*spec3.OpenAPI, error) {
 		return builder.BuildOpenAPIV3(crd, v.Name, builder.Options{IncludeSelectableFields: true})
 	}
@@ -245,6 +252,36 @@ func deprecationWarning(crd *apiextensionsv1.CustomResourceDefinition, deprecate
 	}
 	return msg
 }
+
+// fieldManagerTypes are the types and conversion of crd's field managers
+// (resources.Info.FieldTypes), made at the first write: as kube-apiserver
+// makes them, every version's schema, served or not, and the CRD's
+// conversion, so that a managedFields entry of an earlier version is read
+// in that version's schema. An applier whose entry is of a version without
+// a field the object has since been defaulted with gets kube's "field not
+// declared in schema", which tools such as Flux look for to migrate their
+// entries.
+func fieldManagerTypes(crd *apiextensionsv1.CustomResourceDefinition, openAPI map[string]lazySchemas, convertor runtime.ObjectConvertor) func() (managedfields.TypeConverter, runtime.ObjectConvertor, error) {
+	types := sync.OnceValues(func() (managedfields.TypeConverter, error) {
+		models := map[string]*spec.Schema{}
+		for _, v := range crd.Spec.Versions {
+			v3, _, err := openAPI[v.Name]()
+			if err != nil {
+				return nil, err
+			}
+			gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Status.AcceptedNames.Kind}
+			maps.Copy(models, openapi.DefinitionsFor(openapi.CustomDefinitionName(gvk), v3))
+		}
+		return managedfields.NewTypeConverter(models, crd.Spec.PreserveUnknownFields)
+	})
+	return func() (managedfields.TypeConverter, runtime.ObjectConvertor, error) {
+		t, err := types()
+		return t, convertor, err
+	}
+}
+
+// lazySchemas gives a version's OpenAPI v3 and v2 definitions, made once.
+type lazySchemas = func() (v3, v2 *spec.Schema, err error)
 
 // lazyOpenAPISchemas makes a version's OpenAPI definitions when first
 // asked for: kube's builder takes some 10 ms of CPU for the two of a CRD

@@ -74,11 +74,11 @@ func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedf
 	if codecs.Scheme.Recognizes(gvk) {
 		m, err = managedfields.NewDefaultFieldManager(builtinConverter, versionConvertor{codecs.Scheme, f.convert}, noDefaults{}, kindedCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
 	} else {
-		converter, cerr := f.customConverter(info)
+		types, convertor, cerr := f.customTypes(info)
 		if cerr != nil {
 			return nil, cerr
 		}
-		m, err = managedfields.NewDefaultCRDFieldManager(converter, identityConvertor{}, noDefaults{}, unstructuredCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
+		m, err = managedfields.NewDefaultCRDFieldManager(types, convertor, noDefaults{}, unstructuredCreater{}, gvk, gvk.GroupVersion(), subresource, reset)
 	}
 	if err != nil {
 		return nil, err
@@ -94,23 +94,28 @@ func (f *fieldManagers) forget(key managerKey) {
 	delete(f.managers, key)
 }
 
-// customConverter is the type converter of a kind defined by data, as
-// kube-apiserver builds it for a custom resource, so that apply merges
-// lists and maps as the schema's x-kubernetes-list-type and map-type say:
-// its schema with the built-in definitions it refers to (object metadata).
-// kube-apiserver adds every built-in definition, to the same effect; that
-// is some 2.5 MB per kind. A kind without a schema gets types deduced from
-// the objects.
-func (f *fieldManagers) customConverter(info *resources.Info) (managedfields.TypeConverter, error) {
+// customTypes are the type converter and version convertor of a kind
+// defined by data. A CRD's kind has them in its Info (every version of
+// the CRD). Otherwise they are built as kube-apiserver builds a custom
+// resource's, in its one version, so that apply merges lists and maps as
+// the schema's x-kubernetes-list-type and map-type say: its schema with
+// the built-in definitions it refers to (object metadata; kube-apiserver
+// adds every built-in definition, to the same effect, some 2.5 MB per
+// kind). A kind without a schema gets types deduced from the objects.
+func (f *fieldManagers) customTypes(info *resources.Info) (managedfields.TypeConverter, runtime.ObjectConvertor, error) {
+	if info.FieldTypes != nil {
+		return info.FieldTypes()
+	}
 	schema, _, err := info.Schemas()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if schema == nil {
-		return managedfields.NewDeducedTypeConverter(), nil
+		return managedfields.NewDeducedTypeConverter(), identityConvertor{}, nil
 	}
 	models := openapi.DefinitionsFor(openapi.CustomDefinitionName(info.GroupVersionKind()), schema)
-	return managedfields.NewTypeConverter(models, info.PreserveUnknownFields)
+	types, err := managedfields.NewTypeConverter(models, info.PreserveUnknownFields)
+	return types, identityConvertor{}, err
 }
 
 // resetFields are the fields an endpoint does not own: the main resource

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -96,6 +97,13 @@ type Info struct {
 	// PreserveUnknownFields is set when objects keep fields their schema
 	// does not name (a CRD's spec.preserveUnknownFields).
 	PreserveUnknownFields bool
+	// FieldTypes, for a kind defined by data (a CRD's), are the types
+	// its field managers read objects with, in each version the kind has
+	// (served or not), and the conversion between those versions, so that
+	// a managedFields entry of another version is read in that version's
+	// schema, as kube-apiserver reads it; nil: the kind's own schema
+	// (Schemas), in its one version.
+	FieldTypes func() (managedfields.TypeConverter, runtime.ObjectConvertor, error)
 }
 
 // SubresourceInfo describes one sub-resource such as status or scale.
