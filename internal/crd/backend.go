@@ -260,14 +260,17 @@ func deprecationWarning(crd *apiextensionsv1.CustomResourceDefinition, deprecate
 // in that version's schema. An applier whose entry is of a version without
 // a field the object has since been defaulted with gets kube's "field not
 // declared in schema", which tools such as Flux look for to migrate their
-// entries.
+// entries. A version whose definitions cannot be built leaves the types to
+// be deduced from the objects, as in kube-apiserver.
 func fieldManagerTypes(crd *apiextensionsv1.CustomResourceDefinition, openAPI map[string]lazySchemas, convertor runtime.ObjectConvertor) func() (managedfields.TypeConverter, runtime.ObjectConvertor, error) {
 	types := sync.OnceValues(func() (managedfields.TypeConverter, error) {
 		models := map[string]*spec.Schema{}
 		for _, v := range crd.Spec.Versions {
 			v3, _, err := openAPI[v.Name]()
 			if err != nil {
-				return nil, err
+				// Logged by lazyOpenAPISchemas; as kube-apiserver, the
+				// types are then deduced from the objects.
+				return managedfields.NewDeducedTypeConverter(), nil
 			}
 			gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Status.AcceptedNames.Kind}
 			maps.Copy(models, openapi.DefinitionsFor(openapi.CustomDefinitionName(gvk), v3))
