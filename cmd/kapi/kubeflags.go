@@ -21,7 +21,7 @@ var ignoredKubeFlags = map[string]bool{
 	"max-requests-inflight": false, "max-mutating-requests-inflight": false, "request-timeout": false,
 	"runtime-config": false, "storage-backend": false, "storage-media-type": false,
 	"default-watch-cache-size": false, "watch-cache-sizes": false, "delete-collection-workers": false,
-	"endpoint-reconciler-type": false, "service-cluster-ip-range": false, "service-node-port-range": false,
+	"endpoint-reconciler-type": false, "service-node-port-range": false,
 	"kubelet-client-certificate": false, "kubelet-client-key": false, "kubelet-certificate-authority": false,
 	"kubelet-preferred-address-types": false, "kubelet-timeout": false,
 	"proxy-client-cert-file": false, "proxy-client-key-file": false,

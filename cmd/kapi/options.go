@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kapi-dev/kapi/internal/admission"
 	"github.com/kapi-dev/kapi/internal/auth"
+	"github.com/kapi-dev/kapi/internal/builtin"
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/server"
 	"github.com/kapi-dev/kapi/internal/storage/etcd"
@@ -44,6 +46,7 @@ type serveOptions struct {
 	clientCAFile, tokenAuthFile, apiAudiences            *string
 	signingKeyFile, jwksURI, auditPolicy, auditLog       *string
 	featureGates, configFile, tlsCertFile, tlsKeyFile    *string
+	serviceRange                                         *string
 	window, minTimeout, eventTTL, bookmarks              *time.Duration
 	maxTokenExpiration                                   *time.Duration
 	maxWatches, simulatedNodes, verbosity                *int
@@ -85,6 +88,7 @@ func (m commandMode) register(flags *flag.FlagSet) *serveOptions {
 	o.enableAdmission = flags.String("enable-admission-plugins", "", "admission plugins to run besides the default ones, as kube-apiserver's flag: a comma-separated list of "+strings.Join(admission.OptionalPlugins(), ", "))
 	o.disableAdmission = flags.String("disable-admission-plugins", "", "default admission plugins not to run, as kube-apiserver's flag (among those kapi runs from kube's admission code, such as ServiceAccount)")
 	o.allowPrivileged = flags.Bool("allow-privileged", !m.kube, "allow containers to run privileged, as kube-apiserver's flag"+m.pick(" (kapi's default is true, as kubeadm and kind set it)", ""))
+	o.serviceRange = flags.String("service-cluster-ip-range", m.pick(builtin.DefaultServiceCIDR.String(), "10.0.0.0/24"), "the IPv4 range ClusterIPs come from, as kube-apiserver's flag; its first address is the kubernetes Service's")
 	o.tlsCertFile = flags.String("tls-cert-file", "", "a PEM file of the certificate to serve HTTPS with, followed by its intermediates, as kube-apiserver's flag (default: one kapi's CA issues); read again when it changes")
 	o.tlsKeyFile = flags.String("tls-private-key-file", "", "the PEM private key of --tls-cert-file, as kube-apiserver's flag")
 	o.clientCAFile = flags.String("client-ca-file", "", "a PEM bundle of more CAs whose client certificates authenticate (CN user, O groups), besides kapi's own")
@@ -146,6 +150,10 @@ func (o *serveOptions) config(flags *flag.FlagSet) (server.Config, error) {
 			return server.Config{}, err
 		}
 	}
+	serviceRange, err := netip.ParsePrefix(*o.serviceRange)
+	if err != nil || !serviceRange.Addr().Is4() {
+		return server.Config{}, fmt.Errorf("--service-cluster-ip-range %q: kapi takes one IPv4 CIDR", *o.serviceRange)
+	}
 	etcdOpts, err := o.etcdOptions()
 	if err != nil {
 		return server.Config{}, err
@@ -160,7 +168,7 @@ func (o *serveOptions) config(flags *flag.FlagSet) (server.Config, error) {
 		OpenStorage: openStorage, Controllers: selection, AdvertiseAddress: *o.advertise, SimulatedNodes: *o.simulatedNodes,
 		AuthorizationMode: *o.authorizationMode, EnableAdmissionPlugins: splitList(*o.enableAdmission), DisableAdmissionPlugins: splitList(*o.disableAdmission),
 		TokenAuthFile: *o.tokenAuthFile, ClientCAFile: *o.clientCAFile, AnonymousAuth: *o.anonymousAuth,
-		TLSCertFile: *o.tlsCertFile, TLSKeyFile: *o.tlsKeyFile,
+		TLSCertFile: *o.tlsCertFile, TLSKeyFile: *o.tlsKeyFile, ServiceClusterIPRange: serviceRange.Masked(),
 		ServiceAccountTokens: tokenOptions, AuditPolicyFile: *o.auditPolicy, AuditLogPath: *o.auditLog,
 		Flags: flagValues(flags),
 	}, nil

@@ -7,28 +7,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kapi-dev/kapi/internal/server"
 )
 
-func parse(t *testing.T, mode commandMode, args ...string) (*serveOptions, error) {
+func parse(t *testing.T, mode commandMode, args ...string) (*serveOptions, server.Config, error) {
 	t.Helper()
 	flags := flag.NewFlagSet("test", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	opts := mode.register(flags)
 	if err := flags.Parse(args); err != nil {
-		return nil, err
+		return nil, server.Config{}, err
 	}
-	_, err := opts.config(flags)
-	return opts, err
+	cfg, err := opts.config(flags)
+	return opts, cfg, err
 }
 
 // TestKubeAPIServerFlags: the kube-apiserver command reads a command line
 // as envtest and kubeadm write it, with kube-apiserver's defaults.
 func TestKubeAPIServerFlags(t *testing.T) {
 	certDir := t.TempDir()
-	opts, err := parse(t, kubeAPIServerDefaults,
+	opts, cfg, err := parse(t, kubeAPIServerDefaults,
 		"--secure-port=16443", "--bind-address=127.0.0.1", "--cert-dir="+certDir,
 		"--etcd-servers=http://127.0.0.1:2379", "--etcd-prefix=/tenant-a/registry",
-		"--min-request-timeout=60", "--service-cluster-ip-range=10.0.0.0/24", "--profiling",
+		"--min-request-timeout=60", "--service-cluster-ip-range=10.1.0.0/16", "--profiling",
 		"--allow-privileged=true", "--disable-admission-plugins=ServiceAccount", "--authorization-mode=RBAC")
 	if err != nil {
 		t.Fatal(err)
@@ -44,17 +46,21 @@ func TestKubeAPIServerFlags(t *testing.T) {
 			t.Errorf("%s: %q, want %q", what, got[0], got[1])
 		}
 	}
+	if cfg.ServiceClusterIPRange.String() != "10.1.0.0/16" {
+		t.Errorf("--service-cluster-ip-range=10.1.0.0/16: %v", cfg.ServiceClusterIPRange)
+	}
 	if *opts.minTimeout != time.Minute {
 		t.Errorf("--min-request-timeout=60: %v", *opts.minTimeout)
 	}
 
-	opts, err = parse(t, kubeAPIServerDefaults)
+	opts, cfg, err = parse(t, kubeAPIServerDefaults)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *opts.listen != "0.0.0.0:6443" || *opts.storageName != "memory" || *opts.authorizationMode != "AlwaysAllow" || *opts.allowPrivileged {
-		t.Errorf("kube-apiserver's defaults: listen %q, storage %q, authorization %q, privileged %v",
-			*opts.listen, *opts.storageName, *opts.authorizationMode, *opts.allowPrivileged)
+	if *opts.listen != "0.0.0.0:6443" || *opts.storageName != "memory" || *opts.authorizationMode != "AlwaysAllow" || *opts.allowPrivileged ||
+		cfg.ServiceClusterIPRange.String() != "10.0.0.0/24" {
+		t.Errorf("kube-apiserver's defaults: listen %q, storage %q, authorization %q, privileged %v, service range %v",
+			*opts.listen, *opts.storageName, *opts.authorizationMode, *opts.allowPrivileged, cfg.ServiceClusterIPRange)
 	}
 }
 
@@ -70,8 +76,9 @@ func TestKubeAPIServerFlagsRefused(t *testing.T) {
 		{kubeAPIServerDefaults, []string{"--etcd-prefix=/elsewhere"}, `--etcd-prefix "/elsewhere": kapi keeps its keys under /registry`},
 		{kapiDefaults, []string{"--secure-port=6443"}, "flag provided but not defined: -secure-port"},
 		{kapiDefaults, []string{"--tls-cert-file=tls.crt"}, "--tls-cert-file and --tls-private-key-file go together"},
+		{kapiDefaults, []string{"--service-cluster-ip-range=10.0.0.0/24,fd00::/108"}, "kapi takes one IPv4 CIDR"},
 	} {
-		_, err := parse(t, tc.mode, tc.args...)
+		_, _, err := parse(t, tc.mode, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v; want %q", tc.args, err, tc.want)
 		}

@@ -26,7 +26,7 @@ func Hooks(p *pipeline.Pipeline, opts Options) map[schema.GroupResource]registry
 	k := newKubelets(p)
 	e := &evictor{p: p}
 	hooks := map[schema.GroupResource]registry.Hooks{
-		{Resource: "services"}:   serviceHooks(p, k),
+		{Resource: "services"}:   serviceHooks(p, opts.ServiceCIDR, k),
 		{Resource: "namespaces"}: namespaceHooks(),
 		{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: crdHooks(),
 		{Resource: "pods"}: {

@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,6 +38,9 @@ type Options struct {
 	// ComponentStatuses reports the health of the control plane's
 	// components, for the deprecated componentstatuses (nil: none).
 	ComponentStatuses func(context.Context) []corev1.ComponentStatus
+	// ServiceCIDR is the range ClusterIPs come from (zero:
+	// DefaultServiceCIDR).
+	ServiceCIDR netip.Prefix
 }
 
 func init() {

@@ -1,7 +1,9 @@
 package builtin
 
 import (
+	"cmp"
 	"context"
+	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,8 +22,8 @@ import (
 // exists: servers sharing storage that listen on different ports would
 // take turns rewriting it. Its endpoints are kept by the server (kube's
 // endpoint reconciler).
-func EnsureKubernetesService(ctx context.Context, p *pipeline.Pipeline, port int32) error {
-	want := kubernetesService(port)
+func EnsureKubernetesService(ctx context.Context, p *pipeline.Pipeline, cidr netip.Prefix, port int32) error {
+	want := kubernetesService(cmp.Or(cidr, DefaultServiceCIDR), port)
 	store := p.Registry().Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "services"})
 	_, err := store.Get(ctx, metav1.NamespaceDefault, want.Name)
 	if !apierrors.IsNotFound(err) {
@@ -36,8 +38,8 @@ func EnsureKubernetesService(ctx context.Context, p *pipeline.Pipeline, port int
 
 // kubernetesService is the Service kube-apiserver's bootstrap controller
 // creates.
-func kubernetesService(port int32) *corev1.Service {
-	first := serviceCIDR.Addr().Next().String()
+func kubernetesService(cidr netip.Prefix, port int32) *corev1.Service {
+	first := cidr.Masked().Addr().Next().String()
 	singleStack := corev1.IPFamilyPolicySingleStack
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{

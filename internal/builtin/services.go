@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,14 +38,15 @@ import (
 // are chosen among those no Service uses and claimed in storage until the
 // Service holding them is stored (nodePortClaims).
 
-// serviceCIDR is the range ClusterIPs come from (kube-apiserver's default);
-// its first address is kept for the kubernetes Service.
-var serviceCIDR = netip.MustParsePrefix("10.96.0.0/12")
+// DefaultServiceCIDR is the range ClusterIPs come from unless the server
+// is given another (kube-apiserver's --service-cluster-ip-range; this is
+// kubeadm's and kind's); its first address is kept for the kubernetes
+// Service.
+var DefaultServiceCIDR = netip.MustParsePrefix("10.96.0.0/12")
 
-// ServiceIPRange is the range ClusterIPs come from, which the default
-// ServiceCIDR publishes.
-func ServiceIPRange() net.IPNet {
-	return net.IPNet{IP: serviceCIDR.Addr().AsSlice(), Mask: net.CIDRMask(serviceCIDR.Bits(), serviceCIDR.Addr().BitLen())}
+// IPNet is cidr as the default ServiceCIDR's controller takes it.
+func IPNet(cidr netip.Prefix) net.IPNet {
+	return net.IPNet{IP: cidr.Addr().AsSlice(), Mask: net.CIDRMask(cidr.Bits(), cidr.Addr().BitLen())}
 }
 
 const (
@@ -62,19 +64,20 @@ var (
 // services allocates what Services hold, through the write pipeline.
 type services struct {
 	p         *pipeline.Pipeline
+	cidr      netip.Prefix // the default range
 	nodePorts *nodePortClaims
 	choosing  sync.Mutex // one write's choice of node ports at a time
 }
 
-func serviceHooks(p *pipeline.Pipeline, k *kubelets) registry.Hooks {
-	s := newServices(p)
+func serviceHooks(p *pipeline.Pipeline, cidr netip.Prefix, k *kubelets) registry.Hooks {
+	s := newServices(p, cidr)
 	return registry.Hooks{BeforeCreate: s.allocateService, AfterCreate: s.storedService, BeforeUpdate: s.keepServiceAllocations,
 		AfterUpdate: s.afterServiceUpdate, AfterDelete: s.releaseService, OnRead: showService,
 		Connects: map[string]rest.Connecter{"proxy": serviceProxy(p, k)}}
 }
 
-func newServices(p *pipeline.Pipeline) *services {
-	return &services{p: p, nodePorts: newNodePortClaims(p.Registry().Storage())}
+func newServices(p *pipeline.Pipeline, cidr netip.Prefix) *services {
+	return &services{p: p, cidr: cmp.Or(cidr, DefaultServiceCIDR), nodePorts: newNodePortClaims(p.Registry().Storage())}
 }
 
 // showService is how kube-apiserver's Service storage shows a stored
@@ -356,7 +359,7 @@ func (s *services) claimFreeIP(ctx context.Context, svc *corev1.Service, ranges 
 		for attempt := 0; attempt < allocateAttempts; attempt++ {
 			n := ipNumber(first) + rand.Uint32N(span)
 			ip := numberIP(n)
-			if r == serviceCIDR && ip == first {
+			if r == s.cidr && ip == first {
 				continue // the kubernetes Service's
 			}
 			err := s.claimIP(ctx, svc, ip, dry)
@@ -373,7 +376,7 @@ func (s *services) claimFreeIP(ctx context.Context, svc *corev1.Service, ranges 
 // allocator takes them: the default one and those of the ServiceCIDRs
 // that are not being deleted and not known to be unready.
 func (s *services) serviceRanges(ctx context.Context) []netip.Prefix {
-	ranges := []netip.Prefix{serviceCIDR}
+	ranges := []netip.Prefix{s.cidr}
 	store := s.p.Registry().Snapshot().Lookup(serviceCIDRsGVR)
 	if store == nil {
 		return ranges
@@ -421,8 +424,9 @@ func checkRequestedIP(ip netip.Addr, ranges []netip.Prefix, dry bool) error {
 		}
 		return errMismatchedNetwork
 	}
-	for _, r := range append(ranges[1:], ranges[0]) {
-		if first, last := hostRange(r); (r == serviceCIDR || r.Contains(ip)) && (!ip.Is4() || ip.Less(first) || last.Less(ip)) {
+	def := ranges[0]
+	for _, r := range append(ranges[1:], def) {
+		if first, last := hostRange(r); (r == def || r.Contains(ip)) && (!ip.Is4() || ip.Less(first) || last.Less(ip)) {
 			return notInRange{ip: ip, prefix: r}
 		}
 	}

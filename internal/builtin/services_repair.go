@@ -26,7 +26,7 @@ const releaseGrace = time.Minute
 // names a Service which no longer has that ClusterIP is released. It
 // leaves alone IPAddresses of other owners, and ones younger than
 // releaseGrace: a Service's IPAddress is written just before the Service.
-func RepairServiceIPs(ctx context.Context, p *pipeline.Pipeline) error {
+func RepairServiceIPs(ctx context.Context, p *pipeline.Pipeline, cidr netip.Prefix) error {
 	snap := p.Registry().Snapshot()
 	serviceList, err := snap.Lookup(servicesGVR).List(ctx, "", nil)
 	if err != nil {
@@ -36,7 +36,7 @@ func RepairServiceIPs(ctx context.Context, p *pipeline.Pipeline) error {
 	if err != nil {
 		return err
 	}
-	s := newServices(p)
+	s := newServices(p, cidr)
 	ranges := s.serviceRanges(ctx)
 	held := map[string]types.NamespacedName{} // ClusterIP → Service
 	for _, svc := range serviceList.(*corev1.ServiceList).Items {

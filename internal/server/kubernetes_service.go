@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -33,7 +34,7 @@ const serviceIPRepairTicks = 18
 // keepKubernetesService publishes the kubernetes Service's endpoints with
 // the server's port, then repairs the Service and its endpoints, and now
 // and then the ClusterIP allocations, until ctx ends.
-func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpoints *kubernetesEndpoints, port int32, clk clock.WithTicker, logger *slog.Logger) {
+func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpoints *kubernetesEndpoints, cidr netip.Prefix, port int32, clk clock.WithTicker, logger *slog.Logger) {
 	if err := endpoints.reconcile(true); err != nil && ctx.Err() == nil {
 		logger.Error("publishing the kubernetes service's endpoints failed", "err", err)
 	}
@@ -47,7 +48,7 @@ func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpo
 			}
 			return
 		case <-tick.C():
-			if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil && ctx.Err() == nil {
+			if err := builtin.EnsureKubernetesService(ctx, writes, cidr, port); err != nil && ctx.Err() == nil {
 				logger.Error("repairing the kubernetes service failed", "err", err)
 			}
 			if err := endpoints.reconcile(false); err != nil && ctx.Err() == nil {
@@ -56,7 +57,7 @@ func keepKubernetesService(ctx context.Context, writes *pipeline.Pipeline, endpo
 			if ticks%serviceIPRepairTicks != 0 {
 				continue
 			}
-			if err := builtin.RepairServiceIPs(ctx, writes); err != nil && ctx.Err() == nil {
+			if err := builtin.RepairServiceIPs(ctx, writes, cidr); err != nil && ctx.Err() == nil {
 				logger.Error("repairing ClusterIP allocations failed", "err", err)
 			}
 		}

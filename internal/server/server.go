@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -156,6 +157,11 @@ type Config struct {
 	// as kube-apiserver's --disable-admission-plugins (those kapi runs
 	// from kube's admission code: envtest disables ServiceAccount).
 	DisableAdmissionPlugins []string
+	// ServiceClusterIPRange is the range ClusterIPs come from, as
+	// kube-apiserver's --service-cluster-ip-range (zero:
+	// builtin.DefaultServiceCIDR); its first address is the kubernetes
+	// Service's.
+	ServiceClusterIPRange netip.Prefix
 	// TLSCertFile and TLSKeyFile, when set, are the serving certificate
 	// (followed by its intermediates) and key instead of the one kapi
 	// issues itself, as kube-apiserver's --tls-cert-file and
@@ -425,7 +431,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if err := builtin.Install(writes, builtin.Options{
 		Authorizer: authorizer, Tokens: tokens, TokenReviewer: authn.Tokens(), Release: ver,
-		ComponentStatuses: s.componentStatuses(cfg.Controllers),
+		ComponentStatuses: s.componentStatuses(cfg.Controllers), ServiceCIDR: cfg.ServiceClusterIPRange,
 	}); err != nil {
 		return nil, err
 	}
@@ -596,24 +602,26 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.background(func() { tracking.RunWithContext(runCtx) })
 	s.health.done(hookLegacyTokens)
 	s.health.bootstrapped.Store(true)
-	if err := builtin.EnsureKubernetesService(ctx, writes, port); err != nil {
+	if err := builtin.EnsureKubernetesService(ctx, writes, cfg.ServiceClusterIPRange, port); err != nil {
 		return nil, fmt.Errorf("creating the kubernetes service: %w", err)
 	}
-	if err := builtin.RepairServiceIPs(ctx, writes); err != nil {
+	if err := builtin.RepairServiceIPs(ctx, writes, cfg.ServiceClusterIPRange); err != nil {
 		return nil, fmt.Errorf("repairing ClusterIP allocations: %w", err)
 	}
 	s.health.done(hookServiceIPRepair)
 	// The endpoints are published as the server starts serving, not
 	// before: kube-apiserver's controller publishes them once its /readyz
 	// answers.
-	s.background(func() { keepKubernetesService(runCtx, writes, endpoints, port, cfg.Clock, cfg.Logger) })
+	s.background(func() {
+		keepKubernetesService(runCtx, writes, endpoints, cfg.ServiceClusterIPRange, port, cfg.Clock, cfg.Logger)
+	})
 	// kube-apiserver's controller of the default ServiceCIDR, which
 	// publishes the range ClusterIPs come from. Unlike kube-apiserver's,
 	// readiness does not wait for it (nor lists its post-start hook):
 	// kapi's allocator does not read ServiceCIDRs, and its first sync
 	// waits a tenth of a second for its informer, as long as a start.
 	var cidrRequests inFlight
-	serviceCIDRs := defaultservicecidr.NewController(builtin.ServiceIPRange(), net.IPNet{},
+	serviceCIDRs := defaultservicecidr.NewController(builtin.IPNet(cmp.Or(cfg.ServiceClusterIPRange, builtin.DefaultServiceCIDR)), net.IPNet{},
 		kubernetes.NewForConfigOrDie(cidrRequests.client(loopbackClient())))
 	s.background(func() {
 		serviceCIDRs.Start(runCtx)

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"net"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -96,4 +97,31 @@ func TestServingCertificateFromFiles(t *testing.T) {
 	if got, err := x509.ParseCertificate(block.Bytes); err != nil || !got.Equal(operatorCA) {
 		t.Errorf("kube-root-ca.crt's CA is not the operator's: %v", err)
 	}
+}
+
+// TestServiceClusterIPRange: --service-cluster-ip-range is the range
+// ClusterIPs come from, its first address the kubernetes Service's, and
+// the range the default ServiceCIDR publishes, as in kube-apiserver.
+func TestServiceClusterIPRange(t *testing.T) {
+	k := startKapi(t, "--service-cluster-ip-range=10.1.0.0/16")
+	client := k.clientset()
+	kubernetesService, err := client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil || kubernetesService.Spec.ClusterIP != "10.1.0.1" {
+		t.Fatalf("the kubernetes Service: %v; want ClusterIP 10.1.0.1", err)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	created, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip, err := netip.ParseAddr(created.Spec.ClusterIP); err != nil || !netip.MustParsePrefix("10.1.0.0/16").Contains(ip) {
+		t.Errorf("a new Service's ClusterIP %q is not in 10.1.0.0/16", created.Spec.ClusterIP)
+	}
+	waitFor(t, 10*time.Second, "the default ServiceCIDR", func() bool {
+		cidr, err := client.NetworkingV1().ServiceCIDRs().Get(ctx, "kubernetes", metav1.GetOptions{})
+		return err == nil && len(cidr.Spec.CIDRs) == 1 && cidr.Spec.CIDRs[0] == "10.1.0.0/16"
+	})
 }

@@ -58,6 +58,10 @@ func TestEnvtestStartsKapiAsKubeAPIServer(t *testing.T) {
 	ctx := context.Background()
 	client := kubernetes.NewForConfigOrDie(cfg)
 
+	kubernetesService, err := client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil || kubernetesService.Spec.ClusterIP != "10.0.0.1" {
+		t.Errorf("the kubernetes Service: %v; want the first address of envtest's --service-cluster-ip-range, 10.0.0.1", err)
+	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "envtest"}}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
