@@ -84,8 +84,9 @@ func (f *servingFiles) changed() bool {
 	return err == nil && modified != f.modified
 }
 
-func modTimes(paths ...string) (times [2]time.Time, err error) {
-	for i, path := range paths {
+// modTimes are the modification times of a certificate and key file.
+func modTimes(certFile, keyFile string) (times [2]time.Time, err error) {
+	for i, path := range [2]string{certFile, keyFile} {
 		info, err := os.Stat(path)
 		if err != nil {
 			return times, err

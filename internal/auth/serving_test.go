@@ -58,6 +58,15 @@ func newTestCA(t *testing.T, name string) (*x509.Certificate, *ecdsa.PrivateKey)
 	return ca, key
 }
 
+func newTestPKI(t *testing.T) *PKI {
+	t.Helper()
+	p, err := LoadOrCreate(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func served(t *testing.T, p *PKI) *x509.Certificate {
 	t.Helper()
 	pair, err := p.TLSConfig().GetCertificate(nil)
@@ -75,10 +84,7 @@ func served(t *testing.T, p *PKI) *x509.Certificate {
 // served, its chain's CA is what the kubeconfig trusts, and a certificate
 // written over it is served within the watch's interval.
 func TestServingFilesReplaceKapisCertificate(t *testing.T) {
-	p, err := LoadOrCreate(t.TempDir(), "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newTestPKI(t)
 	if !served(t, p).Equal(p.Server.Leaf) {
 		t.Fatal("without serving files kapi does not serve its own certificate")
 	}
@@ -115,10 +121,7 @@ func TestServingFilesReplaceKapisCertificate(t *testing.T) {
 // TestServingFileAloneIsItsOwnCA: a certificate given without its chain is
 // what clients of the kubeconfig trust.
 func TestServingFileAloneIsItsOwnCA(t *testing.T) {
-	p, err := LoadOrCreate(t.TempDir(), "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newTestPKI(t)
 	dir := t.TempDir()
 	ca, caKey := newTestCA(t, "operator's CA")
 	leaf := servingPair(t, dir, ca, caKey, false)
@@ -138,14 +141,11 @@ func TestServingFileAloneIsItsOwnCA(t *testing.T) {
 // TestServingFilesThatDoNotLoad: a key that is not the certificate's is
 // refused at the start with the flags' names.
 func TestServingFilesThatDoNotLoad(t *testing.T) {
-	p, err := LoadOrCreate(t.TempDir(), "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newTestPKI(t)
 	dir := t.TempDir()
 	ca, caKey := newTestCA(t, "operator's CA")
 	servingPair(t, dir, ca, caKey, true)
-	err = p.UseServingFiles(filepath.Join(dir, "tls.crt"), p.CAKeyFile)
+	err := p.UseServingFiles(filepath.Join(dir, "tls.crt"), p.CAKeyFile)
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("--tls-cert-file")) {
 		t.Fatalf("mismatched key: %v", err)
 	}

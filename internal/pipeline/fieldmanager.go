@@ -54,9 +54,13 @@ func (f *fieldManagers) get(info *resources.Info, subresource string) (*managedf
 	if err != nil {
 		return nil, err
 	}
-	// A custom kind's schema is built at its first use (some 10 ms):
-	// not under the lock every write takes.
-	if _, _, err := info.Schemas(); err != nil {
+	// A custom kind's schemas are built at its first use (some 10 ms a
+	// version): not under the lock every write takes.
+	if info.FieldTypes != nil {
+		if _, _, err := info.FieldTypes(); err != nil {
+			return nil, err
+		}
+	} else if _, _, err := info.Schemas(); err != nil {
 		return nil, err
 	}
 	key := managerKey{weak.Make(info), subresource}
