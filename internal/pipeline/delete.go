@@ -28,6 +28,29 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 		}
 		WarnOfDelete(ctx, store, opts)
 	}
+	for {
+		obj, gone, err = p.deleteAsRead(ctx, store, namespace, name, opts, o)
+		if !errors.Is(err, errKeptSinceRead) {
+			return obj, gone, err
+		}
+		// Something keeps the object that did not when it was read (a
+		// finalizer added meanwhile): the delete starts again from the
+		// object as it is now, and marks it instead. kube-apiserver 1.37
+		// deletes it regardless (kubernetes#77988, whose fix retries so).
+		if err := ctx.Err(); err != nil {
+			return nil, false, apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
+		}
+	}
+}
+
+// errKeptSinceRead is the delete's refusal of an object that something
+// keeps since the delete read it.
+var errKeptSinceRead = errors.New("kept since read")
+
+// deleteAsRead deletes or marks the object as it reads it first, and fails
+// with errKeptSinceRead when it read an object nothing kept that something
+// keeps by the time it is deleted.
+func (p *Pipeline) deleteAsRead(ctx context.Context, store *registry.Store, namespace, name string, opts *metav1.DeleteOptions, o Options) (obj runtime.Object, gone bool, err error) {
 	dry := o.DryRun
 	current, err := store.Get(ctx, namespace, name)
 	if err != nil {
@@ -113,9 +136,10 @@ func (p *Pipeline) Delete(ctx context.Context, store *registry.Store, namespace,
 		return current, true, nil
 	}
 	deleted, err := store.Delete(ctx, namespace, name, func(cur runtime.Object) error {
-		if keep, err := p.keeps(store, cur); err != nil || keep {
-			// Kept since it was read: the client tries again.
-			return apierrors.NewConflict(store.GroupResource(), name, errors.New(registry.ConflictMessage))
+		if keep, err := p.keeps(store, cur); err != nil {
+			return err
+		} else if keep {
+			return errKeptSinceRead
 		}
 		return checkPreconditions(store, opts, cur, false)
 	})

@@ -431,3 +431,41 @@ func TestUpdateUndoesTheHooksAllocations(t *testing.T) {
 		t.Errorf("after a dry run and an update: %d allocated, %d undone, after-update hooks %v; want 3, 2, [1>4]", allocated, undone, after)
 	}
 }
+
+// TestDeleteMarksAnObjectGivenAFinalizerMeanwhile: a finalizer added between
+// the delete's read (no finalizers then) and its removal of the object
+// keeps the object: the delete starts again from the object as it is now
+// and marks it, instead of removing it or answering a conflict the client
+// did not ask for with preconditions.
+func TestDeleteMarksAnObjectGivenAFinalizerMeanwhile(t *testing.T) {
+	var p *pipeline.Pipeline
+	var added bool
+	rec := &recorder{refuse: func(a *admission.Attributes) error {
+		if a.Operation != admission.Delete || added {
+			return nil
+		}
+		added = true
+		_, err := p.Update(ctx, lookup(t, p, configmaps), "default", "cm", pipeline.Options{}, func(cur runtime.Object) (runtime.Object, error) {
+			cm := cur.DeepCopyObject().(*corev1.ConfigMap)
+			cm.Finalizers = append(cm.Finalizers, "example.com/late")
+			return cm, nil
+		})
+		return err
+	}}
+	p = newPipeline(t, rec)
+	store := lookup(t, p, configmaps)
+	if _, err := p.Create(ctx, store, &corev1.ConfigMap{ObjectMeta: configMapMeta}, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	obj, gone, err := p.Delete(ctx, store, "default", "cm", nil, pipeline.Options{})
+	if err != nil || gone {
+		t.Fatalf("delete: gone %v, %v; want the object kept, marked", gone, err)
+	}
+	if m := obj.(*corev1.ConfigMap).ObjectMeta; m.DeletionTimestamp == nil || !slices.Equal(m.Finalizers, []string{"example.com/late"}) {
+		t.Fatalf("delete answered %+v; want the late finalizer and a deletion timestamp", m)
+	}
+	stored, err := store.Get(ctx, "default", "cm")
+	if err != nil || stored.(*corev1.ConfigMap).DeletionTimestamp == nil {
+		t.Fatalf("stored: %v, %v; want it marked", stored, err)
+	}
+}
