@@ -56,6 +56,7 @@ func serve(command string, args []string, mode commandMode) {
 	flags := flag.NewFlagSet(command, flag.ExitOnError)
 	opts := mode.register(flags)
 	flags.Parse(args)
+	opts.version.printAndExitIfAsked()
 	if *opts.configFile != "" {
 		if err := applyConfigFile(flags, *opts.configFile); err != nil {
 			fmt.Fprintf(os.Stderr, "--config: %v\n", err)

@@ -53,6 +53,7 @@ type serveOptions struct {
 	anonymousAuth, extendTokenExpiration                 *bool
 	allowPrivileged                                      *bool
 	issuers, keyFiles                                    repeatedFlag
+	version                                              versionFlag
 	// kube-apiserver's flags that kapi's serve command says otherwise.
 	securePort, minTimeoutSeconds *int
 	bindAddress, certDir          *string
@@ -107,6 +108,7 @@ func (m commandMode) register(flags *flag.FlagSet) *serveOptions {
 	o.verbosity = flags.Int("v", 0, "log verbosity, as Kubernetes components' flag: the log (log/slog's text format on standard error) shows V(n) lines (slog level -n) for n up to this")
 	o.configFile = flags.String("config", "", "a YAML or JSON file of flag values by flag name (listen: 127.0.0.1:6443); flags on the command line win")
 	if m.kube {
+		flags.Var(&o.version, "version", "print the version and exit, as kube-apiserver's flag: =raw prints all of it, =v1.X.Y-suffix serves with that version in place of the release's")
 		registerIgnoredKubeFlags(flags)
 	}
 	return o
@@ -170,7 +172,7 @@ func (o *serveOptions) config(flags *flag.FlagSet) (server.Config, error) {
 		TokenAuthFile: *o.tokenAuthFile, ClientCAFile: *o.clientCAFile, AnonymousAuth: *o.anonymousAuth,
 		TLSCertFile: *o.tlsCertFile, TLSKeyFile: *o.tlsKeyFile, ServiceClusterIPRange: serviceRange.Masked(),
 		ServiceAccountTokens: tokenOptions, AuditPolicyFile: *o.auditPolicy, AuditLogPath: *o.auditLog,
-		Flags: flagValues(flags),
+		GitVersion: o.version.gitVersion(), Flags: flagValues(flags),
 	}, nil
 }
 

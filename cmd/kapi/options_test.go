@@ -84,3 +84,24 @@ func TestKubeAPIServerFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeAPIServerVersionFlag: --version=v1.X.Y-suffix makes the server
+// report that version (kubectl's own tests start kube-apiserver so), one
+// of another release is refused, and --version alone or =raw asks for the
+// version to be printed.
+func TestKubeAPIServerVersionFlag(t *testing.T) {
+	custom := server.Version().GitVersion + "-custom"
+	_, cfg, err := parse(t, kubeAPIServerDefaults, "--version="+custom)
+	if err != nil || cfg.GitVersion != custom {
+		t.Errorf("--version=%s: %q, %v", custom, cfg.GitVersion, err)
+	}
+	if _, _, err := parse(t, kubeAPIServerDefaults, "--version=v1.0.0"); err == nil || !strings.Contains(err.Error(), "must match major/minor/patch") {
+		t.Errorf("--version=v1.0.0: %v; want it refused", err)
+	}
+	for args, want := range map[string]string{"--version": "true", "--version=raw": "raw", "--version=false": "false"} {
+		opts, cfg, err := parse(t, kubeAPIServerDefaults, args)
+		if err != nil || opts.version.String() != want || cfg.GitVersion != "" {
+			t.Errorf("%s: %q, %q, %v; want %q", args, opts.version.String(), cfg.GitVersion, err, want)
+		}
+	}
+}

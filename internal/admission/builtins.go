@@ -143,6 +143,9 @@ func runningPlugins(enable, disable []string) (map[string]bool, error) {
 		known[p.name] = true
 		running[p.name] = p.optional == nil
 	}
+	for name := range runApart {
+		running[name] = true
+	}
 	var overlap []string
 	for _, name := range enable {
 		if slices.Contains(disable, name) {
@@ -164,9 +167,13 @@ func runningPlugins(enable, disable []string) (map[string]bool, error) {
 	}
 	for _, name := range disable {
 		switch {
-		case runApart[name]:
-			return nil, fmt.Errorf("disable-admission-plugins plugin %q cannot be disabled in kapi (it can disable %s)", name, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
-		case !known[name] && !notOffered[name]:
+		case name == "NamespaceLifecycle":
+			// kapi's namespaces rely on it: their deletion empties them.
+			disableable := slices.Concat(slices.Collect(maps.Keys(known)), slices.Collect(maps.Keys(runApart)))
+			disableable = slices.DeleteFunc(disableable, func(n string) bool { return n == name })
+			slices.Sort(disableable)
+			return nil, fmt.Errorf("disable-admission-plugins plugin %q cannot be disabled in kapi (it can disable %s)", name, strings.Join(disableable, ", "))
+		case !known[name] && !runApart[name] && !notOffered[name]:
 			return nil, fmt.Errorf("disable-admission-plugins plugin %q is unknown", name)
 		}
 		running[name] = false
@@ -202,15 +209,25 @@ type Builtins struct {
 	started   atomic.Bool
 }
 
-// NewBuiltins makes the chain's holder, with the optional plugins enable
-// names and without those disable names (kube-apiserver's
-// --enable-admission-plugins and --disable-admission-plugins); Start makes
-// the plugins.
-func NewBuiltins(authorizer authorizer.Authorizer, enable, disable []string) (*Builtins, error) {
+// Selection tells which admission plugins run, as kube-apiserver's
+// --enable-admission-plugins and --disable-admission-plugins choose them.
+type Selection struct{ running map[string]bool }
+
+// Select checks the names the two flags give and returns the plugins that
+// run: those a default kube-apiserver runs and those enable names, less
+// those disable names.
+func Select(enable, disable []string) (Selection, error) {
 	running, err := runningPlugins(enable, disable)
-	if err != nil {
-		return nil, err
-	}
+	return Selection{running}, err
+}
+
+// Runs tells whether the plugin of that name runs.
+func (s Selection) Runs(name string) bool { return s.running[name] }
+
+// NewBuiltins makes the chain's holder, with the plugins of builtinPlugins
+// that sel runs; Start makes the plugins.
+func NewBuiltins(authorizer authorizer.Authorizer, sel Selection) (*Builtins, error) {
+	running := sel.running
 	resources := maps.Clone(builtinResources)
 	for _, p := range builtinPlugins {
 		if running[p.name] {

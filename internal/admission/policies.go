@@ -30,11 +30,15 @@ type Policies struct {
 	// authorizer library, paramKind access).
 	authorizer authorizer.Authorizer
 	objects    *Objects
-	started    atomic.Bool
+	// mutatingOff and validatingOff are set when the plugin of that half
+	// is disabled (--disable-admission-plugins).
+	mutatingOff, validatingOff bool
+	started                    atomic.Bool
 }
 
-// NewPolicies makes the plugins; Start makes them act.
-func NewPolicies(authorizer authorizer.Authorizer, objects *Objects) (*Policies, error) {
+// NewPolicies makes the plugins, those of the two that sel runs acting
+// once Start has run.
+func NewPolicies(authorizer authorizer.Authorizer, objects *Objects, sel Selection) (*Policies, error) {
 	m, err := mutating.NewPlugin(nil)
 	if err != nil {
 		return nil, err
@@ -46,8 +50,9 @@ func NewPolicies(authorizer authorizer.Authorizer, objects *Objects) (*Policies,
 	}
 	return &Policies{
 		mutating: m, validating: v, authorizer: authorizer, objects: objects,
-		admit:    apiadmission.WithAudit(m).(apiadmission.MutationInterface),
-		validate: apiadmission.WithAudit(v).(apiadmission.ValidationInterface),
+		admit:       apiadmission.WithAudit(m).(apiadmission.MutationInterface),
+		validate:    apiadmission.WithAudit(v).(apiadmission.ValidationInterface),
+		mutatingOff: !sel.Runs("MutatingAdmissionPolicy"), validatingOff: !sel.Runs("ValidatingAdmissionPolicy"),
 	}, nil
 }
 
@@ -69,7 +74,7 @@ func (p *Policies) Start(ctx context.Context, clients Clients) error {
 
 // Admit implements Mutator: the mutating policies.
 func (p *Policies) Admit(ctx context.Context, a *Attributes) error {
-	if !p.started.Load() || !p.mutating.Handles(apiadmission.Operation(a.Operation)) {
+	if p.mutatingOff || !p.started.Load() || !p.mutating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
 	return p.admit.Admit(ctx, kubeAttributes(ctx, a), p.objects)
@@ -77,7 +82,7 @@ func (p *Policies) Admit(ctx context.Context, a *Attributes) error {
 
 // Validate implements Validator: the validating policies.
 func (p *Policies) Validate(ctx context.Context, a *Attributes) error {
-	if !p.started.Load() || !p.validating.Handles(apiadmission.Operation(a.Operation)) {
+	if p.validatingOff || !p.started.Load() || !p.validating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
 	return p.validate.Validate(ctx, kubeAttributes(ctx, a), p.objects)

@@ -31,11 +31,15 @@ type Webhooks struct {
 	// any tells whether configurations of each kind exist: without any,
 	// a write skips the plugin and the conversions it needs.
 	anyMutating, anyValidating func() bool
+	// mutatingOff and validatingOff are set when the plugin of that half
+	// is disabled (--disable-admission-plugins).
+	mutatingOff, validatingOff bool
 	started                    atomic.Bool
 }
 
-// NewWebhooks makes the plugins; Start makes them act.
-func NewWebhooks(authorizer authorizer.Authorizer, objects *Objects) (*Webhooks, error) {
+// NewWebhooks makes the plugins, those of the two that sel runs acting
+// once Start has run.
+func NewWebhooks(authorizer authorizer.Authorizer, objects *Objects, sel Selection) (*Webhooks, error) {
 	m, err := mutating.NewMutatingWebhook(nil)
 	if err != nil {
 		return nil, err
@@ -46,9 +50,10 @@ func NewWebhooks(authorizer authorizer.Authorizer, objects *Objects) (*Webhooks,
 	}
 	return &Webhooks{
 		mutating: m, validating: v, authorizer: authorizer,
-		admit:    apiadmission.WithAudit(m).(apiadmission.MutationInterface),
-		validate: apiadmission.WithAudit(v).(apiadmission.ValidationInterface),
-		objects:  objects,
+		admit:       apiadmission.WithAudit(m).(apiadmission.MutationInterface),
+		validate:    apiadmission.WithAudit(v).(apiadmission.ValidationInterface),
+		objects:     objects,
+		mutatingOff: !sel.Runs("MutatingAdmissionWebhook"), validatingOff: !sel.Runs("ValidatingAdmissionWebhook"),
 	}, nil
 }
 
@@ -75,7 +80,7 @@ func (w *Webhooks) Start(ctx context.Context, clients Clients) error {
 // of the objects as kube-apiserver sends them (converted to each
 // webhook's version).
 func (w *Webhooks) Admit(ctx context.Context, a *Attributes) error {
-	if !w.started.Load() || !w.anyMutating() || !w.mutating.Handles(apiadmission.Operation(a.Operation)) {
+	if w.mutatingOff || !w.started.Load() || !w.anyMutating() || !w.mutating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
 	// A webhook with reinvocationPolicy IfNeeded runs again when the
@@ -87,7 +92,7 @@ func (w *Webhooks) Admit(ctx context.Context, a *Attributes) error {
 
 // Validate implements Validator: the validating webhooks.
 func (w *Webhooks) Validate(ctx context.Context, a *Attributes) error {
-	if !w.started.Load() || !w.anyValidating() || !w.validating.Handles(apiadmission.Operation(a.Operation)) {
+	if w.validatingOff || !w.started.Load() || !w.anyValidating() || !w.validating.Handles(apiadmission.Operation(a.Operation)) {
 		return nil
 	}
 	return onInternal(ctx, a, noChanges, func(attrs apiadmission.Attributes) error {

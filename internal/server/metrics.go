@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/storage"
 	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
 	storagemetrics "k8s.io/apiserver/pkg/storage/etcd3/metrics"
@@ -48,8 +49,7 @@ var (
 // (version_info), and whether each feature gate is on
 // (kubernetes_feature_enabled), as kube-apiserver records them once its
 // flags are read.
-func recordVersionAndFeatures(ctx context.Context) {
-	v := Version()
+func recordVersionAndFeatures(ctx context.Context, v version.Info) {
 	buildInfo.WithLabelValues(v.Major, v.Minor, v.GitVersion, v.GitCommit, v.GitTreeState, v.BuildDate, v.GoVersion, v.Compiler, v.Platform).Set(1)
 	compatversion.RecordCompatVersionInfo(ctx, "kube", v.Major+"."+v.Minor, v.EmulationMajor+"."+v.EmulationMinor,
 		v.MinCompatibilityMajor+"."+v.MinCompatibilityMinor)
@@ -62,13 +62,13 @@ func recordVersionAndFeatures(ctx context.Context) {
 // and apiserver_watch_cache_resource_version read from the watch caches and
 // apiserver_storage_size_bytes from the store when scraped, and kapi's
 // storage revisions.
-func metricsHandler(reg *registry.Registry, store kapistorage.Store) http.Handler {
+func metricsHandler(reg *registry.Registry, store kapistorage.Store, ver version.Info) http.Handler {
 	registerMetrics.Do(func() {
 		storagemetrics.Register()
 		liststoragemetrics.Register()
 		legacyregistry.MustRegister(storageRevision, storageCompactedRevision, buildInfo)
 	})
-	recordVersionAndFeatures(context.Background())
+	recordVersionAndFeatures(context.Background(), ver)
 	if sized, ok := store.(interface{ SizeBytes() int64 }); ok {
 		storagemetrics.SetStorageMonitorGetter(func() ([]storagemetrics.Monitor, error) {
 			return []storagemetrics.Monitor{sizeMonitor{sized}}, nil

@@ -82,6 +82,11 @@ import (
 type Config struct {
 	DataDir string
 	Listen  string // host:port
+	// GitVersion, when given, is the version reported (by /version, the
+	// build metric, the server's own user agents) in place of the
+	// release's: kube-apiserver's --version=v1.X.Y-suffix, which keeps
+	// the release's numbers (ValidGitVersion).
+	GitVersion string
 	// PKIDir holds the CAs, keys and serving certificate (default: pki in
 	// DataDir). Servers sharing storage share it, so that what one issues
 	// (client certificates, service account tokens) the others accept.
@@ -255,27 +260,49 @@ type admissionPlugins struct {
 	builtins   *admission.Builtins
 	policies   *admission.Policies
 	webhooks   *admission.Webhooks
-	quota      *admission.ResourceQuota
+	quota      *admission.ResourceQuota // nil when disabled
 	// objects are the policies' and webhooks' object interfaces.
 	objects *admission.Objects
 }
 
 func newAdmissionPlugins(authorizationMode string, enable, disable []string, client *rest.Config) (p admissionPlugins, err error) {
-	if p.quota, err = admission.NewResourceQuota(); err != nil {
+	sel, err := admission.Select(enable, disable)
+	if err != nil {
 		return p, err
+	}
+	if sel.Runs("ResourceQuota") {
+		if p.quota, err = admission.NewResourceQuota(); err != nil {
+			return p, err
+		}
 	}
 	if p.authorizer, err = authz.New(authorizationMode, client); err != nil {
 		return p, err
 	}
 	p.objects = admission.NewObjects()
-	if p.policies, err = admission.NewPolicies(p.authorizer, p.objects); err != nil {
+	if p.policies, err = admission.NewPolicies(p.authorizer, p.objects, sel); err != nil {
 		return p, err
 	}
-	if p.webhooks, err = admission.NewWebhooks(p.authorizer, p.objects); err != nil {
+	if p.webhooks, err = admission.NewWebhooks(p.authorizer, p.objects, sel); err != nil {
 		return p, err
 	}
-	p.builtins, err = admission.NewBuiltins(p.authorizer, enable, disable)
+	p.builtins, err = admission.NewBuiltins(p.authorizer, sel)
 	return p, err
+}
+
+// chain are the plugins in the order they admit a write: kube-apiserver's
+// built-in ones, the policies, the webhooks, then the quota.
+func (p admissionPlugins) chain() []admissionPlugin {
+	chain := []admissionPlugin{p.builtins, p.policies, p.webhooks}
+	if p.quota != nil {
+		chain = append(chain, p.quota)
+	}
+	return chain
+}
+
+// admissionPlugin is a plugin that needs a client of the server itself
+// (kube-apiserver's loopback client) to act.
+type admissionPlugin interface {
+	Start(context.Context, admission.Clients) error
 }
 
 // openWhile opens the storage while work runs, and returns it once both
@@ -356,6 +383,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		openStorage = StorageBackend("pebble", cfg.DataDir, nil)
 	}
 	ver := Version()
+	if cfg.GitVersion != "" {
+		ver.GitVersion = cfg.GitVersion
+	}
 	lb := loopback.NewListener()
 	// loopbackClient is a new configuration for each of the server's own
 	// clients, which may change theirs.
@@ -404,7 +434,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	newInformers := func(client kubernetes.Interface, resync time.Duration) *cacheinformers.Factory {
 		return cacheinformers.New(informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(informerTransform(reg))), reg)
 	}
-	writes := pipeline.New(reg, plugins.builtins, plugins.policies, plugins.webhooks, plugins.quota)
+	var admitters []any
+	for _, plugin := range plugins.chain() {
+		admitters = append(admitters, plugin)
+	}
+	writes := pipeline.New(reg, admitters...)
 	// The listener opens now, for the addresses that name it; it serves
 	// once everything is ready.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
@@ -538,7 +572,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// kube-apiserver's plugins share its own.
 	admissionInformers := newInformers(kubernetes.NewForConfigOrDie(loopbackClient()), apiserverResync)
 	clients := admission.Clients{Config: loopbackClient(), Informers: admissionInformers, OpenAPIV3: api.OpenAPIV3(), Drained: s.drained}
-	if err := startAdmission(runCtx, clients, plugins.builtins, plugins.policies, plugins.webhooks, plugins.quota); err != nil {
+	if err := startAdmission(runCtx, clients, plugins.chain()...); err != nil {
 		return nil, err
 	}
 	stepDone("admission")
@@ -769,9 +803,7 @@ func anonymousAllowed(cfg Config) bool {
 
 // startAdmission starts the admission plugins that need a client of the
 // server itself (kube-apiserver's loopback client).
-func startAdmission(ctx context.Context, clients admission.Clients, plugins ...interface {
-	Start(context.Context, admission.Clients) error
-}) error {
+func startAdmission(ctx context.Context, clients admission.Clients, plugins ...admissionPlugin) error {
 	for _, p := range plugins {
 		if err := p.Start(ctx, clients); err != nil {
 			return err
@@ -852,7 +884,7 @@ func (s *Server) routes(api http.Handler, ver version.Info, fairness *flowcontro
 	routes.Version{Version: &ver}.Install(versionRoute)
 	mux.Handle("/version", versionRoute)
 	mux.Handle("/version/", versionRoute)
-	mux.Handle("/metrics", metricsHandler(s.reg, s.store))
+	mux.Handle("/metrics", metricsHandler(s.reg, s.store, ver))
 	// The health checks' own metrics, as kube-apiserver serves them.
 	slis.SLIMetricsWithReset{}.Install(mux)
 	// Profiles, as kube-apiserver serves them with --profiling (its

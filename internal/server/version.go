@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/version"
 )
 
@@ -68,4 +69,26 @@ func Version() version.Info {
 		Compiler:              runtime.Compiler,
 		Platform:              runtime.GOOS + "/" + runtime.GOARCH,
 	}
+}
+
+// ValidGitVersion checks a version to report in place of the release's, as
+// kube-apiserver checks its --version=v1.X.Y-suffix: a semantic version
+// with the release's major, minor and patch numbers.
+func ValidGitVersion(s string) error {
+	release := Version().GitVersion
+	if s == release {
+		return nil
+	}
+	v, err := utilversion.ParseSemantic(s)
+	if err != nil {
+		return err
+	}
+	r, err := utilversion.ParseSemantic(release)
+	if err != nil {
+		return err
+	}
+	if v.Major() != r.Major() || v.Minor() != r.Minor() || v.Patch() != r.Patch() {
+		return fmt.Errorf("version %q must match major/minor/patch of default version %q", s, release)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
@@ -13,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/utils/ptr"
 )
@@ -124,4 +127,52 @@ func TestServiceClusterIPRange(t *testing.T) {
 		cidr, err := client.NetworkingV1().ServiceCIDRs().Get(ctx, "kubernetes", metav1.GetOptions{})
 		return err == nil && len(cidr.Spec.CIDRs) == 1 && cidr.Spec.CIDRs[0] == "10.1.0.0/16"
 	})
+}
+
+// TestDisabledWebhookAdmission: with --disable-admission-plugins naming
+// ValidatingAdmissionWebhook (as kubectl's own tests start kube-apiserver)
+// a webhook configuration is stored but never called; without it, the
+// same configuration's unreachable webhook refuses the write.
+func TestDisabledWebhookAdmission(t *testing.T) {
+	ctx := context.Background()
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNone
+	config := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "unreachable"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    "unreachable.example.com",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/validate")},
+			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	create := func(client *kubernetes.Clientset, name string) error {
+		_, err := client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		return err
+	}
+	for _, disabled := range []bool{false, true} {
+		args := []string{"--controllers=-*"}
+		if disabled {
+			args = append(args, "--disable-admission-plugins=ValidatingAdmissionWebhook")
+		}
+		client := startKapi(t, args...).clientset()
+		if _, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, config, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		for i := 0; i < 50; i++ { // until the plugin has seen the configuration
+			if err = create(client, fmt.Sprintf("cm-%d", i)); err != nil || disabled && i == 10 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		switch {
+		case disabled && err != nil:
+			t.Errorf("with the webhook plugin disabled: %v", err)
+		case !disabled && (err == nil || !strings.Contains(err.Error(), `failed calling webhook "unreachable.example.com"`)):
+			t.Errorf("with the webhook plugin running: %v; want the webhook's failure", err)
+		}
+	}
 }
