@@ -13,6 +13,8 @@ import (
 	"time"
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 	"k8s.io/kubernetes/pkg/capabilities"
 
 	"github.com/kapi-dev/kapi/internal/admission"
@@ -190,9 +192,12 @@ func (o *serveOptions) kubeAPIServerFlags() error {
 	}
 	if *o.tlsCertFile == "" {
 		crt, key := filepath.Join(*o.certDir, "apiserver.crt"), filepath.Join(*o.certDir, "apiserver.key")
-		if exists(crt) && exists(key) {
-			*o.tlsCertFile, *o.tlsKeyFile = crt, key
+		if !exists(crt) || !exists(key) {
+			if err := o.writeSelfSignedCert(crt, key); err != nil {
+				return err
+			}
 		}
+		*o.tlsCertFile, *o.tlsKeyFile = crt, key
 	}
 	if *o.storageName == "" {
 		*o.storageName = "memory"
@@ -205,6 +210,39 @@ func (o *serveOptions) kubeAPIServerFlags() error {
 		return fmt.Errorf("--etcd-prefix %q: kapi keeps its keys under /registry, so the prefix must end in /registry", *o.etcdPrefix)
 	}
 	*o.etcdPrefix = prefix
+	return nil
+}
+
+// writeSelfSignedCert writes the certificate kube-apiserver makes itself
+// when --cert-dir holds none: one for the advertised address, the
+// kubernetes Service's names and address, and the bound address (localhost
+// when it binds every address), followed by the CA of its own that signs
+// it. Later starts serve it again, and clients may trust it.
+func (o *serveOptions) writeSelfSignedCert(crt, key string) error {
+	host := *o.advertise
+	if host == "" {
+		host = *o.bindAddress
+	}
+	names := []string{"kubernetes.default.svc", "kubernetes.default", "kubernetes"}
+	var ips []net.IP
+	if services, err := netip.ParsePrefix(*o.serviceRange); err == nil {
+		ips = append(ips, services.Masked().Addr().Next().AsSlice())
+	}
+	if bind := net.ParseIP(*o.bindAddress); bind == nil || bind.IsUnspecified() {
+		names = append(names, "localhost")
+	} else {
+		ips = append(ips, bind)
+	}
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(host, ips, names)
+	if err != nil {
+		return fmt.Errorf("--cert-dir: making a self-signed certificate: %w", err)
+	}
+	if err := certutil.WriteCert(crt, certPEM); err != nil {
+		return fmt.Errorf("--cert-dir: %w", err)
+	}
+	if err := keyutil.WriteKey(key, keyPEM); err != nil {
+		return fmt.Errorf("--cert-dir: %w", err)
+	}
 	return nil
 }
 

@@ -4,15 +4,24 @@ import (
 	"flag"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	certutil "k8s.io/client-go/util/cert"
+
 	"github.com/kapi-dev/kapi/internal/server"
 )
 
+// parse parses a command line; one of the kube-apiserver command names a
+// temporary --cert-dir unless it names one (the self-signed certificate
+// goes there).
 func parse(t *testing.T, mode commandMode, args ...string) (*serveOptions, server.Config, error) {
 	t.Helper()
+	if mode.kube && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--cert-dir") }) {
+		args = append([]string{"--cert-dir=" + t.TempDir()}, args...)
+	}
 	flags := flag.NewFlagSet("test", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	opts := mode.register(flags)
@@ -51,6 +60,29 @@ func TestKubeAPIServerFlags(t *testing.T) {
 	}
 	if *opts.minTimeout != time.Minute {
 		t.Errorf("--min-request-timeout=60: %v", *opts.minTimeout)
+	}
+	// An empty --cert-dir gets kube-apiserver's self-signed certificate,
+	// served from there (and again on the next start).
+	if *opts.tlsCertFile != filepath.Join(certDir, "apiserver.crt") || *opts.tlsKeyFile != filepath.Join(certDir, "apiserver.key") {
+		t.Errorf("serving files: %q, %q", *opts.tlsCertFile, *opts.tlsKeyFile)
+	}
+	chain, err := certutil.CertsFromFile(*opts.tlsCertFile)
+	if err != nil || len(chain) != 2 {
+		t.Fatalf("apiserver.crt: %d certificates, %v; want the certificate and its CA", len(chain), err)
+	}
+	if err := chain[0].VerifyHostname("127.0.0.1"); err != nil {
+		t.Errorf("the bound address: %v", err)
+	}
+	if err := chain[0].VerifyHostname("10.1.0.1"); err != nil {
+		t.Errorf("the kubernetes Service's address: %v", err)
+	}
+	written := chain[0].SerialNumber
+	opts, _, err = parse(t, kubeAPIServerDefaults, "--cert-dir="+certDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := certutil.CertsFromFile(*opts.tlsCertFile); err != nil || again[0].SerialNumber.Cmp(written) != 0 {
+		t.Errorf("a second start made another certificate: %v", err)
 	}
 
 	opts, cfg, err = parse(t, kubeAPIServerDefaults)

@@ -78,6 +78,9 @@ func NewAuthenticator(roots *x509.CertPool) *Authenticator {
 	return &Authenticator{roots: roots, clock: clock.RealClock{}, verified: map[[sha256.Size]byte]time.Time{}}
 }
 
+// ClientCAs is the pool client certificates are verified with.
+func (a *Authenticator) ClientCAs() *x509.CertPool { return a.roots }
+
 // WithTokens makes a accept the bearer tokens one of tokens
 // authenticates, as kube-apiserver's token authenticators.
 func (a *Authenticator) WithTokens(tokens ...authenticator.Token) *Authenticator {

@@ -337,11 +337,14 @@ current-context: kapi
 // TLSConfig is the server's TLS configuration: it asks for a client
 // certificate but does not verify it, so that a request with a missing or
 // foreign certificate gets a 401 Status from the authentication filter
-// rather than a failed handshake, as in kube-apiserver.
-func (p *PKI) TLSConfig() *tls.Config {
+// rather than a failed handshake, as in kube-apiserver. As kube-apiserver,
+// it names the CAs of clientCAs as those it accepts, for clients (openssl,
+// curl with several certificates) that choose their certificate by them.
+func (p *PKI) TLSConfig(clientCAs *x509.CertPool) *tls.Config {
 	return &tls.Config{
 		GetCertificate: p.serverCertificate,
 		ClientAuth:     tls.RequestClientCert,
+		ClientCAs:      clientCAs,
 		MinVersion:     tls.VersionTLS12,
 		NextProtos:     []string{"h2", "http/1.1"},
 	}

@@ -69,7 +69,7 @@ func newTestPKI(t *testing.T) *PKI {
 
 func served(t *testing.T, p *PKI) *x509.Certificate {
 	t.Helper()
-	pair, err := p.TLSConfig().GetCertificate(nil)
+	pair, err := p.TLSConfig(nil).GetCertificate(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

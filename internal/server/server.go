@@ -672,7 +672,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.http = &http.Server{
 		Handler:   chain,
-		TLSConfig: pki.TLSConfig(),
+		TLSConfig: pki.TLSConfig(authn.ClientCAs()),
 		// kube-apiserver's: idle connections close after 90 s (the
 		// keep-alive of Go's clients), a request's headers must come
 		// within 32 s.

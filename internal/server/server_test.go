@@ -2,9 +2,16 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/kapi-dev/kapi/internal/controllers"
 	"github.com/kapi-dev/kapi/internal/storage"
@@ -186,5 +194,53 @@ func shutdown(t *testing.T, s *Server) {
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestHandshakeNamesTheClientCAs: the TLS handshake names the CAs whose
+// client certificates authenticate (kapi's own and --client-ca-file's),
+// as kube-apiserver's does, for clients that choose a certificate by them.
+func TestHandshakeNamesTheClientCAs(t *testing.T) {
+	certPEM, _, err := certutil.GenerateSelfSignedCertKey("operators-ca", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(caFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(context.Background(), Config{
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
+		OpenStorage: StorageBackend("memory", "", nil), Controllers: controllers.Selection{}, ClientCAFile: caFile,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	var named []string
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), &tls.Config{
+		InsecureSkipVerify: true,
+		GetClientCertificate: func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			for _, raw := range cri.AcceptableCAs {
+				var name pkix.RDNSequence
+				if _, err := asn1.Unmarshal(raw, &name); err == nil {
+					var subject pkix.Name
+					subject.FillFromRDNSequence(&name)
+					named = append(named, subject.CommonName)
+				}
+			}
+			return &tls.Certificate{}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	if !slices.Contains(named, "kapi-ca") || !slices.ContainsFunc(named, func(n string) bool { return strings.HasPrefix(n, "operators-ca-ca@") }) {
+		t.Errorf("acceptable CAs named in the handshake: %q", named)
 	}
 }
