@@ -31,10 +31,16 @@ import (
 
 func startServer(t *testing.T, selection ...string) *Server {
 	t.Helper()
-	s, err := Start(context.Background(), Config{
-		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
-		OpenStorage: StorageBackend("memory", "", nil), Controllers: controllers.Selection(selection),
-	})
+	return startServerWith(t, Config{Controllers: controllers.Selection(selection)})
+}
+
+// startServerWith starts a server of cfg in memory, on a free loopback
+// port, with a temporary data directory; the test's cleanup stops it.
+func startServerWith(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	cfg.DataDir, cfg.Listen, cfg.Logger = t.TempDir(), "127.0.0.1:0", slog.New(slog.DiscardHandler)
+	cfg.OpenStorage = StorageBackend("memory", "", nil)
+	s, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,18 +215,7 @@ func TestHandshakeNamesTheClientCAs(t *testing.T) {
 	if err := os.WriteFile(caFile, certPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Start(context.Background(), Config{
-		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
-		OpenStorage: StorageBackend("memory", "", nil), Controllers: controllers.Selection{}, ClientCAFile: caFile,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
+	s := startServerWith(t, Config{ClientCAFile: caFile})
 	var named []string
 	conn, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), &tls.Config{
 		InsecureSkipVerify: true,

@@ -1,15 +1,10 @@
 package server
 
 import (
-	"context"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/discovery"
-
-	"github.com/kapi-dev/kapi/internal/controllers"
 )
 
 // TestGitVersionReplacesTheReleases: a server given a version (as
@@ -17,18 +12,7 @@ import (
 // /version, with the release's other fields.
 func TestGitVersionReplacesTheReleases(t *testing.T) {
 	custom := Version().GitVersion + "-custom"
-	s, err := Start(context.Background(), Config{
-		DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
-		OpenStorage: StorageBackend("memory", "", nil), Controllers: controllers.Selection{}, GitVersion: custom,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
+	s := startServerWith(t, Config{GitVersion: custom})
 	got, err := discovery.NewDiscoveryClientForConfigOrDie(restConfig(t, s.Kubeconfig)).ServerVersion()
 	if err != nil {
 		t.Fatal(err)
