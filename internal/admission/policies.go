@@ -59,6 +59,9 @@ func NewPolicies(authorizer authorizer.Authorizer, objects *Objects, sel Selecti
 // Start gives the plugins their clients, informers and REST mapper, as
 // kube-apiserver's initializers do, until ctx ends.
 func (p *Policies) Start(ctx context.Context, clients Clients) error {
+	if p.mutatingOff && p.validatingOff {
+		return nil // both disabled: nothing to read configurations for
+	}
 	init, err := newPluginInit(ctx, clients, p.authorizer)
 	if err != nil {
 		return err

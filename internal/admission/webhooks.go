@@ -60,6 +60,9 @@ func NewWebhooks(authorizer authorizer.Authorizer, objects *Objects, sel Selecti
 // Start gives the plugins their client, informers and service resolver,
 // as kube-apiserver's plugin initializers do.
 func (w *Webhooks) Start(ctx context.Context, clients Clients) error {
+	if w.mutatingOff && w.validatingOff {
+		return nil // both disabled: nothing to read configurations for
+	}
 	init, err := newPluginInit(ctx, clients, w.authorizer)
 	if err != nil {
 		return err

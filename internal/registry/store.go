@@ -699,6 +699,11 @@ func (s *Store) orStored(ctx context.Context, key []byte, name string, current *
 	if current != nil {
 		return current, nil
 	}
+	if err := ctx.Err(); err != nil {
+		// A request that has ended reads nothing more, as kube-apiserver's
+		// storage refuses it (not every backend looks at ctx on a read).
+		return nil, s.interpret(err, name)
+	}
 	kv, _, err := s.storage.Get(ctx, key, 0)
 	if err != nil {
 		return nil, s.interpret(err, name)
