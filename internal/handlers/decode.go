@@ -16,6 +16,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/audit"
@@ -245,8 +246,13 @@ func bodySummary(body []byte) string {
 // under Strict validation, warnings under Warn.
 func decodePatched(ctx context.Context, data []byte, sent sentPatch, info runtime.SerializerInfo, validation string, store *registry.Store, patchStrict []error) (runtime.Object, error) {
 	obj, actual, strictErr, err := decodeStrict(data, info, validation, store)
-	if err != nil && !store.Typed() && actual != nil && actual.GroupVersion() != store.Info.GroupVersionKind().GroupVersion() {
-		return nil, otherVersionPatched(data, *actual, store)
+	if err != nil && actual != nil && actual.GroupVersion() != store.Info.GroupVersionKind().GroupVersion() {
+		if !store.Typed() {
+			return nil, otherVersionPatched(data, *actual, store)
+		}
+		if legacyscheme.Scheme.Recognizes(*actual) {
+			obj, strictErr, err = decodeOtherVersion(data, *actual, validation, store)
+		}
 	}
 	if err != nil {
 		if _, isStatus := err.(apierrors.APIStatus); isStatus {
@@ -269,6 +275,43 @@ func decodePatched(ctx context.Context, data []byte, sent sentPatch, info runtim
 	}
 	warnStrict(ctx, runtime.NewStrictDecodingError(patchStrict))
 	return obj, nil
+}
+
+// decodeOtherVersion decodes a patched built-in object that names another
+// version of its kind than the request's, one kube-apiserver's scheme
+// knows (served or not: extensions/v1beta1 Deployments), as
+// kube-apiserver's patcher, whose codec decodes any such version,
+// defaults it and converts it through the kind's internal form: the patch
+// goes through as if the object were of that version. An object of
+// another kind does not convert.
+func decodeOtherVersion(data []byte, actual schema.GroupVersionKind, validation string, store *registry.Store) (obj runtime.Object, strictErr, err error) {
+	decoder := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, legacyscheme.Scheme, legacyscheme.Scheme,
+		kjson.SerializerOptions{Strict: validation != metav1.FieldValidationIgnore})
+	decoded, _, err := decoder.Decode(data, nil, nil)
+	if err != nil && runtime.IsStrictDecodingError(err) && decoded != nil {
+		strictErr, err = err, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	want := store.Info.GroupVersionKind()
+	if actual.Kind != want.Kind {
+		return nil, nil, notConvertible(decoded, want)
+	}
+	legacyscheme.Scheme.Default(decoded)
+	internal, err := legacyscheme.Scheme.New(want.GroupKind().WithVersion(runtime.APIVersionInternal))
+	if err != nil {
+		return nil, nil, err
+	}
+	obj = store.New()
+	if err := legacyscheme.Scheme.Convert(decoded, internal, nil); err != nil {
+		return nil, nil, err
+	}
+	if err := legacyscheme.Scheme.Convert(internal, obj, nil); err != nil {
+		return nil, nil, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(want)
+	return obj, strictErr, nil
 }
 
 // otherVersionPatched refuses a patched custom resource that names another

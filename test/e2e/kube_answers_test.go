@@ -103,6 +103,53 @@ func TestPatchAndApplyAnswerAsKube(t *testing.T) {
 	}
 }
 
+// TestPatchToAnotherVersionAsKube: a patch whose result names another
+// version of a built-in kind than the request's goes through as if the
+// object were of that version, served (autoscaling/v1 on the v2 endpoint)
+// or no longer served (extensions/v1beta1 Deployments, whose defaults
+// then apply): kube-apiserver's patcher decodes it so and converts it.
+// Another kind does not convert; a version kube does not know is a 422.
+func TestPatchToAnotherVersionAsKube(t *testing.T) {
+	k := startKapi(t, onlyLifecycleControllers)
+	const deployment, hpa = "/apis/apps/v1/namespaces/default/deployments/versions", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/versions"
+	const applyYAML, merge, jsonPatch = "application/apply-patch+yaml", "application/merge-patch+json", "application/json-patch+json"
+	for _, tc := range []struct {
+		name, path, contentType, body string
+		code                          int
+		holds, warning                string
+	}{
+		{"the deployment", deployment + "?fieldManager=a", applyYAML,
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: versions}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec: {containers: [{name: c, image: x}]}\n",
+			http.StatusCreated, `"revisionHistoryLimit":10`, ""},
+		{"a merge patch in extensions/v1beta1, with a field that version lacks", deployment, merge,
+			`{"apiVersion":"extensions/v1beta1","spec":{"replicas":3,"bogus":1}}`, http.StatusOK, `"apiVersion":"apps/v1"`, `299 - "unknown field \"spec.bogus\""`},
+		{"a JSON patch in extensions/v1beta1 removing a field that version defaults otherwise", deployment, jsonPatch,
+			`[{"op":"replace","path":"/apiVersion","value":"extensions/v1beta1"},{"op":"remove","path":"/spec/revisionHistoryLimit"}]`,
+			http.StatusOK, `"revisionHistoryLimit":2147483647`, ""},
+		{"a strict merge patch in apps/v1beta1 with a field it lacks", deployment + "?fieldValidation=Strict", merge,
+			`{"apiVersion":"apps/v1beta1","spec":{"bogus":1}}`, http.StatusUnprocessableEntity, `strict decoding error: unknown field \"spec.bogus\"`, ""},
+		{"a merge patch to another kind of a version kapi does not serve", deployment, merge,
+			`{"apiVersion":"apps/v1beta2","kind":"StatefulSet"}`, http.StatusUnprocessableEntity, `converting (v1beta2.StatefulSet) to (apps.Deployment): unknown conversion`, ""},
+		{"a merge patch to a version nobody knows", deployment, merge,
+			`{"apiVersion":"apps/v9"}`, http.StatusUnprocessableEntity, `no kind \"Deployment\" is registered for version \"apps/v9\"`, ""},
+		{"the autoscaler", hpa + "?fieldManager=a", applyYAML,
+			"apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: versions}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: versions}\n  maxReplicas: 3\n",
+			http.StatusCreated, `"averageUtilization":80`, ""},
+		{"a merge patch in the served autoscaling/v1", hpa, merge,
+			`{"apiVersion":"autoscaling/v1","spec":{"targetCPUUtilizationPercentage":60}}`, http.StatusOK, `"averageUtilization":60`, `299 - "unknown field \"spec.metrics\""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := rawDo(t, k, http.MethodPatch, tc.path, tc.contentType, "", []byte(tc.body))
+			if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.holds) {
+				t.Fatalf("%d %s, want %d holding %s", resp.StatusCode, body, tc.code, tc.holds)
+			}
+			if got := strings.Join(resp.Header.Values("Warning"), "; "); !strings.Contains(got, tc.warning) {
+				t.Errorf("warnings %q, want %q", got, tc.warning)
+			}
+		})
+	}
+}
+
 // TestPutCreatesWhereTheTypeAllows: a PUT of an object that does not
 // exist creates it (201) where kube's strategy of the type allows it
 // (Leases, Services), ignoring a resourceVersion, and is a 404 elsewhere
