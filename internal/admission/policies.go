@@ -66,8 +66,15 @@ func (p *Policies) Start(ctx context.Context, clients Clients) error {
 	if err != nil {
 		return err
 	}
-	syncPolicyInformers(ctx, clients.Informers)
-	if err := init.initialize(p.mutating, p.validating); err != nil {
+	syncPolicyInformers(ctx, clients.Informers, !p.mutatingOff, !p.validatingOff)
+	var enabled []apiadmission.Interface
+	if !p.mutatingOff {
+		enabled = append(enabled, p.mutating)
+	}
+	if !p.validatingOff {
+		enabled = append(enabled, p.validating)
+	}
+	if err := init.initialize(enabled...); err != nil {
 		return err
 	}
 	init.start(ctx)
@@ -97,12 +104,16 @@ func (p *Policies) Validate(ctx context.Context, a *Attributes) error {
 // polling every 100 ms; informers already synced let its first look
 // succeed, where otherwise the server's first write would wait out the
 // source's next poll.
-func syncPolicyInformers(ctx context.Context, factory informers.SharedInformerFactory) {
+func syncPolicyInformers(ctx context.Context, factory informers.SharedInformerFactory, mutating, validating bool) {
 	admissionregistration := factory.Admissionregistration().V1()
-	admissionregistration.ValidatingAdmissionPolicies().Informer()
-	admissionregistration.ValidatingAdmissionPolicyBindings().Informer()
-	admissionregistration.MutatingAdmissionPolicies().Informer()
-	admissionregistration.MutatingAdmissionPolicyBindings().Informer()
+	if validating {
+		admissionregistration.ValidatingAdmissionPolicies().Informer()
+		admissionregistration.ValidatingAdmissionPolicyBindings().Informer()
+	}
+	if mutating {
+		admissionregistration.MutatingAdmissionPolicies().Informer()
+		admissionregistration.MutatingAdmissionPolicyBindings().Informer()
+	}
 	factory.Core().V1().Namespaces().Informer()
 	factory.StartWithContext(ctx)
 	factory.WaitForCacheSync(ctx.Done())

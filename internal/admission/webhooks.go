@@ -67,11 +67,20 @@ func (w *Webhooks) Start(ctx context.Context, clients Clients) error {
 	if err != nil {
 		return err
 	}
-	mutatingConfigs := init.informer.Admissionregistration().V1().MutatingWebhookConfigurations().Informer().GetStore()
-	validatingConfigs := init.informer.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer().GetStore()
-	w.anyMutating = func() bool { return len(mutatingConfigs.ListKeys()) > 0 }
-	w.anyValidating = func() bool { return len(validatingConfigs.ListKeys()) > 0 }
-	if err := init.initialize(w.mutating, w.validating); err != nil {
+	// Only the enabled halves get their informers, as kube-apiserver
+	// initializes only the plugins it runs.
+	var enabled []apiadmission.Interface
+	if !w.mutatingOff {
+		configs := init.informer.Admissionregistration().V1().MutatingWebhookConfigurations().Informer().GetStore()
+		w.anyMutating = func() bool { return len(configs.ListKeys()) > 0 }
+		enabled = append(enabled, w.mutating)
+	}
+	if !w.validatingOff {
+		configs := init.informer.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer().GetStore()
+		w.anyValidating = func() bool { return len(configs.ListKeys()) > 0 }
+		enabled = append(enabled, w.validating)
+	}
+	if err := init.initialize(enabled...); err != nil {
 		return err
 	}
 	init.start(ctx)

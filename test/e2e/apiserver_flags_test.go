@@ -174,5 +174,38 @@ func TestDisabledWebhookAdmission(t *testing.T) {
 		case !disabled && (err == nil || !strings.Contains(err.Error(), `failed calling webhook "unreachable.example.com"`)):
 			t.Errorf("with the webhook plugin running: %v; want the webhook's failure", err)
 		}
+		if disabled {
+			mutatingStillRuns(t, client, create)
+		}
+	}
+}
+
+// mutatingStillRuns checks that the mutating webhooks run with the
+// validating ones disabled: an unreachable one that must not fail fails
+// the creates once the plugin has seen it.
+func mutatingStillRuns(t *testing.T, client *kubernetes.Clientset, create func(*kubernetes.Clientset, string) error) {
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNone
+	config := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "unreachable"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:                    "mutating.example.com",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/mutate")},
+			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	if _, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(context.Background(), config, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for i := 0; i < 50 && err == nil; i++ {
+		err = create(client, fmt.Sprintf("mutated-%d", i))
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err == nil || !strings.Contains(err.Error(), `failed calling webhook "mutating.example.com"`) {
+		t.Errorf("with only the validating webhooks disabled: %v; want the mutating webhook's failure", err)
 	}
 }
