@@ -167,12 +167,6 @@ func runningPlugins(enable, disable []string) (map[string]bool, error) {
 	}
 	for _, name := range disable {
 		switch {
-		case name == "NamespaceLifecycle":
-			// kapi's namespaces rely on it: their deletion empties them.
-			disableable := slices.Concat(slices.Collect(maps.Keys(known)), slices.Collect(maps.Keys(runApart)))
-			disableable = slices.DeleteFunc(disableable, func(n string) bool { return n == name })
-			slices.Sort(disableable)
-			return nil, fmt.Errorf("disable-admission-plugins plugin %q cannot be disabled in kapi (it can disable %s)", name, strings.Join(disableable, ", "))
 		case !known[name] && !runApart[name] && !notOffered[name]:
 			return nil, fmt.Errorf("disable-admission-plugins plugin %q is unknown", name)
 		}

@@ -25,20 +25,20 @@ func TestRunningPlugins(t *testing.T) {
 		{disable: []string{"NoSuchPlugin"}, want: `disable-admission-plugins plugin "NoSuchPlugin" is unknown`},
 		{enable: []string{"NoSuchPlugin"}, want: `enable-admission-plugins plugin "NoSuchPlugin" is unknown`},
 		{enable: []string{"AlwaysPullImages"}, disable: []string{"AlwaysPullImages"}, want: "[AlwaysPullImages] in enable-admission-plugins and disable-admission-plugins overlapped"},
-		{disable: []string{"NamespaceLifecycle"}, want: `plugin "NamespaceLifecycle" cannot be disabled in kapi (it can disable AlwaysPullImages,`},
 	} {
 		if _, err := runningPlugins(tc.enable, tc.disable); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("enable %v, disable %v: %v; want %q", tc.enable, tc.disable, err, tc.want)
 		}
 	}
 	// The plugins kapi runs apart from kube's chain can be disabled too
-	// (kubectl's own tests disable the webhooks).
-	sel, err := Select(nil, []string{"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ResourceQuota"})
+	// (kubectl's own tests disable the webhooks, envtest suites often
+	// NamespaceLifecycle).
+	sel, err := Select(nil, []string{"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ResourceQuota", "NamespaceLifecycle"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]bool{"MutatingAdmissionWebhook": false, "ValidatingAdmissionWebhook": false, "ResourceQuota": false,
-		"ValidatingAdmissionPolicy": true, "MutatingAdmissionPolicy": true, "NamespaceLifecycle": true, "LimitRanger": true} {
+		"NamespaceLifecycle": false, "ValidatingAdmissionPolicy": true, "MutatingAdmissionPolicy": true, "LimitRanger": true} {
 		if sel.Runs(name) != want {
 			t.Errorf("%s runs: %v, want %v", name, sel.Runs(name), want)
 		}

@@ -33,7 +33,7 @@ var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 func newTestAPI(tb testing.TB, s storage.Store) *API {
 	tb.Helper()
 	reg := registry.New(s, nil, cache.Options{})
-	writes := pipeline.New(reg)
+	writes := pipeline.New(reg, pipeline.NamespaceLifecycle(reg))
 	if err := builtin.Install(writes, builtin.Options{}); err != nil {
 		tb.Fatal(err)
 	}

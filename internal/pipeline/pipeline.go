@@ -42,13 +42,20 @@ type Pipeline struct {
 	fieldManagers fieldManagers
 }
 
-// New returns the write pipeline over reg's backends. The admission chain
-// gets NamespaceLifecycle first, then plugins.
+// New returns the write pipeline over reg's backends, whose admission
+// chain is plugins (NamespaceLifecycle first, as in kube-apiserver's
+// chain, unless it is disabled).
 func New(reg *registry.Registry, plugins ...any) *Pipeline {
-	p := &Pipeline{reg: reg}
+	p := &Pipeline{reg: reg, admission: plugins}
 	p.fieldManagers.convert = reg.Converter()
-	p.admission = append(admission.Chain{admission.NewNamespaceLifecycle(p.namespace, p.cachedNamespace)}, plugins...)
 	return p
+}
+
+// NamespaceLifecycle is kube-apiserver's plugin of that name over reg's
+// namespaces.
+func NamespaceLifecycle(reg *registry.Registry) *admission.NamespaceLifecycle {
+	namespaces := namespaceReader{reg}
+	return admission.NewNamespaceLifecycle(namespaces.live, namespaces.cached)
 }
 
 // Prepare builds what every write needs and would otherwise build on the
@@ -113,9 +120,12 @@ func (p *Pipeline) FieldManager(info *resources.Info, subresource string) (*mana
 	return p.fieldManagers.get(info, subresource)
 }
 
-// namespace reads a namespace for NamespaceLifecycle.
-func (p *Pipeline) namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	store := p.namespaces()
+// namespaceReader reads namespaces for NamespaceLifecycle.
+type namespaceReader struct{ reg *registry.Registry }
+
+// live reads a namespace from storage.
+func (r namespaceReader) live(ctx context.Context, name string) (*corev1.Namespace, error) {
+	store := r.store()
 	if store == nil {
 		return nil, apierrors.NewNotFound(namespacesResource, name)
 	}
@@ -130,10 +140,10 @@ func (p *Pipeline) namespace(ctx context.Context, name string) (*corev1.Namespac
 	return ns, nil
 }
 
-// cachedNamespace returns the namespaces' watch cache's namespace
-// (read-only), or nil when the cache is not ready or does not hold it.
-func (p *Pipeline) cachedNamespace(name string) *corev1.Namespace {
-	store := p.namespaces()
+// cached returns the namespaces' watch cache's namespace (read-only), or
+// nil when the cache is not ready or does not hold it.
+func (r namespaceReader) cached(name string) *corev1.Namespace {
+	store := r.store()
 	if store == nil || store.Backend() == nil || store.Backend().Cache == nil || !store.Backend().Cache.Ready() {
 		return nil
 	}
@@ -141,9 +151,9 @@ func (p *Pipeline) cachedNamespace(name string) *corev1.Namespace {
 	return ns
 }
 
-// namespaces is the store of namespaces, or nil while none is served.
-func (p *Pipeline) namespaces() *registry.Store {
-	return p.reg.Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+// store is the store of namespaces, or nil while none is served.
+func (r namespaceReader) store() *registry.Store {
+	return r.reg.Snapshot().Lookup(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
 }
 
 var namespacesResource = schema.GroupResource{Resource: "namespaces"}

@@ -261,6 +261,8 @@ type admissionPlugins struct {
 	policies   *admission.Policies
 	webhooks   *admission.Webhooks
 	quota      *admission.ResourceQuota // nil when disabled
+	// namespaceLifecycle is unset when it is disabled.
+	namespaceLifecycle bool
 	// objects are the policies' and webhooks' object interfaces.
 	objects *admission.Objects
 }
@@ -270,6 +272,7 @@ func newAdmissionPlugins(authorizationMode string, enable, disable []string, cli
 	if err != nil {
 		return p, err
 	}
+	p.namespaceLifecycle = sel.Runs("NamespaceLifecycle")
 	if sel.Runs("ResourceQuota") {
 		if p.quota, err = admission.NewResourceQuota(); err != nil {
 			return p, err
@@ -435,6 +438,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return cacheinformers.New(informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithTransform(informerTransform(reg))), reg)
 	}
 	var admitters []any
+	if plugins.namespaceLifecycle {
+		admitters = append(admitters, pipeline.NamespaceLifecycle(reg))
+	}
 	for _, plugin := range plugins.chain() {
 		admitters = append(admitters, plugin)
 	}

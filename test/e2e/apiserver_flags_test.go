@@ -209,3 +209,24 @@ func mutatingStillRuns(t *testing.T, client *kubernetes.Clientset, create func(*
 		t.Errorf("with only the validating webhooks disabled: %v; want the mutating webhook's failure", err)
 	}
 }
+
+// TestDisabledNamespaceLifecycle: with NamespaceLifecycle disabled, as
+// many envtest suites start kube-apiserver, objects go into namespaces
+// that do not exist and the namespaces every cluster keeps may be
+// deleted, as on kube-apiserver so started.
+func TestDisabledNamespaceLifecycle(t *testing.T) {
+	ctx := context.Background()
+	client := startKapi(t, "--controllers=-*", "--disable-admission-plugins=NamespaceLifecycle,LimitRanger,ServiceAccount,ResourceQuota").clientset()
+	if _, err := client.CoreV1().ConfigMaps("ghost").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a create in a namespace that does not exist: %v", err)
+	}
+	if _, err := client.CoreV1().ConfigMaps("ghost").Get(ctx, "x", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().Namespaces().Delete(ctx, metav1.NamespaceDefault, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting the default namespace: %v", err)
+	}
+	if _, err := client.CoreV1().ConfigMaps(metav1.NamespaceDefault).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "y"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a create in a namespace being deleted: %v", err)
+	}
+}

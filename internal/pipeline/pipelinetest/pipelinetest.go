@@ -40,7 +40,7 @@ func NewOver(t testing.TB, s storage.Store, opts cache.Options, plugins ...any) 
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := registry.New(s, nil, opts)
 	t.Cleanup(func() { cancel(); reg.Wait() })
-	p := pipeline.New(reg, plugins...)
+	p := pipeline.New(reg, append([]any{pipeline.NamespaceLifecycle(reg)}, plugins...)...)
 	if err := builtin.Install(p, builtin.Options{}); err != nil {
 		t.Fatal(err)
 	}
