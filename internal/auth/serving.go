@@ -6,20 +6,19 @@ import (
 	"crypto/tls"
 	"encoding/pem"
 	"fmt"
-	"log/slog"
-	"os"
 	"sync/atomic"
-	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 )
 
 // servingFiles is a serving certificate an operator gives in files (as
 // kube-apiserver's --tls-cert-file and --tls-private-key-file), read
-// again when either file changes, as kube-apiserver reloads its own.
+// again when either file changes by kube-apiserver's own reloader (a file
+// watch, and a look every minute).
 type servingFiles struct {
-	certFile, keyFile string
-	current           atomic.Pointer[tls.Certificate]
-	// modified are the files' modification times when last read.
-	modified [2]time.Time
+	content *dynamiccertificates.DynamicCertKeyPairContent
+	current atomic.Pointer[tls.Certificate]
 }
 
 // UseServingFiles makes kapi serve the certificate and key in certFile and
@@ -29,71 +28,48 @@ type servingFiles struct {
 // certificate itself when it comes alone: a client trusting it verifies
 // that certificate and no other.
 func (p *PKI) UseServingFiles(certFile, keyFile string) error {
-	files := &servingFiles{certFile: certFile, keyFile: keyFile}
-	if err := files.read(); err != nil {
+	content, err := dynamiccertificates.NewDynamicServingContentFromFiles("serving-cert", certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("--tls-cert-file %s, --tls-private-key-file %s: %w", certFile, keyFile, err)
+	}
+	files := &servingFiles{content: content}
+	if err := files.load(); err != nil {
 		return err
 	}
+	content.AddListener(files)
 	p.serving = files
 	p.ServingCAPEM = servingCAs(files.current.Load())
 	return nil
 }
 
-// WatchServingFiles reads the serving files again every interval while ctx
-// lasts, when their modification times change; a pair that does not load
-// (a certificate written before its key) is logged and the one served
-// kept. It returns at once when kapi serves its own certificate.
-func (p *PKI) WatchServingFiles(ctx context.Context, interval time.Duration, logger *slog.Logger) {
+// WatchServingFiles reads the serving files again whenever they change
+// while ctx lasts; a pair that does not load (a certificate written before
+// its key) is logged and the one served kept. It returns at once when
+// kapi serves its own certificate.
+func (p *PKI) WatchServingFiles(ctx context.Context) {
 	if p.serving == nil {
 		return
 	}
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-		if !p.serving.changed() {
-			continue
-		}
-		if err := p.serving.read(); err != nil {
-			logger.Error("reading the serving certificate again failed; serving the previous one", "err", err)
-			continue
-		}
-		logger.Info("serving certificate read again", "file", p.serving.certFile)
+	p.serving.content.Run(ctx, 1)
+}
+
+// Enqueue is called by the reloader with the pair it has just read, which
+// it checked already.
+func (f *servingFiles) Enqueue() {
+	if err := f.load(); err != nil {
+		utilruntime.HandleError(err)
 	}
 }
 
-func (f *servingFiles) read() error {
-	modified, err := modTimes(f.certFile, f.keyFile)
+// load parses the reloader's current pair into the certificate served.
+func (f *servingFiles) load() error {
+	cert, key := f.content.CurrentCertKeyContent()
+	pair, err := tls.X509KeyPair(cert, key)
 	if err != nil {
 		return err
 	}
-	pair, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
-	if err != nil {
-		return fmt.Errorf("--tls-cert-file %s, --tls-private-key-file %s: %w", f.certFile, f.keyFile, err)
-	}
-	f.modified = modified
 	f.current.Store(&pair)
 	return nil
-}
-
-func (f *servingFiles) changed() bool {
-	modified, err := modTimes(f.certFile, f.keyFile)
-	return err == nil && modified != f.modified
-}
-
-// modTimes are the modification times of a certificate and key file.
-func modTimes(certFile, keyFile string) (times [2]time.Time, err error) {
-	for i, path := range [2]string{certFile, keyFile} {
-		info, err := os.Stat(path)
-		if err != nil {
-			return times, err
-		}
-		times[i] = info.ModTime()
-	}
-	return times, nil
 }
 
 // servingCAs is the PEM of the certificates that verify pair: its chain

@@ -597,9 +597,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	})
 	kinds := reg.Follow(func(snap *registry.Snapshot) { registerKinds(snap, plugins.objects) })
 	s.background(func() { kinds(runCtx) })
-	// kube-apiserver reads its serving files again within a minute of a
-	// change.
-	s.background(func() { pki.WatchServingFiles(runCtx, time.Minute, cfg.Logger) })
+	// The serving files are read again when they change, by
+	// kube-apiserver's own reloader.
+	s.background(func() { pki.WatchServingFiles(runCtx) })
 	if err := crd.Run(runCtx, crd.Config{
 		Client: loopbackClient(), Registry: reg, Writes: writes, Logger: cfg.Logger,
 	}); err != nil {
