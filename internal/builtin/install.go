@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/deprecation"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
@@ -86,12 +88,7 @@ func Install(p *pipeline.Pipeline, opts Options) error {
 		opts.Authorizer, _ = authz.New(authz.ModeAlwaysAllow, nil)
 	}
 	hooks := Hooks(p, opts)
-	typeStrategies := strategies(p, opts.Authorizer)
-	for _, more := range []map[schema.GroupResource]*kubeStrategy{draStrategies(p, opts.Authorizer), policyBindingStrategies(p, opts.Authorizer)} {
-		for gr, s := range more {
-			typeStrategies[gr] = s
-		}
-	}
+	typeStrategies := allStrategies(p, opts.Authorizer)
 	byGR := map[schema.GroupResource][]*resources.Info{}
 	var order []schema.GroupResource
 	for _, g := range resources.NewBuiltin().Groups() {
@@ -129,6 +126,15 @@ func Install(p *pipeline.Pipeline, opts Options) error {
 		specs = append(specs, spec)
 	}
 	return p.Registry().Put(specs...)
+}
+
+// allStrategies are the strategies of every built-in type that has one.
+func allStrategies(p *pipeline.Pipeline, az authorizer.UnconditionalAuthorizer) map[schema.GroupResource]*kubeStrategy {
+	all := strategies(p, az)
+	for _, more := range []map[schema.GroupResource]*kubeStrategy{draStrategies(p, az), policyBindingStrategies(p, az)} {
+		maps.Copy(all, more)
+	}
+	return all
 }
 
 // infoOf is the Info of version among versions, nil if none.

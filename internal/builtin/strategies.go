@@ -165,7 +165,7 @@ func strategies(p *pipeline.Pipeline, az authorizer.UnconditionalAuthorizer) map
 		gr("networking.k8s.io", "servicecidrs"):    strategy(servicecidr.Strategy, status(servicecidr.StatusStrategy)),
 
 		gr("storage.k8s.io", "csidrivers"):              strategy(csidriver.Strategy, nil),
-		gr("storage.k8s.io", "csinodes"):                strategy(csinode.Strategy, nil),
+		gr("storage.k8s.io", "csinodes"):                strategy(csinode.Strategy, status(csinode.StatusStrategy)),
 		gr("storage.k8s.io", "csistoragecapacities"):    strategy(csistoragecapacity.Strategy, nil),
 		gr("storage.k8s.io", "storageclasses"):          strategy(storageclass.Strategy, nil),
 		gr("storage.k8s.io", "volumeattachments"):       strategy(volumeattachment.Strategy, status(volumeattachment.StatusStrategy)),
