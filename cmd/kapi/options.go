@@ -94,7 +94,7 @@ func (m commandMode) register(flags *flag.FlagSet) *serveOptions {
 	o.serviceRange = flags.String("service-cluster-ip-range", m.pick(builtin.DefaultServiceCIDR.String(), "10.0.0.0/24"), "the IPv4 range ClusterIPs come from, as kube-apiserver's flag; its first address is the kubernetes Service's")
 	o.tlsCertFile = flags.String("tls-cert-file", "", "a PEM file of the certificate to serve HTTPS with, followed by its intermediates, as kube-apiserver's flag (default: one kapi's CA issues); read again when it changes")
 	o.tlsKeyFile = flags.String("tls-private-key-file", "", "the PEM private key of --tls-cert-file, as kube-apiserver's flag")
-	o.clientCAFile = flags.String("client-ca-file", "", "a PEM bundle of more CAs whose client certificates authenticate (CN user, O groups), besides kapi's own")
+	o.clientCAFile = flags.String("client-ca-file", "", "a PEM bundle of more CAs whose client certificates authenticate (CN user, O groups), besides kapi's own; read again when it changes")
 	o.tokenAuthFile = flags.String("token-auth-file", "", "a CSV file of static bearer tokens (token,user,uid,\"group1,group2\"), as kube-apiserver's flag")
 	o.anonymousAuth = flags.Bool("anonymous-auth", true, "treat requests without credentials as system:anonymous, for RBAC to decide, as kube-apiserver's flag (false: they get 401, health and version included)")
 	flags.Var(&o.issuers, "service-account-issuer", "the issuer of service account tokens, as kube-apiserver's flag: given more than once, the first is the issuer of the tokens made and all are accepted (default "+auth.DefaultIssuer+")")

@@ -55,7 +55,8 @@ const maxVerified = 4096
 // own from its CA pool and nothing is shared between Authenticators, so
 // servers in one process never accept each other's clients.
 type Authenticator struct {
-	roots *x509.CertPool
+	// roots is the current pool client certificates must chain to.
+	roots func() *x509.CertPool
 	clock clock.PassiveClock
 	// tokens authenticates bearer tokens; nil refuses them.
 	tokens authenticator.Request
@@ -70,16 +71,25 @@ type Authenticator struct {
 	// one, since the TLS layer does not verify client certificates), the
 	// value when the verified chain expires.
 	verified map[[sha256.Size]byte]time.Time
+	// verifiedWith is the pool the remembered chains were verified with:
+	// when the roots change they are verified again.
+	verifiedWith *x509.CertPool
 }
 
 // NewAuthenticator returns an Authenticator that accepts client
 // certificates chaining to roots.
 func NewAuthenticator(roots *x509.CertPool) *Authenticator {
+	return NewAuthenticatorOf(func() *x509.CertPool { return roots })
+}
+
+// NewAuthenticatorOf is NewAuthenticator over CAs that may change: roots
+// gives their current pool.
+func NewAuthenticatorOf(roots func() *x509.CertPool) *Authenticator {
 	return &Authenticator{roots: roots, clock: clock.RealClock{}, verified: map[[sha256.Size]byte]time.Time{}}
 }
 
-// ClientCAs is the pool client certificates are verified with.
-func (a *Authenticator) ClientCAs() *x509.CertPool { return a.roots }
+// ClientCAs is the pool client certificates are verified with now.
+func (a *Authenticator) ClientCAs() *x509.CertPool { return a.roots() }
 
 // WithTokens makes a accept the bearer tokens one of tokens
 // authenticates, as kube-apiserver's token authenticators.
@@ -215,7 +225,12 @@ func (a *Authenticator) verifiedClient(r *http.Request) (*x509.Certificate, erro
 			Detail: fmt.Sprintf("current time %s is after %s", now.UTC().Format(time.RFC3339), leaf.NotAfter.UTC().Format(time.RFC3339))})
 	}
 	key := chainKey(r.TLS.PeerCertificates)
+	roots := a.roots()
 	a.mu.Lock()
+	if roots != a.verifiedWith {
+		clear(a.verified) // the CAs changed: a chain may no longer verify
+		a.verifiedWith = roots
+	}
 	expiry, known := a.verified[key]
 	if known && now.After(expiry) {
 		delete(a.verified, key) // an intermediate expired: verify afresh
@@ -230,20 +245,24 @@ func (a *Authenticator) verifiedClient(r *http.Request) (*x509.Certificate, erro
 		intermediates.AddCert(c)
 	}
 	chains, err := leaf.Verify(x509.VerifyOptions{
-		Roots: a.roots, Intermediates: intermediates, CurrentTime: now,
+		Roots: roots, Intermediates: intermediates, CurrentTime: now,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("verifying certificate: %w", err)
 	}
-	a.remember(key, chainsExpiry(chains), now)
+	a.remember(key, chainsExpiry(chains), now, roots)
 	return leaf, nil
 }
 
-// remember records a verified chain, keeping the memory bounded.
-func (a *Authenticator) remember(key [sha256.Size]byte, expiry, now time.Time) {
+// remember records a chain verified with roots, keeping the memory
+// bounded; not if the roots have changed since.
+func (a *Authenticator) remember(key [sha256.Size]byte, expiry, now time.Time, roots *x509.CertPool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if roots != a.verifiedWith {
+		return
+	}
 	if len(a.verified) >= maxVerified {
 		for k, exp := range a.verified {
 			if now.After(exp) {

@@ -283,18 +283,20 @@ func TestAnonymousMiddleware(t *testing.T) {
 // more than maxVerified, dropping expired entries first.
 func TestVerifiedMemoryIsBounded(t *testing.T) {
 	a := NewAuthenticator(x509.NewCertPool())
+	roots := a.roots()
+	a.verifiedWith = roots
 	now := time.Now()
 	keep := sha256.Sum256([]byte("keep"))
-	a.remember(keep, now.Add(time.Hour), now)
+	a.remember(keep, now.Add(time.Hour), now, roots)
 	for i := 1; i < maxVerified; i++ {
-		a.remember(sha256.Sum256([]byte(fmt.Sprint(i))), now.Add(-time.Second), now)
+		a.remember(sha256.Sum256([]byte(fmt.Sprint(i))), now.Add(-time.Second), now, roots)
 	}
-	a.remember(sha256.Sum256([]byte("new")), now.Add(time.Hour), now)
+	a.remember(sha256.Sum256([]byte("new")), now.Add(time.Hour), now, roots)
 	if _, ok := a.verified[keep]; !ok || len(a.verified) != 2 {
 		t.Fatalf("after evicting expired entries: %d entries, unexpired kept %v", len(a.verified), ok)
 	}
 	for i := 0; i < 3*maxVerified; i++ {
-		a.remember(sha256.Sum256([]byte(fmt.Sprint("live", i))), now.Add(time.Hour), now)
+		a.remember(sha256.Sum256([]byte(fmt.Sprint("live", i))), now.Add(time.Hour), now, roots)
 		if len(a.verified) > maxVerified {
 			t.Fatalf("%d entries remembered, bound %d", len(a.verified), maxVerified)
 		}

@@ -338,16 +338,23 @@ current-context: kapi
 // certificate but does not verify it, so that a request with a missing or
 // foreign certificate gets a 401 Status from the authentication filter
 // rather than a failed handshake, as in kube-apiserver. As kube-apiserver,
-// it names the CAs of clientCAs as those it accepts, for clients (openssl,
-// curl with several certificates) that choose their certificate by them.
-func (p *PKI) TLSConfig(clientCAs *x509.CertPool) *tls.Config {
-	return &tls.Config{
+// it names the CAs clientCAs gives at each handshake as those it accepts,
+// for clients (openssl, curl with several certificates) that choose their
+// certificate by them.
+func (p *PKI) TLSConfig(clientCAs func() *x509.CertPool) *tls.Config {
+	config := &tls.Config{
 		GetCertificate: p.serverCertificate,
 		ClientAuth:     tls.RequestClientCert,
-		ClientCAs:      clientCAs,
 		MinVersion:     tls.VersionTLS12,
 		NextProtos:     []string{"h2", "http/1.1"},
 	}
+	config.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		handshake := config.Clone()
+		handshake.GetConfigForClient = nil
+		handshake.ClientCAs = clientCAs()
+		return handshake, nil
+	}
+	return config
 }
 
 // ClientCertificate issues a client certificate for a user with groups

@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,6 +54,33 @@ func TestClientCAFile(t *testing.T) {
 	}
 	if info := review.Status.UserInfo; info.Username != "carol" || len(info.Groups) != 2 || info.Groups[0] != "devs" {
 		t.Errorf("authenticated as %+v", info)
+	}
+	publishes := func(ca []byte) bool {
+		cm, err := kubernetes.NewForConfigOrDie(restConfig(t, with.Kubeconfig)).CoreV1().ConfigMaps("kube-system").Get(
+			context.Background(), "extension-apiserver-authentication", metav1.GetOptions{})
+		return err == nil && strings.Contains(cm.Data["client-ca-file"], string(ca))
+	}
+	if !publishes(other.CAPEM) {
+		t.Error("extension-apiserver-authentication does not carry the file's CA")
+	}
+	// A CA written over the file replaces the first, as kube-apiserver
+	// reads its file again: carol's certificate no longer authenticates,
+	// and the ConfigMap follows.
+	third, err := auth.LoadOrCreate(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(caFile, third.CAPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, err := whoami(with)
+		if apierrors.IsUnauthorized(err) && publishes(third.CAPEM) && !publishes(other.CAPEM) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the file changed: %v, the new CA published %v", err, publishes(third.CAPEM))
+		}
 	}
 	without := startServer(t, onlyLifecycle...)
 	if _, err := whoami(without); !apierrors.IsUnauthorized(err) {

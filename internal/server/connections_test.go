@@ -217,7 +217,7 @@ func TestResponsesEndingDuringShutdownArriveWhole(t *testing.T) {
 			<-release
 			io.WriteString(w, strings.Repeat("x", body))
 		}),
-		TLSConfig: pki.TLSConfig(pki.ClientCAs()),
+		TLSConfig: pki.TLSConfig(pki.ClientCAs),
 		ConnState: conns.track,
 	}
 	if err := configureHTTP2(srv); err != nil {

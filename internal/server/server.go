@@ -465,7 +465,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if tokens.DiscoveryError != nil {
 		cfg.Logger.Error("the service account issuer discovery endpoints are not served", "err", tokens.DiscoveryError)
 	}
-	authn, err := authenticator(cfg, pki, tokens)
+	clientCAs, err := auth.NewClientCAs(pki, cfg.ClientCAFile)
+	if err != nil {
+		return nil, err
+	}
+	authn, err := authenticator(cfg, clientCAs, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -555,10 +559,19 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		s.health.done(hookPriorityClasses)
 		stepDone("system priority classes")
-		trust := builtin.AuthenticationTrust{
-			ClientCA: pki.CAPEM, FrontProxyCA: pki.FrontProxyCAPEM, FrontProxyNames: []string{auth.FrontProxyUser},
+		trust := func() builtin.AuthenticationTrust {
+			return builtin.AuthenticationTrust{
+				ClientCA: clientCAs.PEM(), FrontProxyCA: pki.FrontProxyCAPEM, FrontProxyNames: []string{auth.FrontProxyUser},
+			}
 		}
-		if err := builtin.EnsureAuthenticationTrust(ctx, writes, trust); err != nil {
+		// As kube-apiserver's trust controller, the ConfigMap follows the
+		// client CA file.
+		clientCAs.OnChange(func() {
+			if err := builtin.EnsureAuthenticationTrust(runCtx, writes, trust()); err != nil {
+				cfg.Logger.Error("publishing the authentication trust again failed", "err", err)
+			}
+		})
+		if err := builtin.EnsureAuthenticationTrust(ctx, writes, trust()); err != nil {
 			return fmt.Errorf("publishing the authentication trust: %w", err)
 		}
 		s.health.done(hookAuthenticationInfo)
@@ -600,6 +613,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// The serving files are read again when they change, by
 	// kube-apiserver's own reloader.
 	s.background(func() { pki.WatchServingFiles(runCtx) })
+	s.background(func() { clientCAs.Run(runCtx) })
 	if err := crd.Run(runCtx, crd.Config{
 		Client: loopbackClient(), Registry: reg, Writes: writes, Logger: cfg.Logger,
 	}); err != nil {
@@ -678,7 +692,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.http = &http.Server{
 		Handler:   chain,
-		TLSConfig: pki.TLSConfig(authn.ClientCAs()),
+		TLSConfig: pki.TLSConfig(authn.ClientCAs),
 		// kube-apiserver's: idle connections close after 90 s (the
 		// keep-alive of Go's clients), a request's headers must come
 		// within 32 s.
@@ -761,10 +775,10 @@ func (s *Server) openAudit(cfg Config) (*filters.Audit, error) {
 	}, nil
 }
 
-// authenticator accepts client certificates of the server's CA and of
-// cfg.ClientCAFile, service account tokens and the static tokens of
+// authenticator accepts client certificates of clientCAs (the server's CA
+// and cfg.ClientCAFile's), service account tokens and the static tokens of
 // cfg.TokenAuthFile.
-func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens) (*auth.Authenticator, error) {
+func authenticator(cfg Config, clientCAs *auth.ClientCAs, tokens *auth.ServiceAccountTokens) (*auth.Authenticator, error) {
 	// In kube-apiserver's order: static tokens, then the legacy tokens of
 	// Secrets, then bound tokens.
 	bearer := []kubeauthenticator.Token{tokens.Legacy, tokens.Authenticator}
@@ -776,17 +790,7 @@ func authenticator(cfg Config, pki *auth.PKI, tokens *auth.ServiceAccountTokens)
 		// As kube-apiserver's, static tokens are for every audience.
 		bearer = append([]kubeauthenticator.Token{kubeauthenticator.WrapAudienceAgnosticToken(tokens.Audiences, static)}, bearer...)
 	}
-	roots := pki.ClientCAs()
-	if cfg.ClientCAFile != "" {
-		data, err := os.ReadFile(cfg.ClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("--client-ca-file: %w", err)
-		}
-		if !roots.AppendCertsFromPEM(data) {
-			return nil, fmt.Errorf("--client-ca-file: %s holds no PEM certificate", cfg.ClientCAFile)
-		}
-	}
-	a := auth.NewAuthenticator(roots).WithTokens(bearer...)
+	a := auth.NewAuthenticatorOf(clientCAs.Pool).WithTokens(bearer...)
 	if anonymousAllowed(cfg) {
 		a = a.WithAnonymous()
 	}

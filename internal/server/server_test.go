@@ -216,6 +216,35 @@ func TestHandshakeNamesTheClientCAs(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServerWith(t, Config{ClientCAFile: caFile})
+	names := func(prefix string) func(string) bool {
+		return func(n string) bool { return strings.HasPrefix(n, prefix) }
+	}
+	if named := handshakeCAs(t, s); !slices.Contains(named, "kapi-ca") || !slices.ContainsFunc(named, names("operators-ca-ca@")) {
+		t.Errorf("acceptable CAs named in the handshake: %q", named)
+	}
+	// The file read again, the handshake names its new CA.
+	certPEM, _, err = certutil.GenerateSelfSignedCertKey("rotated", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(caFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		named := handshakeCAs(t, s)
+		if slices.ContainsFunc(named, names("rotated-ca@")) && !slices.ContainsFunc(named, names("operators-ca-ca@")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("acceptable CAs named after the file changed: %q", named)
+		}
+	}
+}
+
+// handshakeCAs are the common names of the CAs s names as acceptable in a
+// TLS handshake.
+func handshakeCAs(t *testing.T, s *Server) []string {
+	t.Helper()
 	var named []string
 	conn, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), &tls.Config{
 		InsecureSkipVerify: true,
@@ -235,7 +264,5 @@ func TestHandshakeNamesTheClientCAs(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Close()
-	if !slices.Contains(named, "kapi-ca") || !slices.ContainsFunc(named, func(n string) bool { return strings.HasPrefix(n, "operators-ca-ca@") }) {
-		t.Errorf("acceptable CAs named in the handshake: %q", named)
-	}
+	return named
 }
