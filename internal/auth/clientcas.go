@@ -16,7 +16,7 @@ import (
 // --client-ca-file), which is read again whenever it changes by
 // kube-apiserver's own reloader, as kube-apiserver reads it.
 type ClientCAs struct {
-	own  []byte
+	pki  *PKI
 	file *dynamiccertificates.DynamicFileCAContent // nil without a file
 
 	current atomic.Pointer[caBundle]
@@ -33,7 +33,7 @@ type caBundle struct {
 
 // NewClientCAs returns the CAs of p, and of file when it is not empty.
 func NewClientCAs(p *PKI, file string) (*ClientCAs, error) {
-	c := &ClientCAs{own: p.CAPEM}
+	c := &ClientCAs{pki: p}
 	if file != "" {
 		content, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", file)
 		if err != nil {
@@ -83,11 +83,11 @@ func (c *ClientCAs) Enqueue() {
 // load makes the current bundle of the server's CA and the file's (which
 // the reloader has parsed already).
 func (c *ClientCAs) load() {
-	bundle := bytes.Clone(c.own)
+	bundle, pool := bytes.Clone(c.pki.CAPEM), c.pki.ClientCAs()
 	if c.file != nil {
-		bundle = append(bundle, c.file.CurrentCABundleContent()...)
+		content := c.file.CurrentCABundleContent()
+		bundle = append(bundle, content...)
+		pool.AppendCertsFromPEM(content)
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(bundle)
 	c.current.Store(&caBundle{pem: bundle, pool: pool})
 }

@@ -142,7 +142,7 @@ func TestDisabledWebhookAdmission(t *testing.T) {
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    "unreachable.example.com",
 			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/validate")},
-			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
+			Rules:                   configMapCreates,
 			FailurePolicy:           &fail,
 			SideEffects:             &none,
 			AdmissionReviewVersions: []string{"v1"},
@@ -180,6 +180,9 @@ func TestDisabledWebhookAdmission(t *testing.T) {
 	}
 }
 
+// configMapCreates is the rule of a webhook called on ConfigMap creates.
+var configMapCreates = []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}
+
 // mutatingStillRuns checks that the mutating webhooks run with the
 // validating ones disabled: an unreachable one that must not fail fails
 // the creates once the plugin has seen it.
@@ -191,7 +194,7 @@ func mutatingStillRuns(t *testing.T, client *kubernetes.Clientset, create func(*
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
 			Name:                    "mutating.example.com",
 			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/mutate")},
-			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
+			Rules:                   configMapCreates,
 			FailurePolicy:           &fail,
 			SideEffects:             &none,
 			AdmissionReviewVersions: []string{"v1"},
